@@ -1,0 +1,28 @@
+"""hf-syntax: syntax-aware Transformer models for Hugging Face Transformers.
+
+Layout (one rule decides where a module goes):
+
+* Top-level modules of this package (``hf_syntax/*.py``) are *Hub-portable*: they import each other only
+  with single-dot relative imports (``from .x import y``) and import optional third-party packages
+  (parsers) inside ``try`` blocks or functions. ``save_pretrained`` copies them into an exported folder,
+  so a model loads with ``trust_remote_code=True`` where hf_syntax is not installed.
+* Sub-packages (``hf_syntax/data``, ``hf_syntax/recipes``, ``hf_syntax/metrics``, ...) hold training-time
+  code (corpus reading, tokenizer training, Trainer recipes, metrics, CLI) and never travel to the Hub.
+"""
+
+from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .modeling_syntax_transformer import (
+    SyntaxTransformerForConditionalGeneration,
+    SyntaxTransformerModel,
+    SyntaxTransformerPreTrainedModel,
+)
+from .registration import register_auto_classes
+
+register_auto_classes()
+
+__all__ = [
+    "SyntaxTransformerConfig",
+    "SyntaxTransformerForConditionalGeneration",
+    "SyntaxTransformerModel",
+    "SyntaxTransformerPreTrainedModel",
+]
