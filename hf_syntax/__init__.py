@@ -10,19 +10,4 @@ Layout (one rule decides where a module goes):
   code (corpus reading, tokenizer training, Trainer recipes, metrics, CLI) and never travel to the Hub.
 """
 
-from .configuration_syntax_transformer import SyntaxTransformerConfig
-from .modeling_syntax_transformer import (
-    SyntaxTransformerForConditionalGeneration,
-    SyntaxTransformerModel,
-    SyntaxTransformerPreTrainedModel,
-)
-from .registration import register_auto_classes
-
-register_auto_classes()
-
-__all__ = [
-    "SyntaxTransformerConfig",
-    "SyntaxTransformerForConditionalGeneration",
-    "SyntaxTransformerModel",
-    "SyntaxTransformerPreTrainedModel",
-]
+__all__: list[str] = []
