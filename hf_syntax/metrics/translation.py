@@ -1,0 +1,76 @@
+"""BLEU + chrF for generated translations, loaded from this package's local ``evaluate`` modules.
+
+``bleu.py`` and ``chrf.py`` beside this file are standalone ``evaluate`` metric scripts (each loadable with
+``evaluate.load(<file path>)`` without the Hub); this module loads them and turns generated token ids into
+scores for ``Seq2SeqTrainer(compute_metrics=...)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import evaluate
+import numpy as np
+from transformers import EvalPrediction, PreTrainedTokenizerBase
+
+METRICS_DIR = Path(__file__).resolve().parent
+BLEU_SCRIPT = METRICS_DIR / "bleu.py"
+CHRF_SCRIPT = METRICS_DIR / "chrf.py"
+
+
+@lru_cache(maxsize=1)
+def load_bleu() -> evaluate.EvaluationModule:
+    """sacreBLEU corpus BLEU from the local module (no Hub access)."""
+    return evaluate.load(str(BLEU_SCRIPT))
+
+
+@lru_cache(maxsize=1)
+def load_chrf() -> evaluate.EvaluationModule:
+    """sacreBLEU corpus chrF from the local module (no Hub access)."""
+    return evaluate.load(str(CHRF_SCRIPT))
+
+
+def score_translations(
+    predictions: list[str], references: list[str], *, bleu_tokenize: str = "13a", lowercase: bool = False
+) -> dict[str, float]:
+    """``{"bleu": ..., "chrf": ...}`` (0-100) for one reference per prediction."""
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references; they must pair up")
+    references = [[reference] for reference in references]
+    bleu = load_bleu().compute(
+        predictions=predictions, references=references, tokenize=bleu_tokenize, lowercase=lowercase
+    )
+    chrf = load_chrf().compute(predictions=predictions, references=references, lowercase=lowercase)
+    return {"bleu": bleu["score"], "chrf": chrf["score"]}
+
+
+class GeneratedTranslationScorer:
+    """``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``: decode ids, then BLEU and chrF.
+
+    ``target_tokenizer`` decodes both generations and labels (label padding -100 becomes the pad id first).
+    Also reports the mean generated length in tokens (``gen_len``), a quick check for truncated or runaway output.
+    """
+
+    def __init__(self, target_tokenizer: PreTrainedTokenizerBase, *, bleu_tokenize: str = "13a", lowercase: bool = False):
+        self.tokenizer = target_tokenizer
+        self.bleu_tokenize = bleu_tokenize
+        self.lowercase = lowercase
+
+    def decode(self, token_ids: np.ndarray) -> list[str]:
+        """Token ids (any padding: -100 or pad id) -> stripped strings without special tokens."""
+        token_ids = np.where(token_ids < 0, self.tokenizer.pad_token_id, token_ids)
+        return [text.strip() for text in self.tokenizer.batch_decode(token_ids, skip_special_tokens=True)]
+
+    def __call__(self, prediction: EvalPrediction) -> dict[str, float]:
+        generated = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        generated = np.asarray(generated)
+        scores = score_translations(
+            self.decode(generated),
+            self.decode(np.asarray(prediction.label_ids)),
+            bleu_tokenize=self.bleu_tokenize,
+            lowercase=self.lowercase,
+        )
+        not_padding = (generated != self.tokenizer.pad_token_id) & (generated >= 0)
+        scores["gen_len"] = float(not_padding.sum(axis=1).mean())
+        return scores
