@@ -10,4 +10,22 @@ Layout (one rule decides where a module goes):
   code (corpus reading, tokenizer training, Trainer recipes, metrics, CLI) and never travel to the Hub.
 """
 
-__all__: list[str] = []
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+
+from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .modeling_syntax_transformer import (
+    SyntaxTransformerForConditionalGeneration,
+    SyntaxTransformerModel,
+    SyntaxTransformerPreTrainedModel,
+)
+
+AutoConfig.register(SyntaxTransformerConfig.model_type, SyntaxTransformerConfig, exist_ok=True)
+AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
+AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, exist_ok=True)
+
+__all__ = [
+    "SyntaxTransformerConfig",
+    "SyntaxTransformerForConditionalGeneration",
+    "SyntaxTransformerModel",
+    "SyntaxTransformerPreTrainedModel",
+]

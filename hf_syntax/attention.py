@@ -1,0 +1,226 @@
+"""One multi-head attention whose score is a sum of pluggable terms and whose output is a sum of value terms.
+
+Each paper adds a term instead of a copy of attention:
+
+* content: `q k^T / sqrt(d_head)` (Vaswani et al.);
+* relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`,
+  an embedding per bucket added to keys (score) and/or values (output);
+* DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head; its attention is the parse.
+
+No n x n x d tensor is ever built: key terms are `q @ table^T` (n x buckets) gathered by an n x n bucket index;
+value terms sum the attention weights per bucket (scatter-add, n x buckets) and multiply by the table.
+"""
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def additive_mask(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Boolean "may attend" mask -> additive float mask (0 or the dtype's minimum; never -inf, so no NaN rows)."""
+    return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill(~keep, torch.finfo(dtype).min)
+
+
+def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask."""
+    if attention_mask is None:
+        return None
+    return additive_mask(attention_mask[:, None, None, :].bool(), dtype)
+
+
+def causal_mask(
+    query_positions: torch.Tensor, key_length: int, attention_mask: torch.Tensor | None, dtype: torch.dtype
+) -> torch.Tensor:
+    """(batch|1, 1, queries, keys) additive mask: a query sees keys at or before its position, minus padding."""
+    key_positions = torch.arange(key_length, device=query_positions.device)
+    keep = (key_positions[None, :] <= query_positions[:, None])[None, None]
+    if attention_mask is not None:
+        keep = keep & attention_mask[:, None, None, -key_length:].bool()
+    return additive_mask(keep, dtype)
+
+
+def relative_position_buckets(query_positions: torch.Tensor, key_length: int, clip: int) -> torch.Tensor:
+    """(1, queries, keys) bucket ids `clip(j - i, k) + k` in [0, 2k]."""
+    key_positions = torch.arange(key_length, device=query_positions.device)
+    distance = key_positions[None, :] - query_positions[:, None]
+    return (distance.clamp(-clip, clip) + clip)[None]
+
+
+def dependency_depth_buckets(depths: torch.Tensor, clip: int) -> torch.Tensor:
+    """(batch, n, n) bucket ids `clip(depth(j) - depth(i), l) + l` in [0, 2l]; bucket 2l+1 = "no relation" for
+    pairs involving a token without a depth (special tokens and padding carry depth -1)."""
+    difference = depths[:, None, :] - depths[:, :, None]
+    buckets = difference.clamp(-clip, clip) + clip
+    no_depth = depths < 0
+    return buckets.masked_fill(no_depth[:, None, :] | no_depth[:, :, None], 2 * clip + 1)
+
+
+class RelativeTerm(nn.Module):
+    """Embeddings per relation bucket, shared across heads, added to the keys and/or the values."""
+
+    def __init__(self, num_buckets: int, head_dim: int, keys: bool, values: bool):
+        super().__init__()
+        self.key_table = nn.Parameter(torch.empty(num_buckets, head_dim)) if keys else None
+        self.value_table = nn.Parameter(torch.empty(num_buckets, head_dim)) if values else None
+
+    def score(self, scaled_query: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
+        """`q_i a_ij^T / sqrt(d)` as (batch, heads, queries, keys), from a (batch, heads, queries, buckets) product."""
+        per_bucket = scaled_query @ self.key_table.T
+        return per_bucket.gather(-1, self._index(buckets, per_bucket.shape[:2]))
+
+    def value(self, weights: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
+        """`sum_j alpha_ij a_ij` as (batch, heads, queries, head_dim)."""
+        index = self._index(buckets, weights.shape[:2])
+        per_bucket = weights.new_zeros(*weights.shape[:3], self.value_table.shape[0])
+        per_bucket.scatter_add_(-1, index, weights)
+        return per_bucket @ self.value_table.to(weights.dtype)
+
+    @staticmethod
+    def _index(buckets: torch.Tensor, batch_heads: torch.Size) -> torch.Tensor:
+        return buckets[:, None].expand(batch_heads[0], batch_heads[1], *buckets.shape[1:])
+
+
+class BiaffineParseHead(nn.Module):
+    """DBSA's parse head: `s[t, q] = Q_t U K_q^T + K_q . u` (Dozat & Manning's biaffine form, as in the authors' code;
+    the paper's `Q U^(2)` term is constant along a row and cancels in the softmax). Its own d_head projections;
+    `softmax(s)` is both the predicted head distribution and the attention that mixes `V_parse`."""
+
+    def __init__(self, d_model: int, head_dim: int):
+        super().__init__()
+        self.q_proj = nn.Linear(d_model, head_dim)
+        self.k_proj = nn.Linear(d_model, head_dim)
+        self.v_proj = nn.Linear(d_model, head_dim)
+        self.biaffine = nn.Parameter(torch.empty(head_dim, head_dim))
+        self.key_bias = nn.Parameter(torch.empty(head_dim))
+
+    def attend(self, query, key, value, mask):
+        """query (batch, 1, queries, d_head), key/value (batch, 1, keys, d_head) -> output, log-probabilities."""
+        scores = (query @ self.biaffine) @ key.transpose(-1, -2) + (key @ self.key_bias)[:, :, None, :]
+        if mask is not None:
+            scores = scores + mask
+        log_probs = torch.log_softmax(scores.float(), dim=-1).to(query.dtype)
+        return log_probs.exp() @ value, log_probs[:, 0]
+
+
+class SyntaxAttention(nn.Module):
+    """Multi-head attention (self or cross) with optional relative terms and an optional DBSA parse head.
+
+    With a parse head, `num_heads - 1` ordinary heads plus the parse head share the output projection, so the
+    layer keeps the width and the parameter count of one replaced head. The cache stores all heads together.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dropout: float,
+        layer_idx: int,
+        *,
+        is_cross_attention: bool = False,
+        relative_positions: RelativeTerm | None = None,
+        dependency_depths: RelativeTerm | None = None,
+        parse_head: bool = False,
+    ):
+        super().__init__()
+        self.head_dim = d_model // num_heads
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.layer_idx = layer_idx
+        self.is_cross_attention = is_cross_attention
+        self.scaling = self.head_dim**-0.5
+        ordinary = (num_heads - 1 if parse_head else num_heads) * self.head_dim
+        self.q_proj = nn.Linear(d_model, ordinary)
+        self.k_proj = nn.Linear(d_model, ordinary)
+        self.v_proj = nn.Linear(d_model, ordinary)
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.relative_positions = relative_positions
+        self.dependency_depths = dependency_depths
+        self.parse_head = BiaffineParseHead(d_model, self.head_dim) if parse_head else None
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_value_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values=None,
+        position_buckets: torch.Tensor | None = None,
+        depth_buckets: torch.Tensor | None = None,
+        output_attentions: bool = False,
+    ):
+        """Returns (output, attention weights or None, parse log-probabilities (batch, queries, keys) or None)."""
+        batch, length, _ = hidden_states.shape
+        query = self._heads(self.q_proj(hidden_states))
+        if self.parse_head is not None:
+            query = torch.cat([query, self._heads(self.parse_head.q_proj(hidden_states))], dim=1)
+        key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, past_key_values)
+
+        terms = [(self.relative_positions, position_buckets), (self.dependency_depths, depth_buckets)]
+        terms = [(term, buckets) for term, buckets in terms if term is not None and buckets is not None]
+        ordinary = slice(0, self.num_heads - 1) if self.parse_head is not None else slice(None)
+        output, weights = self._attend(query[:, ordinary], key[:, ordinary], value[:, ordinary], attention_mask,
+                                       terms, output_attentions)
+        parse_log_probs = None
+        if self.parse_head is not None:
+            parse_output, parse_log_probs = self.parse_head.attend(query[:, -1:], key[:, -1:], value[:, -1:],
+                                                                   attention_mask)
+            output = torch.cat([output, parse_output], dim=1)
+        output = output.transpose(1, 2).reshape(batch, length, -1)
+        return self.out_proj(output), weights, parse_log_probs
+
+    def _heads(self, states: torch.Tensor) -> torch.Tensor:
+        return states.view(states.shape[0], states.shape[1], -1, self.head_dim).transpose(1, 2)
+
+    def _keys_values(self, states, cache):
+        """Project (or fetch) keys and values, going through the transformers `EncoderDecoderCache`."""
+        if cache is not None and self.is_cross_attention and cache.is_updated.get(self.layer_idx):
+            layer = cache.cross_attention_cache.layers[self.layer_idx]
+            return layer.keys, layer.values
+        key, value = self._heads(self.k_proj(states)), self._heads(self.v_proj(states))
+        if self.parse_head is not None:
+            key = torch.cat([key, self._heads(self.parse_head.k_proj(states))], dim=1)
+            value = torch.cat([value, self._heads(self.parse_head.v_proj(states))], dim=1)
+        if cache is not None:
+            if self.is_cross_attention:
+                key, value = cache.cross_attention_cache.update(key, value, self.layer_idx)
+                cache.is_updated[self.layer_idx] = True
+            else:
+                key, value = cache.self_attention_cache.update(key, value, self.layer_idx)
+        return key, value
+
+    def _attend(self, query, key, value, mask, terms, output_attentions):
+        dropout = self.dropout if self.training else 0.0
+        needs_weights = output_attentions or any(term.value_table is not None for term, _ in terms)
+        bias = mask
+        key_terms = [(term, buckets) for term, buckets in terms if term.key_table is not None]
+        if key_terms:
+            scaled_query = query * self.scaling
+            for term, buckets in key_terms:
+                score = term.score(scaled_query, buckets)
+                bias = score if bias is None else bias + score
+        if not needs_weights:
+            output = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=bias, dropout_p=dropout, scale=self.scaling
+            )
+            return output, None
+        scores = (query * self.scaling) @ key.transpose(-1, -2)
+        if bias is not None:
+            scores = scores + bias
+        weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
+        weights = F.dropout(weights, p=dropout, training=self.training)
+        output = weights @ value
+        for term, buckets in terms:
+            if term.value_table is not None:
+                output = output + term.value(weights, buckets)
+        return output, (weights if output_attentions else None)
+
+
+__all__ = [
+    "BiaffineParseHead",
+    "RelativeTerm",
+    "SyntaxAttention",
+    "additive_mask",
+    "causal_mask",
+    "dependency_depth_buckets",
+    "padding_mask",
+    "relative_position_buckets",
+]

@@ -1,0 +1,212 @@
+"""Configuration of the one composable encoder-decoder core that every seq2seq paper variant is a preset of.
+
+Every mechanism of the papers is a field here, off by default, so the default configuration is the plain
+Transformer baseline (Vaswani et al. 2017: post-LN, sinusoidal positions, scaled embeddings, label smoothing,
+tied embeddings). Variant configs (`DbsaConfig`, `DepRpeConfig`, ...) only change defaults and `model_type`.
+"""
+
+from dataclasses import fields
+
+from huggingface_hub.dataclasses import strict
+from transformers import GenerationConfig, PreTrainedConfig
+
+ACTIVATIONS = ("relu", "gelu", "swish", "silu")
+ENCODER_LAYER_TYPES = ("standard", "graph")
+GRAPH_FUSIONS = ("sum", "gate", "self_gate")
+SOURCE_FEATURES = ("pos", "case", "subword_tag")
+FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
+SUBWORD_HEAD_RULES = ("first", "last")
+
+# Keys that transformers itself writes into config.json or passes through from_pretrained; they are never
+# typos of ours, so the unknown-key check lets them through.
+_BOOKKEEPING_KEYS = {
+    "transformers_version", "architectures", "auto_map", "custom_pipelines", "model_type", "torch_dtype",
+    "name_or_path", "_name_or_path", "_commit_hash", "output_attentions", "attn_implementation",
+    "experts_implementation", "per_layer_config", "_attn_implementation_autoset", "use_return_dict",
+}
+
+
+@strict
+class SyntaxTransformerConfig(PreTrainedConfig):
+    r"""
+    Encoder-decoder Transformer with pluggable syntax mechanisms. The defaults are the papers' baseline
+    ("Trans." / Transformer_abs) at the base size (6+6 layers, d=512, 8 heads, ffn 2048).
+
+    Core (Marian-compatible names): `vocab_size`, `decoder_vocab_size` (only when the vocabularies are separate),
+    `d_model`, `encoder_layers`, `decoder_layers`, `encoder_attention_heads`, `decoder_attention_heads`,
+    `encoder_ffn_dim`, `decoder_ffn_dim`, `activation_function`, `dropout`, `attention_dropout`,
+    `activation_dropout`, `max_position_embeddings`, `scale_embedding`, `share_encoder_decoder_embeddings`,
+    `tie_word_embeddings`, `label_smoothing`, `init_std`.
+
+    Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative positions (Shaw et al. 2018):
+    `relative_position_clip` k (0 = off), `relative_position_keys` (a^K), `relative_position_values` (a^V),
+    `relative_position_in_decoder`. Dependency relative depth (Omote et al. 2019), encoder self-attention only:
+    `dependency_depth_clip` l (0 = off), `dependency_depth_keys` (b^K), `dependency_depth_values` (b^V).
+
+    DBSA (Deguchi et al. 2019): `parse_layer_encoder` / `parse_layer_decoder` (1-based layer whose last head is a
+    biaffine parse head; 0 = off), `parse_loss_weight_encoder` / `parse_loss_weight_decoder` (lambda),
+    `subword_head_rule` ("first" / "last": which subword of the head word a word's final subword points to).
+
+    Graph-Transformer (Duan et al.): `encoder_layer_type` ("standard" / "graph"), `graph_fusion`
+    ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`.
+
+    Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
+    "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
+    embeddings concatenated to a (d-f)-wide word embedding; "concat_each": one f-wide block per feature;
+    "add": d-wide feature embeddings added), `num_pos_tags`, `num_case_tags`, `num_subword_tags`.
+
+    Featurizing at inference: `source_parser` / `target_parser` (parser spec strings such as
+    "spacy:ja_ginza"), `feature_labels` (label vocabularies the features were built with).
+    """
+
+    model_type = "syntax_transformer"
+    keys_to_ignore_at_inference = ["past_key_values"]
+    attribute_map = {
+        "num_attention_heads": "encoder_attention_heads",
+        "hidden_size": "d_model",
+        "num_hidden_layers": "decoder_layers",
+    }
+
+    vocab_size: int = 8000
+    decoder_vocab_size: int | None = None
+    d_model: int = 512
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    encoder_attention_heads: int = 8
+    decoder_attention_heads: int = 8
+    encoder_ffn_dim: int = 2048
+    decoder_ffn_dim: int = 2048
+    activation_function: str = "relu"
+    dropout: float | int = 0.1
+    attention_dropout: float | int = 0.0
+    activation_dropout: float | int = 0.0
+    max_position_embeddings: int = 1024
+    scale_embedding: bool = True
+    share_encoder_decoder_embeddings: bool = True
+    tie_word_embeddings: bool = True
+    label_smoothing: float | int = 0.1
+    init_std: float = 0.02
+    use_cache: bool = True
+    is_encoder_decoder: bool = True
+    pad_token_id: int | None = 0
+    bos_token_id: int | None = 1
+    eos_token_id: int | list[int] | None = 2
+    decoder_start_token_id: int | None = 1
+
+    absolute_positions: bool = True
+    relative_position_clip: int = 0
+    relative_position_keys: bool = True
+    relative_position_values: bool = True
+    relative_position_in_decoder: bool = True
+    dependency_depth_clip: int = 0
+    dependency_depth_keys: bool = True
+    dependency_depth_values: bool = True
+
+    parse_layer_encoder: int = 0
+    parse_layer_decoder: int = 0
+    parse_loss_weight_encoder: float | int = 1.0
+    parse_loss_weight_decoder: float | int = 1.0
+    subword_head_rule: str = "first"
+
+    encoder_layer_type: str = "standard"
+    graph_fusion: str = "sum"
+    graph_half_dim: bool = False
+    graph_shared_qkv: bool = False
+
+    source_features: list[str] | tuple[str, ...] = ()
+    feature_embedding_dim: int = 20
+    feature_combine: str = "concat_sum"
+    num_pos_tags: int = 20
+    num_case_tags: int = 7
+    num_subword_tags: int = 7
+
+    source_parser: str | None = None
+    target_parser: str | None = None
+    feature_labels: dict | None = None
+
+    def __post_init__(self, **kwargs):
+        self._reject_unknown_keys(kwargs)
+        self.decoder_vocab_size = self.decoder_vocab_size or self.vocab_size
+        self.source_features = list(self.source_features)
+        super().__post_init__(**kwargs)
+
+    @classmethod
+    def _reject_unknown_keys(cls, kwargs):
+        """A misspelt option must fail loudly instead of silently training the wrong model."""
+        known = {f.name for f in fields(cls)} | _BOOKKEEPING_KEYS
+        known |= set(GenerationConfig._get_default_generation_params())
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise ValueError(
+                f"{cls.__name__} got unknown option(s) {unknown}. Check the spelling; the options are the fields "
+                f"listed in the {cls.__name__} docstring."
+            )
+
+    def validate_syntax_options(self):
+        """Called by `@strict` on construction: every option value is checked against what the model supports."""
+        choices = {
+            "activation_function": ACTIVATIONS,
+            "encoder_layer_type": ENCODER_LAYER_TYPES,
+            "graph_fusion": GRAPH_FUSIONS,
+            "feature_combine": FEATURE_COMBINES,
+            "subword_head_rule": SUBWORD_HEAD_RULES,
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not supported; choose one of {allowed}.")
+        unknown_features = [f for f in self.source_features if f not in SOURCE_FEATURES]
+        if unknown_features:
+            raise ValueError(f"source_features {unknown_features} unknown; choose from {SOURCE_FEATURES}.")
+        for side, heads, layers in (
+            ("encoder", self.encoder_attention_heads, self.encoder_layers),
+            ("decoder", self.decoder_attention_heads, self.decoder_layers),
+        ):
+            if self.d_model % heads:
+                raise ValueError(f"d_model={self.d_model} is not divisible by {side}_attention_heads={heads}.")
+            parse_layer = getattr(self, f"parse_layer_{side}")
+            if not 0 <= parse_layer <= layers:
+                raise ValueError(
+                    f"parse_layer_{side}={parse_layer} must be between 1 and {side}_layers={layers} (0 disables it)."
+                )
+        for name in ("relative_position_clip", "dependency_depth_clip"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0 disables the term), got {getattr(self, name)}.")
+        if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
+            raise ValueError(
+                "share_encoder_decoder_embeddings=True ties source, target and output embeddings, so it needs "
+                "tie_word_embeddings=True; set share_encoder_decoder_embeddings=False for separate tables."
+            )
+        if self.source_features and self.feature_combine != "add":
+            if not 0 < self.feature_embedding_dim * self._feature_blocks() < self.d_model:
+                raise ValueError(
+                    f"feature_embedding_dim={self.feature_embedding_dim} leaves no room for the word embedding "
+                    f"in d_model={self.d_model}."
+                )
+            if self.share_encoder_decoder_embeddings:
+                raise ValueError(
+                    f"feature_combine={self.feature_combine!r} narrows the source word embedding, so it cannot be "
+                    "shared with the target one: set share_encoder_decoder_embeddings=False (or feature_combine='add')."
+                )
+
+    def _feature_blocks(self) -> int:
+        return len(self.source_features) if self.feature_combine == "concat_each" else 1
+
+    @property
+    def source_word_embedding_dim(self) -> int:
+        """Width of the source word embedding: d minus the concatenated feature blocks (Sundararaman et al.)."""
+        if not self.source_features or self.feature_combine == "add":
+            return self.d_model
+        return self.d_model - self.feature_embedding_dim * self._feature_blocks()
+
+    @property
+    def needs_source_features(self) -> tuple[str, ...]:
+        """Feature columns `forward` cannot run without (used for clear errors and by the pipelines)."""
+        needed = []
+        if self.dependency_depth_clip > 0:
+            needed.append("dep_depths")
+        for feature in self.source_features:
+            needed.append({"pos": "pos_ids", "case": "case_ids", "subword_tag": "subword_tags"}[feature])
+        return tuple(needed)
+
+
+__all__ = ["SyntaxTransformerConfig"]

@@ -1,0 +1,117 @@
+"""Post-LN Transformer layers (Vaswani et al. 2017) built on `SyntaxAttention`.
+
+Parameter names follow Marian/BART (`self_attn`, `self_attn_layer_norm`, `encoder_attn`, `final_layer_norm`;
+the feed-forward is one `ffn` module), which keeps the Marian converter a short renaming rule.
+"""
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers.activations import ACT2FN
+
+from .attention import RelativeTerm, SyntaxAttention
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model: int, ffn_dim: int, activation: str, activation_dropout: float):
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, ffn_dim)
+        self.fc2 = nn.Linear(ffn_dim, d_model)
+        self.activation = ACT2FN[activation]
+        self.activation_dropout = activation_dropout
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.activation(self.fc1(hidden_states))
+        hidden_states = F.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        return self.fc2(hidden_states)
+
+
+def relative_terms(config, side: str) -> tuple[RelativeTerm | None, RelativeTerm | None]:
+    """The relative-position and dependency-depth terms one self-attention layer of `side` gets (or None).
+
+    Tables are per layer and shared across heads (Shaw et al.); the depth term exists on the encoder side only.
+    """
+    head_dim = config.d_model // getattr(config, f"{side}_attention_heads")
+    positions = depths = None
+    k = config.relative_position_clip
+    if k > 0 and (side == "encoder" or config.relative_position_in_decoder):
+        positions = RelativeTerm(2 * k + 1, head_dim, config.relative_position_keys, config.relative_position_values)
+    depth_clip = config.dependency_depth_clip
+    if depth_clip > 0 and side == "encoder":
+        depths = RelativeTerm(
+            2 * depth_clip + 2, head_dim, config.dependency_depth_keys, config.dependency_depth_values
+        )
+    return positions, depths
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN)."""
+
+    def __init__(self, config, layer_idx: int):
+        super().__init__()
+        positions, depths = relative_terms(config, "encoder")
+        self.self_attn = SyntaxAttention(
+            config.d_model, config.encoder_attention_heads, config.attention_dropout, layer_idx,
+            relative_positions=positions, dependency_depths=depths,
+            parse_head=config.parse_layer_encoder == layer_idx + 1,
+        )
+        self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.ffn = FeedForward(config.d_model, config.encoder_ffn_dim, config.activation_function,
+                               config.activation_dropout)
+        self.final_layer_norm = nn.LayerNorm(config.d_model)
+        self.dropout = config.dropout
+
+    def forward(self, hidden_states, attention_mask, *, position_buckets=None, depth_buckets=None,
+                output_attentions=False, previous_hidden_states=None):
+        """`previous_hidden_states` is part of the encoder-layer interface (the Graph-Transformer layer uses it)."""
+        attended, weights, parse_log_probs = self.self_attn(
+            hidden_states, attention_mask=attention_mask, position_buckets=position_buckets,
+            depth_buckets=depth_buckets, output_attentions=output_attentions,
+        )
+        hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
+        transformed = self.ffn(hidden_states)
+        hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
+        return hidden_states, weights, parse_log_probs
+
+
+class DecoderLayer(nn.Module):
+    """Causal self-attention, cross-attention and feed-forward, each post-LN."""
+
+    def __init__(self, config, layer_idx: int):
+        super().__init__()
+        positions, _ = relative_terms(config, "decoder")
+        self.self_attn = SyntaxAttention(
+            config.d_model, config.decoder_attention_heads, config.attention_dropout, layer_idx,
+            relative_positions=positions, parse_head=config.parse_layer_decoder == layer_idx + 1,
+        )
+        self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.encoder_attn = SyntaxAttention(
+            config.d_model, config.decoder_attention_heads, config.attention_dropout, layer_idx,
+            is_cross_attention=True,
+        )
+        self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.ffn = FeedForward(config.d_model, config.decoder_ffn_dim, config.activation_function,
+                               config.activation_dropout)
+        self.final_layer_norm = nn.LayerNorm(config.d_model)
+        self.dropout = config.dropout
+
+    def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
+                past_key_values=None, position_buckets=None, output_attentions=False):
+        attended, self_weights, parse_log_probs = self.self_attn(
+            hidden_states, attention_mask=attention_mask, past_key_values=past_key_values,
+            position_buckets=position_buckets, output_attentions=output_attentions,
+        )
+        hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
+        attended, cross_weights, _ = self.encoder_attn(
+            hidden_states, key_value_states=encoder_hidden_states, attention_mask=encoder_attention_mask,
+            past_key_values=past_key_values, output_attentions=output_attentions,
+        )
+        hidden_states = self.encoder_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
+        transformed = self.ffn(hidden_states)
+        hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
+        return hidden_states, self_weights, cross_weights, parse_log_probs
+
+
+ENCODER_LAYER_TYPES = {"standard": EncoderLayer}
+
+__all__ = ["DecoderLayer", "ENCODER_LAYER_TYPES", "EncoderLayer", "FeedForward", "relative_terms"]

@@ -1,0 +1,523 @@
+"""The composable encoder-decoder core: a post-LN Transformer whose syntax mechanisms are switched on by its config.
+
+Data flow: `input_ids` (+ feature columns) -> `SyntaxTransformerEncoder` -> `SyntaxTransformerDecoder` (causal,
+cached through transformers' `EncoderDecoderCache`) -> tied output projection -> label-smoothed loss plus the DBSA
+parse losses when parse heads are configured. Every paper variant is a preset of this model (see `variants.py`).
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import GenerationMixin, PreTrainedModel
+from transformers import initialization as init
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPastAndCrossAttentions,
+    Seq2SeqLMOutput,
+    Seq2SeqModelOutput,
+)
+
+from .attention import (
+    BiaffineParseHead,
+    RelativeTerm,
+    causal_mask,
+    dependency_depth_buckets,
+    padding_mask,
+    relative_position_buckets,
+)
+from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .embeddings import FEATURE_COLUMNS, SourceFeatureEmbedding, sinusoidal_positions
+from .layers import ENCODER_LAYER_TYPES, DecoderLayer
+
+FEATURIZER_HINT = (
+    "Compute it with the featurizer that built the training data: "
+    "`hf_syntax.SyntaxFeaturizer(tokenizer, parser=config.source_parser)` for raw text, or the "
+    "`hf_syntax.parse_and_align` map function for a datasets dataset."
+)
+
+
+@dataclass
+class SyntaxEncoderOutput(BaseModelOutput):
+    """`parse_log_probs`: (batch, n, n) log-probabilities of each token's head from the DBSA encoder parse head."""
+
+    parse_log_probs: torch.FloatTensor | None = None
+
+
+@dataclass
+class SyntaxDecoderOutput(BaseModelOutputWithPastAndCrossAttentions):
+    """`parse_log_probs`: (batch, queries, keys) head log-probabilities of the DBSA decoder parse head."""
+
+    parse_log_probs: torch.FloatTensor | None = None
+
+
+@dataclass
+class SyntaxSeq2SeqModelOutput(Seq2SeqModelOutput):
+    encoder_parse_log_probs: torch.FloatTensor | None = None
+    decoder_parse_log_probs: torch.FloatTensor | None = None
+
+
+@dataclass
+class SyntaxSeq2SeqLMOutput(Seq2SeqLMOutput):
+    """`loss` = `translation_loss` + lambda_enc * `encoder_parse_loss` + lambda_dec * `decoder_parse_loss`; the parts
+    are reported separately so training logs can show them."""
+
+    translation_loss: torch.FloatTensor | None = None
+    encoder_parse_loss: torch.FloatTensor | None = None
+    decoder_parse_loss: torch.FloatTensor | None = None
+    encoder_parse_log_probs: torch.FloatTensor | None = None
+    decoder_parse_log_probs: torch.FloatTensor | None = None
+
+
+def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
+    """Teacher-forcing decoder inputs: start token, then the labels without their last position (-100 -> pad)."""
+    shifted = labels.new_full(labels.shape, pad_token_id)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+def shift_decoder_heads(heads: torch.Tensor) -> torch.Tensor:
+    """Label-space heads -> decoder-input rows (DESIGN §3): label t is decoder input t+1, so a head index h becomes
+    h+1 on row t+1; the start token and heads lying in the future of their row (after the causal mask) are
+    unsupervised (-100)."""
+    shifted = heads.new_full(heads.shape, -100)
+    previous = heads[:, :-1]
+    shifted[:, 1:] = torch.where(previous >= 0, previous + 1, previous.new_tensor(-100))
+    rows = torch.arange(heads.shape[1], device=heads.device)
+    return shifted.masked_fill(shifted > rows, -100)
+
+
+def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
+    """Mean over supervised tokens of `-log A[t, head(t)]`; zero (with a graph) when nothing is supervised."""
+    if not (heads != -100).any():
+        return log_probs.sum() * 0.0
+    return F.nll_loss(log_probs.flatten(0, 1).float(), heads.flatten(), ignore_index=-100)
+
+
+def _check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
+    if heads.shape[-1] != length:
+        raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
+    bad = (heads != -100) & ((heads < 0) | (heads >= length))
+    if bad.any():
+        raise ValueError(
+            f"{name} holds head indices outside [0, {length}) (e.g. {heads[bad][0].item()}); heads are 0-based "
+            "token indices within the same sequence, -100 for unsupervised tokens."
+        )
+
+
+class SyntaxTransformerPreTrainedModel(PreTrainedModel):
+    config_class = SyntaxTransformerConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+    _no_split_modules = ["EncoderLayer", "DecoderLayer"]
+
+    @torch.no_grad()
+    def _init_weights(self, module):
+        """Vaswani/fairseq initialisation: Xavier-uniform projections, N(0, d^-1/2) embeddings (unit variance after
+        the sqrt(d) scale); biaffine parse scores start at zero (uniform heads); relative tables Xavier-uniform."""
+        if isinstance(module, nn.Linear):
+            init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            init.normal_(module.weight, mean=0.0, std=module.embedding_dim**-0.5)
+            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
+                init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, nn.LayerNorm):
+            init.ones_(module.weight)
+            init.zeros_(module.bias)
+        elif isinstance(module, RelativeTerm):
+            for table in (module.key_table, module.value_table):
+                if table is not None:
+                    init.xavier_uniform_(table)
+        elif isinstance(module, BiaffineParseHead):
+            init.zeros_(module.biaffine)
+            init.zeros_(module.key_bias)
+
+
+def _embedding_scale(config) -> float:
+    return math.sqrt(config.d_model) if config.scale_embedding else 1.0
+
+
+class SyntaxTransformerEncoder(nn.Module):
+    """Token (+ syntax feature) embeddings, sinusoidal positions and a stack of encoder layers.
+
+    Named feature arguments (not **kwargs) let `generate` and `Trainer` pass the columns through; `generate` keeps
+    passing them on every step, but the encoder only runs once, so they cost nothing after the first call.
+    """
+
+    main_input_name = "input_ids"
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = embed_tokens
+        self.embed_scale = _embedding_scale(config)
+        self.feature_embedding = SourceFeatureEmbedding(config) if config.source_features else None
+        layer_class = ENCODER_LAYER_TYPES[config.encoder_layer_type]
+        self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        dep_depths: torch.LongTensor | None = None,
+        pos_ids: torch.LongTensor | None = None,
+        case_ids: torch.LongTensor | None = None,
+        subword_tags: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> SyntaxEncoderOutput:
+        config = self.config
+        if input_ids is None:
+            raise ValueError("The encoder needs `input_ids` (batch, source_length).")
+        length = input_ids.shape[1]
+        if config.absolute_positions and length > config.max_position_embeddings:
+            raise ValueError(
+                f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
+                "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
+            )
+        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        if self.feature_embedding is not None:
+            features = {"pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
+            missing = [FEATURE_COLUMNS[name] for name in config.source_features if features[FEATURE_COLUMNS[name]] is None]
+            if missing:
+                raise ValueError(f"This model embeds source syntax features but {missing} were not given. {FEATURIZER_HINT}")
+            hidden = self.feature_embedding(hidden, features)
+        if config.absolute_positions:
+            positions = torch.arange(length, device=input_ids.device)
+            hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
+        hidden = F.dropout(hidden, p=config.dropout, training=self.training)
+
+        mask = padding_mask(attention_mask, hidden.dtype)
+        position_buckets = depth_buckets = None
+        if config.relative_position_clip > 0:
+            positions = torch.arange(length, device=input_ids.device)
+            position_buckets = relative_position_buckets(positions, length, config.relative_position_clip)
+        if config.dependency_depth_clip > 0:
+            if dep_depths is None:
+                raise ValueError(
+                    f"This model uses dependency relative depths but `dep_depths` was not given. {FEATURIZER_HINT}"
+                )
+            if dep_depths.shape != input_ids.shape:
+                raise ValueError(
+                    f"dep_depths has shape {tuple(dep_depths.shape)} but input_ids has {tuple(input_ids.shape)}."
+                )
+            depth_buckets = dependency_depth_buckets(dep_depths, config.dependency_depth_clip)
+
+        all_hidden = (hidden,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        parse_log_probs = None
+        previous = torch.zeros_like(hidden)
+        for layer in self.layers:
+            new_hidden, weights, layer_parse = layer(
+                hidden, mask, position_buckets=position_buckets, depth_buckets=depth_buckets,
+                output_attentions=bool(output_attentions), previous_hidden_states=previous,
+            )
+            previous, hidden = hidden, new_hidden
+            if layer_parse is not None:
+                parse_log_probs = layer_parse
+            if output_hidden_states:
+                all_hidden += (hidden,)
+            if output_attentions:
+                all_attentions += (weights,)
+        return SyntaxEncoderOutput(
+            last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
+            parse_log_probs=parse_log_probs,
+        )
+
+
+class SyntaxTransformerDecoder(nn.Module):
+    """Causal decoder; incremental decoding goes through `EncoderDecoderCache` (self- and cross-attention)."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = embed_tokens
+        self.embed_scale = _embedding_scale(config)
+        self.layers = nn.ModuleList([DecoderLayer(config, i) for i in range(config.decoder_layers)])
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> SyntaxDecoderOutput:
+        config = self.config
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        length = input_ids.shape[1]
+        total = past_length + length
+        if config.absolute_positions and total > config.max_position_embeddings:
+            raise ValueError(
+                f"The target reached {total} tokens but max_position_embeddings={config.max_position_embeddings}: "
+                "truncate the labels or lower max_length/max_new_tokens for generation."
+            )
+        positions = torch.arange(past_length, total, device=input_ids.device)
+        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        if config.absolute_positions:
+            hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
+        hidden = F.dropout(hidden, p=config.dropout, training=self.training)
+
+        self_mask = causal_mask(positions, total, attention_mask, hidden.dtype)
+        cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
+        position_buckets = None
+        if config.relative_position_clip > 0 and config.relative_position_in_decoder:
+            position_buckets = relative_position_buckets(positions, total, config.relative_position_clip)
+
+        all_hidden = (hidden,) if output_hidden_states else None
+        self_attentions = () if output_attentions else None
+        cross_attentions = () if output_attentions else None
+        parse_log_probs = None
+        for layer in self.layers:
+            hidden, self_weights, cross_weights, layer_parse = layer(
+                hidden, self_mask, encoder_hidden_states, cross_mask, past_key_values=past_key_values,
+                position_buckets=position_buckets, output_attentions=bool(output_attentions),
+            )
+            if layer_parse is not None:
+                parse_log_probs = layer_parse
+            if output_hidden_states:
+                all_hidden += (hidden,)
+            if output_attentions:
+                self_attentions += (self_weights,)
+                cross_attentions += (cross_weights,)
+        return SyntaxDecoderOutput(
+            last_hidden_state=hidden, past_key_values=past_key_values if use_cache else None,
+            hidden_states=all_hidden, attentions=self_attentions, cross_attentions=cross_attentions,
+            parse_log_probs=parse_log_probs,
+        )
+
+
+class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
+    """Encoder + decoder without the output projection."""
+
+    def __init__(self, config: SyntaxTransformerConfig):
+        super().__init__(config)
+        if config.share_encoder_decoder_embeddings:
+            self.shared = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+            source_embeddings = target_embeddings = self.shared
+            self._tied_weights_keys = {
+                "encoder.embed_tokens.weight": "shared.weight",
+                "decoder.embed_tokens.weight": "shared.weight",
+            }
+        else:
+            source_embeddings = nn.Embedding(config.vocab_size, config.source_word_embedding_dim, config.pad_token_id)
+            target_embeddings = nn.Embedding(config.decoder_vocab_size, config.d_model, config.pad_token_id)
+        self.encoder = SyntaxTransformerEncoder(config, source_embeddings)
+        self.decoder = SyntaxTransformerDecoder(config, target_embeddings)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.encoder.embed_tokens
+
+    def set_input_embeddings(self, embeddings):
+        self.encoder.embed_tokens = embeddings
+        if self.config.share_encoder_decoder_embeddings:
+            self.shared = self.decoder.embed_tokens = embeddings
+
+    def get_encoder(self, modality=None):
+        return self.encoder
+
+    def get_decoder(self):
+        return self.decoder
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        dep_depths: torch.LongTensor | None = None,
+        pos_ids: torch.LongTensor | None = None,
+        case_ids: torch.LongTensor | None = None,
+        subword_tags: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> SyntaxSeq2SeqModelOutput:
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(
+                input_ids, attention_mask=attention_mask, dep_depths=dep_depths, pos_ids=pos_ids,
+                case_ids=case_ids, subword_tags=subword_tags, output_attentions=output_attentions,
+                output_hidden_states=output_hidden_states,
+            )
+        elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
+            encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
+        if decoder_input_ids is None:
+            raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
+        decoder_outputs = self.decoder(
+            decoder_input_ids, attention_mask=decoder_attention_mask,
+            encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
+            past_key_values=past_key_values, use_cache=self.config.use_cache if use_cache is None else use_cache,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+        )
+        return SyntaxSeq2SeqModelOutput(
+            last_hidden_state=decoder_outputs.last_hidden_state,
+            past_key_values=decoder_outputs.past_key_values,
+            decoder_hidden_states=decoder_outputs.hidden_states,
+            decoder_attentions=decoder_outputs.attentions,
+            cross_attentions=decoder_outputs.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            encoder_hidden_states=encoder_outputs.hidden_states,
+            encoder_attentions=encoder_outputs.attentions,
+            encoder_parse_log_probs=encoder_outputs.parse_log_probs,
+            decoder_parse_log_probs=decoder_outputs.parse_log_probs,
+        )
+
+
+class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel, GenerationMixin):
+    """Translation model: the core plus a (tied) output projection, the label-smoothed loss and DBSA parse losses.
+
+    `forward` names every feature column (Trainer drops the columns `forward` does not name). The model shifts
+    `labels` right itself and returns the loss as a mean over tokens, so `accepts_loss_kwargs` is False.
+    """
+
+    accepts_loss_kwargs = False
+
+    def __init__(self, config: SyntaxTransformerConfig):
+        super().__init__(config)
+        self.model = SyntaxTransformerModel(config)
+        self.lm_head = nn.Linear(config.d_model, config.decoder_vocab_size, bias=False)
+        source = "model.shared.weight" if config.share_encoder_decoder_embeddings else "model.decoder.embed_tokens.weight"
+        self._tied_weights_keys = {"lm_head.weight": source}
+        self.post_init()
+        if self.generation_config.max_length == 20:  # transformers' generic default is far too short for translation
+            self.generation_config.max_length = min(256, config.max_position_embeddings)
+
+    def get_encoder(self, modality=None):
+        return self.model.encoder
+
+    def get_decoder(self):
+        return self.model.decoder
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def set_output_embeddings(self, embeddings):
+        self.lm_head = embeddings
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor):
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        labels: torch.LongTensor | None = None,
+        dep_heads: torch.LongTensor | None = None,
+        dep_depths: torch.LongTensor | None = None,
+        decoder_dep_heads: torch.LongTensor | None = None,
+        pos_ids: torch.LongTensor | None = None,
+        case_ids: torch.LongTensor | None = None,
+        subword_tags: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> SyntaxSeq2SeqLMOutput | tuple:
+        r"""
+        labels: target ids (batch, target_length), -100 where no loss is wanted; shifted right internally.
+        dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
+            encoder parse head. decoder_dep_heads: the same for `labels` positions (trains the decoder parse head).
+        dep_depths: per source token, the depth of its word in the dependency tree (-1 for special tokens);
+            needed by the dependency relative-depth attention term.
+        pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
+        """
+        if labels is not None:
+            use_cache = False
+            if decoder_input_ids is None:
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        outputs = self.model(
+            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values, dep_depths=dep_depths, pos_ids=pos_ids, case_ids=case_ids,
+            subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        logits = self.lm_head(outputs.last_hidden_state)
+
+        loss = translation_loss = encoder_parse = decoder_parse = None
+        if labels is not None:
+            translation_loss = F.cross_entropy(
+                logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100,
+                label_smoothing=self.config.label_smoothing,
+            )
+            loss = translation_loss
+            encoder_parse = self._encoder_parse_loss(outputs.encoder_parse_log_probs, dep_heads)
+            decoder_parse = self._decoder_parse_loss(outputs.decoder_parse_log_probs, decoder_dep_heads, labels)
+            if encoder_parse is not None:
+                loss = loss + self.config.parse_loss_weight_encoder * encoder_parse
+            if decoder_parse is not None:
+                loss = loss + self.config.parse_loss_weight_decoder * decoder_parse
+
+        result = SyntaxSeq2SeqLMOutput(
+            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
+            cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions,
+            translation_loss=translation_loss, encoder_parse_loss=encoder_parse, decoder_parse_loss=decoder_parse,
+            encoder_parse_log_probs=outputs.encoder_parse_log_probs,
+            decoder_parse_log_probs=outputs.decoder_parse_log_probs,
+        )
+        return result if return_dict is not False else result.to_tuple()
+
+    def _encoder_parse_loss(self, log_probs, heads):
+        if log_probs is None:
+            return None
+        if heads is None:
+            raise ValueError(
+                "This model has a DBSA encoder parse head (parse_layer_encoder="
+                f"{self.config.parse_layer_encoder}); training it needs `dep_heads`. {FEATURIZER_HINT}"
+            )
+        _check_heads("dep_heads", heads, log_probs.shape[-1], "input_ids")
+        return parse_loss(log_probs, heads)
+
+    def _decoder_parse_loss(self, log_probs, heads, labels):
+        if log_probs is None:
+            return None
+        if heads is None:
+            raise ValueError(
+                "This model has a DBSA decoder parse head (parse_layer_decoder="
+                f"{self.config.parse_layer_decoder}); training it needs `decoder_dep_heads` aligned to `labels` "
+                "(parse the target side too: `parse_and_align(..., tgt_parser=...)`)."
+            )
+        _check_heads("decoder_dep_heads", heads, labels.shape[-1], "labels")
+        return parse_loss(log_probs, shift_decoder_heads(heads))
+
+
+SyntaxTransformerConfig.register_for_auto_class()
+SyntaxTransformerModel.register_for_auto_class("AutoModel")
+SyntaxTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+
+__all__ = [
+    "SyntaxEncoderOutput",
+    "SyntaxSeq2SeqLMOutput",
+    "SyntaxSeq2SeqModelOutput",
+    "SyntaxTransformerForConditionalGeneration",
+    "SyntaxTransformerModel",
+    "SyntaxTransformerPreTrainedModel",
+    "shift_decoder_heads",
+    "shift_tokens_right",
+]
