@@ -1,0 +1,198 @@
+"""Align a word-level tree to subwords by character offsets and derive the per-subword feature columns.
+
+Works for any tokenizer that reports character offsets (HF fast tokenizers: byte-level or Metaspace BPE, BERT
+WordPiece, SentencePiece/Unigram). The rules, each counted in ``AlignmentStats`` so nothing shifts silently:
+
+* A subword belongs to the word its characters overlap. A subword overlapping two or more words (it *straddles*
+  a word boundary, e.g. a BPE merge across unsegmented Japanese) goes to the word it overlaps most (the first on a
+  tie) -> ``straddling_subwords``.
+* A subword that overlaps no word joins the next word, or the last word at the end of the text. Counted as
+  ``whitespace_subwords`` when it covers only whitespace (a lone SentencePiece "▁" before a word) and as
+  ``uncovered_subwords`` otherwise (a zero-width or control character the parser dropped).
+* A word that ends up with no subword (swallowed by a straddling subword, or cut off by truncation) has no position
+  in the sequence: a head pointing to it is unsupervised (-100) -> ``words_without_subwords`` /
+  ``truncated_words`` and ``unsupervised_heads``.
+* Special tokens ([CLS], [SEP], <s>, </s>, language tags) have no word: head -100, depth -1, label id ``SPECIAL_ID``.
+
+Subword heads follow DBSA (DESIGN §3): a non-final subword points to the next subword of its word, a final subword
+to the first subword of the head word (``head_rule="last"``: its last subword), a root's final subword to itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .labels import CASE_VOCAB, SPECIAL_ID, SUBWORD_TAG_VOCAB, UNKNOWN_ID, UPOS_VOCAB, word_case
+from .trees import WordTree
+
+IGNORE_INDEX = -100
+NO_WORD = -1
+HEAD_RULES = ("first", "last")
+
+
+class AlignmentError(ValueError):
+    """Raised in strict mode when an alignment rule had to be applied, or when offsets are unusable."""
+
+
+@dataclass
+class AlignmentStats:
+    """How often each alignment rule applied; add two with ``+`` to aggregate over a corpus."""
+
+    sequences: int = 0
+    words: int = 0
+    subwords: int = 0
+    straddling_subwords: int = 0
+    whitespace_subwords: int = 0
+    uncovered_subwords: int = 0
+    words_without_subwords: int = 0
+    truncated_words: int = 0
+    unsupervised_heads: int = 0
+
+    def __add__(self, other: "AlignmentStats") -> "AlignmentStats":
+        return AlignmentStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def is_clean(self) -> bool:
+        """True when no rule beyond plain overlap was needed (truncation aside)."""
+        return not (self.straddling_subwords or self.uncovered_subwords or self.words_without_subwords)
+
+
+def word_ids_from_offsets(spans, offsets, is_content, text: str = "",
+                          stats: AlignmentStats | None = None) -> list[int]:
+    """The word index of every subword (``NO_WORD`` for special tokens), by the rules in the module docstring.
+
+    ``spans``: (start, end) of each word in ``text``, in text order; ``offsets``: (start, end) of each subword in
+    the same text; ``is_content``: False for special tokens.
+    """
+    stats = stats if stats is not None else AlignmentStats()
+    if len(offsets) != len(is_content):
+        raise AlignmentError(f"{len(offsets)} offsets but {len(is_content)} content flags; they must match.")
+    word_ids, next_word = [], 0
+    for (start, end), content in zip(offsets, is_content):
+        if not content:
+            word_ids.append(NO_WORD)
+            continue
+        stats.subwords += 1
+        while next_word < len(spans) and spans[next_word][1] <= start:
+            next_word += 1
+        best, best_overlap, overlapping = NO_WORD, 0, 0
+        candidate = next_word
+        while candidate < len(spans) and spans[candidate][0] < end:
+            overlap = min(end, spans[candidate][1]) - max(start, spans[candidate][0])
+            if overlap > 0:
+                overlapping += 1
+                if overlap > best_overlap:
+                    best, best_overlap = candidate, overlap
+            candidate += 1
+        if overlapping > 1:
+            stats.straddling_subwords += 1
+        if best == NO_WORD and spans:
+            if text[start:end].strip():
+                stats.uncovered_subwords += 1
+            else:
+                stats.whitespace_subwords += 1
+            best = min(next_word, len(spans) - 1)
+        word_ids.append(best)
+    return word_ids
+
+
+def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first",
+                    stats: AlignmentStats | None = None, content_end: int | None = None) -> dict:
+    """Per-subword columns (``dep_heads``, ``dep_depths``, ``pos_ids``, ``case_ids``, ``subword_tags``) for ``tree``.
+
+    ``word_ids`` index into ``tree`` (``NO_WORD`` = special token), positions are those of the whole sequence.
+    ``content_end`` is the character where the encoded text stops (under truncation): words after it are counted
+    as truncated rather than as swallowed.
+    """
+    if head_rule not in HEAD_RULES:
+        raise ValueError(f"head_rule must be one of {HEAD_RULES}; got {head_rule!r}.")
+    stats = stats if stats is not None else AlignmentStats()
+    stats.sequences += 1
+    stats.words += len(tree)
+    positions = [[] for _ in tree.words]
+    for position, word in enumerate(word_ids):
+        if word != NO_WORD:
+            positions[word].append(position)
+    for word, found in enumerate(positions):
+        if not found:
+            if content_end is not None and tree.spans and tree.spans[word][0] >= content_end:
+                stats.truncated_words += 1
+            else:
+                stats.words_without_subwords += 1
+    columns = {}
+    if "dep_heads" in features:
+        columns["dep_heads"] = _subword_heads(tree, word_ids, positions, head_rule, stats)
+    if "dep_depths" in features:
+        columns["dep_depths"] = [-1 if word == NO_WORD else tree.depths[word] for word in word_ids]
+    if "pos_ids" in features:
+        upos = tree.upos or (None,) * len(tree)
+        columns["pos_ids"] = [SPECIAL_ID if word == NO_WORD else UPOS_VOCAB.id_of(upos[word]) for word in word_ids]
+    if "case_ids" in features:
+        case_ids = [CASE_VOCAB.id_of(word_case(word)) for word in tree.words]
+        columns["case_ids"] = [SPECIAL_ID if word == NO_WORD else case_ids[word] for word in word_ids]
+    if "subword_tags" in features:
+        columns["subword_tags"] = _subword_tags(word_ids, positions)
+    return columns
+
+
+def _subword_heads(tree, word_ids, positions, head_rule, stats) -> list[int]:
+    heads = [IGNORE_INDEX] * len(word_ids)
+    for word, found in enumerate(positions):
+        for inner, position in zip(found, found[1:]):
+            heads[inner] = position
+        if not found:
+            continue
+        final = found[-1]
+        head_word = tree.heads[word] - 1
+        if head_word < 0:
+            heads[final] = final
+        elif positions[head_word]:
+            heads[final] = positions[head_word][0 if head_rule == "first" else -1]
+        else:
+            stats.unsupervised_heads += 1
+    return heads
+
+
+def _subword_tags(word_ids, positions) -> list[int]:
+    tag_ids = {tag: SUBWORD_TAG_VOCAB.id_of(tag) for tag in SUBWORD_TAG_VOCAB.labels}
+    tags = [SPECIAL_ID if word == NO_WORD else UNKNOWN_ID for word in word_ids]
+    for found in positions:
+        if len(found) == 1:
+            tags[found[0]] = tag_ids["O"]
+        elif found:
+            tags[found[0]] = tag_ids["B"]
+            for position in found[1:-1]:
+                tags[position] = tag_ids["I"]
+            tags[found[-1]] = tag_ids["E"]
+    return tags
+
+
+def word_heads_from_subword_heads(dep_heads, word_ids, word_count: int | None = None) -> list[int | None]:
+    """Invert the DBSA rule: CoNLL-U heads (1-based, 0 = root) per word, ``None`` where the head is unknown.
+
+    A word's head is read from its final subword (its other subwords only point along the word); works for both
+    head rules. ``word_count`` defaults to 1 + the largest word id; words without subwords get ``None``.
+    """
+    if len(dep_heads) != len(word_ids):
+        raise ValueError(f"{len(dep_heads)} heads but {len(word_ids)} word ids; they must be the same sequence.")
+    if word_count is None:
+        word_count = max((word for word in word_ids if word != NO_WORD), default=-1) + 1
+    final_position = {}
+    for position, word in enumerate(word_ids):
+        if word != NO_WORD:
+            final_position[word] = position
+    heads = []
+    for word in range(word_count):
+        position = final_position.get(word)
+        head = None if position is None else dep_heads[position]
+        if head is None or head == IGNORE_INDEX:
+            heads.append(None)
+        elif head == position:
+            heads.append(0)
+        else:
+            head_word = word_ids[head]
+            heads.append(None if head_word == NO_WORD else head_word + 1)
+    return heads

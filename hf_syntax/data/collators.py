@@ -1,0 +1,53 @@
+"""Collators that pad every syntax feature column with its own pad value.
+
+``DataCollatorForSeq2Seq`` pads only ``input_ids``/``attention_mask``/``labels``; a syntax dataset also carries
+``dep_heads`` (pad -100), ``dep_depths`` (pad -1), ``pos_ids``/``case_ids``/``subword_tags`` (pad 0) and
+``decoder_dep_heads`` (pad -100). The padding itself is ``hf_syntax.featurizer.pad_columns`` -- the same code the
+inference featurizer uses -- so training and inference batches cannot drift apart. Ragged, missing or unknown
+columns raise an error naming the column and the example.
+"""
+
+from __future__ import annotations
+
+from hf_syntax.featurizer import pad_columns
+
+
+class _SyntaxCollator:
+    required_columns: tuple[str, ...] = ("input_ids",)
+
+    def __init__(self, tokenizer, pad_to_multiple_of: int | None = None, required_features=()):
+        if tokenizer.pad_token_id is None:
+            raise ValueError(
+                f"{type(self).__name__}: the tokenizer has no pad token; set tokenizer.pad_token before collating."
+            )
+        self.tokenizer = tokenizer
+        self.pad_to_multiple_of = pad_to_multiple_of
+        self.required = tuple(self.required_columns) + tuple(required_features)
+
+    def __call__(self, examples):
+        examples = [dict(example) for example in examples]
+        if not examples:
+            raise ValueError(f"{type(self).__name__} got an empty batch.")
+        missing = [column for column in self.required if column not in examples[0]]
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__}: the examples lack the columns {missing} (they have {sorted(examples[0])}). "
+                f"Attach them with hf_syntax.data.features.parse_and_align(...) before training."
+            )
+        return pad_columns(examples, self.tokenizer.pad_token_id, pad_to_multiple_of=self.pad_to_multiple_of,
+                           padding_side=self.tokenizer.padding_side)
+
+
+class SyntaxSeq2SeqCollator(_SyntaxCollator):
+    """Pads source columns to the longest ``input_ids`` and ``labels``/``decoder_dep_heads`` to the longest labels.
+
+    ``required_features`` (e.g. ``("dep_heads", "decoder_dep_heads")``) makes a batch without them an error instead
+    of a silently feature-less batch. The model shifts labels into decoder inputs itself.
+    """
+
+    required_columns = ("input_ids", "labels")
+
+
+class SyntaxClassificationCollator(_SyntaxCollator):
+    """Pads the source columns (e.g. ``pos_ids`` for BERT+POS); a scalar ``labels`` column is stacked as is
+    (``long`` for classes, ``float`` for regression such as STS-B)."""

@@ -1,0 +1,91 @@
+"""``datasets`` map functions that attach syntax feature columns to a translation or GLUE dataset.
+
+    ds = ds.map(parse_and_align(tokenizer, src_parser="spacy:ja_ginza", tgt_parser="spacy:en_core_web_sm",
+                                source_column="source", target_column="target"),
+                batched=True, num_proc=2)
+
+The returned object is a small picklable callable: it holds only the tokenizer(s) and plain settings, never a
+loaded parser (parsers are loaded lazily once per worker process and cached by spec in ``hf_syntax.parsers``), so
+it works with ``num_proc`` and hashes to the same fingerprint every time, letting ``datasets`` reuse its cache.
+"""
+
+from __future__ import annotations
+
+from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer, normalise_features
+
+
+class ParseAndAlign:
+    """Batched map function: text columns -> ``input_ids``, ``attention_mask`` and the feature columns.
+
+    Args:
+        tokenizer: fast tokenizer of the source side (and of the target side unless ``target_tokenizer`` is given).
+        src_parser / tgt_parser: parser specs (see ``hf_syntax.parsers``). With ``tgt_parser`` the target column is
+            tokenized too, giving ``labels`` and ``decoder_dep_heads``; without it the target is left alone.
+        features: source feature columns (names or aliases such as ``"pos"``).
+        source_column / pair_column / target_column: dataset columns holding the texts; a dotted name reads a
+            dict column (``"translation.ja"``). ``pair_column`` is the second GLUE sentence.
+        pretokenized: the texts are whitespace-separated words (parsed as given, never re-segmented).
+        head_rule, max_length, truncation, strict, parser_options: as in ``SyntaxFeaturizer``.
+    """
+
+    def __init__(self, tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES,
+                 source_column="source", target_column="target", pair_column=None, target_tokenizer=None,
+                 pretokenized=False, head_rule="first", max_length=None, truncation=None, strict=False,
+                 parser_options=None):
+        for name, spec in (("src_parser", src_parser), ("tgt_parser", tgt_parser)):
+            if spec is not None and not isinstance(spec, str):
+                raise TypeError(
+                    f"{name} must be a spec string such as 'spacy:en_core_web_sm' (a loaded parser object would "
+                    f"be pickled into every worker and break the datasets cache); got {type(spec).__name__}."
+                )
+        if src_parser is None and tgt_parser is None:
+            raise ValueError("parse_and_align needs src_parser and/or tgt_parser (e.g. src_parser='spacy:ja_ginza').")
+        self.tokenizer = tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.src_parser, self.tgt_parser = src_parser, tgt_parser
+        self.features = normalise_features(features) if src_parser is not None else ()
+        self.source_column, self.target_column, self.pair_column = source_column, target_column, pair_column
+        self.pretokenized, self.head_rule, self.strict = pretokenized, head_rule, strict
+        self.max_length, self.truncation = max_length, truncation
+        self.parser_options = dict(parser_options or {})
+        self._featurizer()  # fail early on a bad tokenizer or option, before datasets starts workers
+
+    def _featurizer(self) -> SyntaxFeaturizer:
+        """Built per call: cheap (parsers are cached per process by spec) and keeps this object stateless."""
+        return SyntaxFeaturizer(
+            self.tokenizer, parser=self.src_parser, features=self.features, target_parser=self.tgt_parser,
+            target_tokenizer=self.target_tokenizer, head_rule=self.head_rule, pretokenized=self.pretokenized,
+            strict=self.strict, max_length=self.max_length, truncation=self.truncation,
+            parser_options=self.parser_options,
+        )
+
+    def __call__(self, batch: dict) -> dict:
+        texts = pairs = targets = None
+        if self.src_parser is not None:
+            texts = _column(batch, self.source_column, "source_column")
+            pairs = _column(batch, self.pair_column, "pair_column") if self.pair_column else None
+        if self.tgt_parser is not None:
+            targets = _column(batch, self.target_column, "target_column")
+        return self._featurizer()(texts, text_pair=pairs, text_target=targets)
+
+
+def parse_and_align(tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES, **options) -> ParseAndAlign:
+    """The batched ``datasets`` map function (see ``ParseAndAlign`` for the options); use ``batched=True``."""
+    return ParseAndAlign(tokenizer, src_parser=src_parser, tgt_parser=tgt_parser, features=features, **options)
+
+
+def _column(batch: dict, name: str, argument: str) -> list:
+    """Read a (possibly dotted) column from a batch, with an error that lists what is there."""
+    head, _, key = name.partition(".")
+    if head not in batch:
+        raise KeyError(
+            f"{argument}={name!r}: the dataset has no column {head!r}; its columns are {sorted(batch)}. "
+            f"Pass {argument}=<one of them> to parse_and_align (use 'column.key' for dict columns)."
+        )
+    values = batch[head]
+    if not key:
+        return values
+    if not values or not isinstance(values[0], dict) or key not in values[0]:
+        found = sorted(values[0]) if values and isinstance(values[0], dict) else type(values[0]).__name__
+        raise KeyError(f"{argument}={name!r}: column {head!r} has no key {key!r} (found {found}).")
+    return [value[key] for value in values]

@@ -1,0 +1,338 @@
+"""``SyntaxFeaturizer``: text -> parser -> tokenizer -> per-subword syntax columns, one code path for everything.
+
+The same object serves a single string at inference (pipelines), a batch in a ``datasets`` map function at
+training time, and pre-parsed gold trees in evaluation. Raw text is segmented by the parser and aligned to the
+tokenizer's subwords by character offsets (rules in ``align.py``). Pre-tokenized input (a list of words, or a
+whitespace-separated string with ``pretokenized=True``) is parsed without re-segmentation, and the tokenizer sees
+the words joined by single spaces -- exactly what a pre-tokenized corpus line is -- so both see the same words.
+"""
+
+from __future__ import annotations
+
+from .align import (
+    IGNORE_INDEX, NO_WORD, AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets,
+)
+from .labels import CASE_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB
+from .parsers import get_parser
+from .trees import WordTree, locate_words
+
+SOURCE_FEATURES = ("dep_heads", "dep_depths", "pos_ids", "case_ids", "subword_tags")
+FEATURE_ALIASES = {"pos": "pos_ids", "upos": "pos_ids", "case": "case_ids", "heads": "dep_heads",
+                   "depths": "dep_depths", "subword_tag": "subword_tags"}
+LABEL_VOCABS = {"pos_ids": UPOS_VOCAB, "case_ids": CASE_VOCAB, "subword_tags": SUBWORD_TAG_VOCAB}
+
+SOURCE_PAD_VALUES = {
+    "input_ids": None,  # the tokenizer's pad id
+    "attention_mask": 0,
+    "token_type_ids": 0,
+    "special_tokens_mask": 1,
+    "dep_heads": IGNORE_INDEX,
+    "dep_depths": -1,
+    "pos_ids": PAD_ID,
+    "case_ids": PAD_ID,
+    "subword_tags": PAD_ID,
+}
+TARGET_PAD_VALUES = {
+    "labels": IGNORE_INDEX,
+    "decoder_dep_heads": IGNORE_INDEX,
+    "decoder_input_ids": None,
+    "decoder_attention_mask": 0,
+}
+HEAD_COLUMNS = ("dep_heads", "decoder_dep_heads")
+"""Columns whose values are positions in the sequence: left padding must shift them."""
+
+
+def normalise_features(features) -> tuple[str, ...]:
+    """Canonical column names for ``features`` (aliases such as ``"pos"`` accepted); rejects unknown names."""
+    if isinstance(features, str):
+        features = (features,)
+    names = []
+    for feature in features:
+        name = FEATURE_ALIASES.get(feature, feature)
+        if name not in SOURCE_FEATURES:
+            raise ValueError(
+                f"unknown feature {feature!r}; choose from {SOURCE_FEATURES} (aliases: {sorted(FEATURE_ALIASES)})."
+            )
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+class SyntaxFeaturizer:
+    """Tokenize text and attach syntax feature columns aligned to the subwords.
+
+    Args:
+        tokenizer: a *fast* HF tokenizer (offsets are required).
+        parser: spec string (``"spacy:en_core_web_sm"``, ``"spacy:ja_ginza"``, ``"stanza:fr"``, ``"conllu:f"``),
+            a ``Parser`` or a spaCy ``Language``. Loaded once per process. May be ``None`` if trees are given.
+        features: source columns to produce (see ``SOURCE_FEATURES``).
+        target_parser: parser for ``text_target``; when set, ``decoder_dep_heads`` is produced next to ``labels``.
+        target_tokenizer: tokenizer of the target side when it differs from ``tokenizer``.
+        head_rule: ``"first"`` (DBSA authors' code) or ``"last"`` subword of the head word.
+        pretokenized: strings are whitespace-separated words (parsed as given, never re-segmented).
+        strict: raise ``AlignmentError`` instead of applying (and counting) the straddle/uncovered rules.
+        max_length / truncation: passed to the tokenizer.
+        parser_options: keyword arguments for the parser backend (e.g. ``{"n_process": 2}`` for spaCy).
+
+    ``stats`` / ``target_stats`` accumulate ``AlignmentStats`` over every call.
+    """
+
+    def __init__(self, tokenizer, parser=None, features=SOURCE_FEATURES, target_parser=None, target_tokenizer=None,
+                 head_rule="first", pretokenized=False, strict=False, max_length=None, truncation=None,
+                 parser_options=None):
+        for candidate in (tokenizer, target_tokenizer):
+            if candidate is not None and not getattr(candidate, "is_fast", False):
+                raise TypeError(
+                    f"SyntaxFeaturizer needs a fast tokenizer (character offsets); got {type(candidate).__name__}. "
+                    f"Load it with AutoTokenizer.from_pretrained(..., use_fast=True) or wrap a `tokenizers` object "
+                    f"in PreTrainedTokenizerFast."
+                )
+        if head_rule not in ("first", "last"):
+            raise ValueError(f"head_rule must be 'first' or 'last'; got {head_rule!r}.")
+        self.tokenizer = tokenizer
+        self.target_tokenizer = target_tokenizer or tokenizer
+        self.parser_spec, self.target_parser_spec = parser, target_parser
+        self.features = normalise_features(features)
+        self.head_rule, self.pretokenized, self.strict = head_rule, pretokenized, strict
+        self.max_length = max_length
+        self.truncation = truncation if truncation is not None else max_length is not None
+        self.parser_options = dict(parser_options or {})
+        self.stats, self.target_stats = AlignmentStats(), AlignmentStats()
+
+    @property
+    def label_vocabularies(self) -> dict:
+        """The label vocabularies of the produced id columns, as plain dicts for a model config."""
+        return {name: LABEL_VOCABS[name].to_dict() for name in self.features if name in LABEL_VOCABS}
+
+    # ------------------------------------------------------------------------------------------------ main entry
+    def __call__(self, text=None, text_pair=None, text_target=None, trees=None, pair_trees=None,
+                 target_trees=None, return_tensors=None):
+        """Featurize one input (a string) or a batch (a list of strings or of word lists).
+
+        The source side is produced when ``text``/``trees`` is given, the target side (``labels``, plus
+        ``decoder_dep_heads`` when a target parser or ``target_trees`` is given) when ``text_target``/``target_trees``
+        is. ``trees`` / ``pair_trees`` / ``target_trees`` replace parsing with given ``WordTree``s (e.g. gold UD);
+        their ``text`` is what the tokenizer sees. Returns a dict of lists (unbatched for a single string), or of
+        padded tensors with ``return_tensors="pt"``.
+        """
+        has_source = text is not None or trees is not None
+        has_target = text_target is not None or target_trees is not None
+        if not has_source and not has_target:
+            raise ValueError("SyntaxFeaturizer needs `text`/`trees` (source side) and/or `text_target`/`target_trees`.")
+        first = next(value for value in (text, trees, text_target, target_trees) if value is not None)
+        is_batch = not isinstance(first, (str, WordTree))
+        output, count = {}, None
+        if has_source:
+            source_texts, source_trees = self._texts_and_trees(text, trees, self.parser_spec, "text")
+            pair_texts = pair_tree_list = None
+            if text_pair is not None or pair_trees is not None:
+                pair_texts, pair_tree_list = self._texts_and_trees(text_pair, pair_trees, self.parser_spec, "text_pair")
+                if len(pair_texts) != len(source_texts):
+                    raise ValueError(f"{len(source_texts)} texts but {len(pair_texts)} text pairs; give one each.")
+            output.update(self._encode_source(source_texts, source_trees, pair_texts, pair_tree_list))
+            count = len(source_texts)
+        if has_target:
+            target_texts, target_tree_list = self._texts_and_trees(
+                text_target, target_trees, self.target_parser_spec, "text_target", needs_trees=False
+            )
+            if count is not None and len(target_texts) != count:
+                raise ValueError(f"{count} texts but {len(target_texts)} targets; give one target each.")
+            output.update(self._encode_target(target_texts, target_tree_list))
+            count = len(target_texts)
+        if return_tensors is not None:
+            if return_tensors != "pt":
+                raise ValueError(f"return_tensors must be None or 'pt'; got {return_tensors!r}.")
+            rows = [{key: values[index] for key, values in output.items()} for index in range(count)]
+            return pad_columns(rows, self.tokenizer.pad_token_id, padding_side=self.tokenizer.padding_side)
+        if not is_batch:
+            return {key: values[0] for key, values in output.items()}
+        return output
+
+    # ------------------------------------------------------------------------------------------------- internals
+    def _texts_and_trees(self, texts, trees, parser_spec, argument, needs_trees=True):
+        """Texts the tokenizer sees and the matching surface-level trees (``None`` when no parser is asked for)."""
+        if trees is not None:
+            trees = [trees] if isinstance(trees, WordTree) else list(trees)
+            bad = [index for index, tree in enumerate(trees) if not isinstance(tree, WordTree) or tree.text is None]
+            if bad:
+                raise TypeError(f"{argument} trees {bad[:5]} are not WordTrees with a text; parse them first.")
+            trees = [tree.collapse_multiword_tokens() for tree in trees]
+            return [tree.text for tree in trees], trees
+        items = [texts] if isinstance(texts, str) else texts
+        if not isinstance(items, (list, tuple)):
+            raise TypeError(f"{argument} must be a string or a list of strings/word lists; got {type(texts).__name__}.")
+        tokenizer_texts, parse_inputs = [], []
+        for index, item in enumerate(items):
+            if isinstance(item, str):
+                tokenizer_texts.append(item)
+                parse_inputs.append(item.split() if self.pretokenized else item)
+            elif isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item):
+                tokenizer_texts.append(" ".join(item))
+                parse_inputs.append(list(item))
+            else:
+                raise TypeError(f"{argument}[{index}] is {item!r}; expected a string or a list of word strings.")
+        if parser_spec is None:
+            if needs_trees:
+                raise ValueError(
+                    f"SyntaxFeaturizer has no parser for {argument}; pass parser=... (e.g. 'spacy:en_core_web_sm') "
+                    f"or give pre-parsed trees."
+                )
+            return tokenizer_texts, None
+        parser = get_parser(parser_spec, **self.parser_options)
+        parsed = parser.parse_batch(parse_inputs)
+        trees = []
+        for tokenizer_text, tree in zip(tokenizer_texts, parsed):
+            tree = tree.collapse_multiword_tokens()
+            if tree.text != tokenizer_text:
+                tree = _relocated(tree, tokenizer_text)
+            trees.append(tree)
+        return tokenizer_texts, trees
+
+    def _tokenize(self, texts, pairs=None, target=False):
+        options = {"return_offsets_mapping": True, "truncation": self.truncation, "max_length": self.max_length}
+        if target:
+            return self.target_tokenizer(text_target=texts, **options)
+        return self.tokenizer(texts, pairs, **options)
+
+    def _encode_source(self, texts, trees, pair_texts, pair_trees):
+        encoding = self._tokenize(texts, pair_texts)
+        output = {key: list(values) for key, values in encoding.items() if key != "offset_mapping"}
+        columns = {name: [] for name in self.features}
+        for index in range(len(texts)):
+            segments = [(texts[index], trees[index])]
+            if pair_texts is not None:
+                segments.append((pair_texts[index], pair_trees[index]))
+            sequence_columns = self._align_sequence(
+                segments, encoding["offset_mapping"][index], encoding.sequence_ids(index), self.features, self.stats
+            )
+            for name in self.features:
+                columns[name].append(sequence_columns[name])
+        output.update(columns)
+        return output
+
+    def _encode_target(self, texts, trees):
+        encoding = self._tokenize(texts, target=True)
+        output = {"labels": [list(ids) for ids in encoding["input_ids"]]}
+        if trees is not None:
+            output["decoder_dep_heads"] = [
+                self._align_sequence(
+                    [(texts[index], trees[index])], encoding["offset_mapping"][index], encoding.sequence_ids(index),
+                    ("dep_heads",), self.target_stats,
+                )["dep_heads"]
+                for index in range(len(texts))
+            ]
+        return output
+
+    def _align_sequence(self, segments, offsets, sequence_ids, features, total_stats) -> dict:
+        """Columns for one encoded sequence of one or two segments (each aligned to its own tree)."""
+        merged = None
+        for segment, (text, tree) in enumerate(segments):
+            stats = AlignmentStats()
+            in_segment = [sequence_id == segment for sequence_id in sequence_ids]
+            word_ids = word_ids_from_offsets(tree.spans or (), offsets, in_segment, text, stats)
+            content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
+            columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
+                                      content_end=max(content_ends, default=0))
+            if self.strict and not stats.is_clean:
+                raise AlignmentError(
+                    f"strict alignment failed for {text!r}: {stats.as_dict()} (see hf_syntax.align for the rules)."
+                )
+            if merged is None:
+                merged = columns
+            else:
+                for name, values in columns.items():
+                    merged[name] = [new if inside else old for old, new, inside in zip(merged[name], values, in_segment)]
+            _accumulate(total_stats, stats)
+        return merged
+
+
+def _accumulate(total: AlignmentStats, stats: AlignmentStats):
+    for name, value in stats.as_dict().items():
+        setattr(total, name, getattr(total, name) + value)
+
+
+def _relocated(tree: WordTree, text: str) -> WordTree:
+    """The same tree with spans located in ``text`` (a pre-tokenized line whose spacing differs from one space)."""
+    token_spans = locate_words(text, tree.words)
+    return WordTree(
+        words=tree.words, heads=tree.heads, upos=tree.upos, deprels=tree.deprels, spans=token_spans, text=text,
+        sentence_starts=tree.sentence_starts,
+    )
+
+
+def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right"):
+    """Pad feature rows (dicts of lists) into a dict of ``torch.long``/float tensors.
+
+    Source columns are padded to the longest ``input_ids``, target columns (``labels``, ``decoder_dep_heads``) to the
+    longest ``labels``, each with its own pad value; scalar values (a classification label) are stacked. With left
+    padding, head columns are shifted so they still point at the same subwords. Missing, ragged or unknown
+    columns raise ``ValueError`` naming the column and the row.
+    """
+    import torch
+
+    if not rows:
+        raise ValueError("cannot pad an empty batch.")
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left'; got {padding_side!r}.")
+    keys = list(rows[0].keys())
+    for index, row in enumerate(rows):
+        if set(row) != set(keys):
+            missing, extra = sorted(set(keys) - set(row)), sorted(set(row) - set(keys))
+            raise ValueError(
+                f"batch row {index} has different columns from row 0 (missing {missing}, extra {extra}); every "
+                f"example must carry the same feature columns (featurize the whole dataset the same way)."
+            )
+    batch = {}
+    groups = (("input_ids", SOURCE_PAD_VALUES, padding_side), ("labels", TARGET_PAD_VALUES, "right"))
+    for reference, pad_values, side in groups:
+        if reference not in keys or not isinstance(rows[0][reference], (list, tuple)):
+            continue
+        lengths = [len(row[reference]) for row in rows]
+        width = max(lengths)
+        if pad_to_multiple_of:
+            width = -(-width // pad_to_multiple_of) * pad_to_multiple_of
+        for key in [key for key in keys if key in pad_values]:
+            pad_value = pad_token_id if pad_values[key] is None else pad_values[key]
+            if pad_value is None:
+                raise ValueError(f"cannot pad {key!r}: the tokenizer has no pad token; set tokenizer.pad_token.")
+            padded = []
+            for index, (row, length) in enumerate(zip(rows, lengths)):
+                values = row[key]
+                if not isinstance(values, (list, tuple)) or len(values) != length:
+                    got = len(values) if isinstance(values, (list, tuple)) else type(values).__name__
+                    raise ValueError(
+                        f"column {key!r} of batch row {index} has length {got} but {reference!r} has {length}; "
+                        f"feature columns must have one value per token (re-run the featurizer on this example)."
+                    )
+                fill = [pad_value] * (width - length)
+                if side == "left":
+                    shift = width - length
+                    if key in HEAD_COLUMNS:
+                        values = [value + shift if value >= 0 else value for value in values]
+                    padded.append(fill + list(values))
+                else:
+                    padded.append(list(values) + fill)
+            batch[key] = torch.tensor(padded, dtype=torch.long)
+    for key in keys:
+        if key in batch:
+            continue
+        values = [row[key] for row in rows]
+        if any(isinstance(value, (list, tuple)) for value in values):
+            known = key in SOURCE_PAD_VALUES or key in TARGET_PAD_VALUES
+            reference = "labels" if key in TARGET_PAD_VALUES else "input_ids"
+            raise ValueError(
+                f"column {key!r} needs the column {reference!r} in the batch to be padded against; it is missing."
+                if known else
+                f"column {key!r} is a per-token list but not a known feature column ({sorted(SOURCE_PAD_VALUES)}, "
+                f"{sorted(TARGET_PAD_VALUES)}); remove it from the dataset (remove_columns=[{key!r}])."
+            )
+        if all(isinstance(value, int) for value in values):
+            batch[key] = torch.tensor(values, dtype=torch.long)
+        elif all(isinstance(value, (int, float)) for value in values):
+            batch[key] = torch.tensor(values, dtype=torch.float)
+        else:
+            raise ValueError(
+                f"column {key!r} is not a known feature column and not a scalar label ({type(values[0]).__name__}); "
+                f"remove it from the dataset (remove_columns=[{key!r}]) or let Trainer drop unused columns."
+            )
+    return batch

@@ -1,0 +1,403 @@
+"""Parser backends that turn text into ``WordTree``s, chosen by a short spec string.
+
+* ``spacy:<package or path>`` -- any spaCy pipeline with a dependency parser (``spacy:en_core_web_sm``,
+  ``spacy:fr_core_news_sm``, GiNZA as ``spacy:ja_ginza``, or a folder written by ``nlp.to_disk``);
+* ``stanza:<lang>`` -- a ``stanza.Pipeline`` (needs the user's downloaded stanza models);
+* ``conllu:<file>`` -- gold trees from a CoNLL-U file (plain or ``.gz``), looked up by sentence text.
+
+Input is raw text (the parser segments it) or pre-tokenized: a list of words, or a string with
+``pretokenized=True`` that is split on whitespace. Pre-tokenized input is never re-segmented: spaCy gets a
+``Doc(vocab, words, spaces)`` and only runs its components on it, so the tree has exactly the given words.
+Optional packages are imported inside functions, so this module loads where spaCy or stanza are missing.
+"""
+
+from __future__ import annotations
+
+import abc
+import gzip
+import os
+
+from .trees import MultiwordToken, TreeError, WordTree, locate_words
+
+
+class ParserNotAvailableError(ImportError):
+    """The parser package or model named by a spec is not installed; the message says what to install."""
+
+
+SPACY_COMPONENTS_NOT_NEEDED = (
+    "ner", "lemmatizer", "textcat", "textcat_multilabel", "entity_ruler", "entity_linker", "span_ruler",
+    "spancat", "trainable_lemmatizer", "compound_splitter",
+)
+"""Components that do not contribute words, UPOS or heads. GiNZA's ``compound_splitter`` re-splits tokens, so it goes
+too (it would break the "same words as the tokenizer" rule); GiNZA's ``bunsetu_recognizer`` stays because it turns
+labels such as ``obl_bunsetu`` into plain UD ones."""
+
+
+def _normalise_input(item, pretokenized: bool, index: int = 0):
+    """A raw text stays a string; pre-tokenized input becomes a list of words (a string is split on whitespace)."""
+    if isinstance(item, str):
+        return item.split() if pretokenized else item
+    if isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item):
+        blank = [position for position, word in enumerate(item) if not word.strip() or word != word.strip()]
+        if blank:
+            raise ValueError(
+                f"input {index}: pre-tokenized words at positions {blank} are empty or contain leading/trailing "
+                f"whitespace; give only real words (strip them and drop empty strings before parsing)."
+            )
+        return list(item)
+    raise TypeError(f"input {index} is {item!r}; expected a string or a list of word strings.")
+
+
+class Parser(abc.ABC):
+    """Maps raw texts or word lists to ``WordTree``s.
+
+    ``parse(text_or_words)`` gives one tree, ``parse_batch([...])`` one tree per item (batched by the backend).
+    A list of strings is one pre-tokenized sentence for ``parse`` and a batch of texts for ``parse_batch``.
+    """
+
+    spec = "parser"
+
+    def parse(self, item, pretokenized: bool = False) -> WordTree:
+        return self._parse_items([_normalise_input(item, pretokenized)])[0]
+
+    def parse_batch(self, items, pretokenized: bool = False) -> list[WordTree]:
+        if isinstance(items, str) or not isinstance(items, (list, tuple)):
+            raise TypeError(f"parse_batch expects a list of texts or word lists; got {type(items).__name__}.")
+        return self._parse_items([_normalise_input(item, pretokenized, index) for index, item in enumerate(items)])
+
+    @abc.abstractmethod
+    def _parse_items(self, items) -> list[WordTree]:
+        """Parse normalised items (str = raw text, list = words) in one batch."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"
+
+
+# ------------------------------------------------------------------------------------------------------------ spaCy
+def _import_spacy():
+    try:
+        import spacy
+    except ImportError as error:
+        raise ParserNotAvailableError("The spaCy backend needs spaCy: pip install spacy") from error
+    return spacy
+
+
+class SpacyParser(Parser):
+    """A spaCy pipeline run with ``nlp.pipe`` in batches; components that add nothing to the tree are excluded."""
+
+    def __init__(self, name_or_path, n_process: int = 1, batch_size: int = 64):
+        spacy = _import_spacy()
+        if isinstance(name_or_path, str):
+            try:
+                nlp = spacy.load(name_or_path, exclude=list(SPACY_COMPONENTS_NOT_NEEDED))
+            except OSError as error:
+                package = os.path.basename(name_or_path.rstrip("/\\")).replace("_", "-")
+                raise ParserNotAvailableError(
+                    f"spaCy pipeline {name_or_path!r} is not installed or not a pipeline folder. Install it with "
+                    f"`pip install {package}` (for spaCy's own models also `python -m spacy download "
+                    f"{name_or_path}`; GiNZA needs `pip install ginza ja-ginza`), or give the path of a folder "
+                    f"saved with nlp.to_disk()."
+                ) from error
+            self.spec = f"spacy:{name_or_path}"
+        else:
+            nlp = name_or_path
+            self.spec = f"spacy:{nlp.meta.get('lang', '?')}_{nlp.meta.get('name', 'pipeline')}"
+        if "parser" not in nlp.pipe_names:
+            raise ValueError(
+                f"spaCy pipeline {self.spec!r} has no dependency parser (components: {nlp.pipe_names}); "
+                f"use a pipeline with a 'parser' component."
+            )
+        if n_process < 1 or batch_size < 1:
+            raise ValueError(f"n_process and batch_size must be >= 1; got {n_process} and {batch_size}.")
+        self.nlp, self.n_process, self.batch_size = nlp, n_process, batch_size
+
+    def _parse_items(self, items):
+        from_words = self._doc_from_words
+        docs_or_texts = [item if isinstance(item, str) else from_words(item) for item in items]
+        docs = self.nlp.pipe(docs_or_texts, batch_size=self.batch_size, n_process=self.n_process)
+        return [tree_from_spacy_doc(doc) for doc in docs]
+
+    def _doc_from_words(self, words):
+        from spacy.tokens import Doc
+
+        return Doc(self.nlp.vocab, words=words, spaces=[True] * (len(words) - 1) + [False] if words else [])
+
+
+def tree_from_spacy_doc(doc) -> WordTree:
+    """Convert a parsed ``spacy.tokens.Doc``; whitespace tokens are dropped (their dependents move to their head)."""
+    kept = [token for token in doc if not token.is_space]
+    position = {token.i: index for index, token in enumerate(kept)}
+
+    def head_of(token):
+        head = token.head
+        while head.i != token.i and head.is_space and head.head.i != head.i:
+            token, head = head, head.head
+        if head.i == token.i or head.is_space:
+            return 0
+        return position[head.i] + 1
+
+    starts = [index for index, token in enumerate(kept) if token.is_sent_start or index == 0]
+    return WordTree(
+        words=[token.text for token in kept],
+        heads=[head_of(token) for token in kept],
+        upos=[token.pos_ or None for token in kept],
+        deprels=[token.dep_ or None for token in kept],
+        spans=[(token.idx, token.idx + len(token.text)) for token in kept],
+        text=doc.text,
+        sentence_starts=starts,
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------- stanza
+class StanzaParser(Parser):
+    """A ``stanza.Pipeline`` (tokenize, mwt, pos, lemma, depparse) using models already on disk (never downloads)."""
+
+    def __init__(self, lang: str, **pipeline_options):
+        try:
+            import stanza
+        except ImportError as error:
+            raise ParserNotAvailableError("The stanza backend needs stanza: pip install stanza") from error
+        self.spec = f"stanza:{lang}"
+        self.lang, self.options = lang, pipeline_options
+        self._pipelines = {}
+        self._stanza = stanza
+        self._pipeline(pretokenized=False)
+
+    def _pipeline(self, pretokenized: bool):
+        if pretokenized not in self._pipelines:
+            options = {"processors": "tokenize,mwt,pos,lemma,depparse", "download_method": None, "verbose": False}
+            options.update(self.options)
+            try:
+                self._pipelines[pretokenized] = self._stanza.Pipeline(
+                    self.lang, tokenize_pretokenized=pretokenized, **options
+                )
+            except Exception as error:  # stanza raises several types (FileNotFoundError, ResourcesFileNotFound...)
+                raise ParserNotAvailableError(
+                    f"stanza models for {self.lang!r} are not available ({type(error).__name__}: {error}). Download "
+                    f"them once with `python -c \"import stanza; stanza.download('{self.lang}')\"`."
+                ) from error
+        return self._pipelines[pretokenized]
+
+    def _parse_items(self, items):
+        trees = []
+        for item in items:
+            if isinstance(item, str):
+                trees.append(tree_from_stanza_document(self._pipeline(False)(item), text=item))
+            else:
+                document = self._pipeline(True)([item])
+                trees.append(tree_from_stanza_document(document, text=" ".join(item)))
+        return trees
+
+
+def tree_from_stanza_document(document, text: str | None = None) -> WordTree:
+    """Convert a ``stanza.Document`` (all its sentences, as a forest).
+
+    Spans come from the tokens' ``start_char``/``end_char`` when stanza set them, else by locating the tokens in
+    ``text``; with neither, the text is rebuilt from the tokens and their ``SpaceAfter=No`` marks.
+    """
+    words, heads, upos, deprels, starts, multiword, surface = [], [], [], [], [], [], []
+    for sentence in document.sentences:
+        offset = len(words)
+        starts.append(offset)
+        for token in sentence.tokens:
+            first = len(words)
+            for word in token.words:
+                words.append(word.text)
+                heads.append(word.head + offset if word.head else 0)
+                upos.append(word.upos)
+                deprels.append(word.deprel)
+            if len(token.words) > 1:
+                multiword.append(MultiwordToken(first, len(words) - 1, token.text))
+            surface.append((token, first, len(words)))
+    if text is None and all(token.start_char is not None for token, _, _ in surface):
+        text = document.text
+    if text is not None and surface and all(token.start_char is not None for token, _, _ in surface):
+        token_spans = [(token.start_char, token.end_char) for token, _, _ in surface]
+    else:
+        if text is None:
+            text = "".join(
+                token.text + ("" if "SpaceAfter=No" in (token.misc or "") else " ") for token, _, _ in surface
+            ).rstrip()
+        token_spans = locate_words(text, [token.text for token, _, _ in surface])
+    spans = []
+    for (token, first, end), span in zip(surface, token_spans):
+        spans.extend([span] * (end - first))
+    return WordTree(
+        words=words, heads=heads, upos=upos, deprels=deprels, spans=spans, text=text,
+        sentence_starts=starts if words else (), multiword_tokens=multiword,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------- CoNLL-U
+class ConlluSentence:
+    """One sentence of a CoNLL-U file: its tree plus where it came from (for error messages and statistics)."""
+
+    __slots__ = ("tree", "sent_id", "line", "empty_nodes")
+
+    def __init__(self, tree: WordTree, sent_id: str | None, line: int, empty_nodes: int):
+        self.tree, self.sent_id, self.line, self.empty_nodes = tree, sent_id, line, empty_nodes
+
+
+def _open_text(path):
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"CoNLL-U file {path!r} does not exist.")
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
+def iter_conllu(path):
+    """Yield ``ConlluSentence``s from a CoNLL-U file (plain or .gz).
+
+    Multiword-token lines (``3-4``) become ``MultiwordToken``s sharing one span; empty nodes (``8.1``, enhanced
+    graphs only) are skipped and counted. Every format or tree error names the file and line.
+    """
+    with _open_text(path) as handle:
+        block, first_line = [], None
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\n").rstrip("\r")
+            if line.strip():
+                if first_line is None:
+                    first_line = number
+                block.append((number, line))
+            elif block:
+                yield _sentence_from_block(path, first_line, block)
+                block, first_line = [], None
+        if block:
+            yield _sentence_from_block(path, first_line, block)
+
+
+def read_conllu(path) -> list[WordTree]:
+    """All trees of a CoNLL-U file (see ``iter_conllu``)."""
+    return [sentence.tree for sentence in iter_conllu(path)]
+
+
+def _sentence_from_block(path, first_line, block) -> ConlluSentence:
+    text, sent_id, empty_nodes = None, None, 0
+    words, heads, upos, deprels, word_lines, multiword, surface = [], [], [], [], [], [], []
+    pending_token = None
+    for number, line in block:
+        where = f"{path}:{number}"
+        if line.startswith("#"):
+            key, _, value = line[1:].partition("=")
+            if key.strip() == "text":
+                text = value.strip()
+            elif key.strip() == "sent_id":
+                sent_id = value.strip()
+            continue
+        columns = line.split("\t")
+        if len(columns) != 10:
+            raise TreeError(f"{where}: expected 10 tab-separated CoNLL-U columns, found {len(columns)}: {line!r}")
+        word_id, form, _, tag, _, _, head, deprel, _, misc = columns
+        if "." in word_id:
+            empty_nodes += 1
+            continue
+        if "-" in word_id:
+            first, _, last = word_id.partition("-")
+            if not (first.isdigit() and last.isdigit() and int(first) == len(words) + 1 and int(last) > int(first)):
+                raise TreeError(f"{where}: multiword token range {word_id!r} does not start at the next word.")
+            pending_token = (int(first) - 1, int(last) - 1, form, misc)
+            surface.append((form, misc, len(words)))
+            continue
+        if not word_id.isdigit() or int(word_id) != len(words) + 1:
+            raise TreeError(f"{where}: word id {word_id!r} should be {len(words) + 1} (ids must count up from 1).")
+        if not head.isdigit():
+            raise TreeError(f"{where}: HEAD {head!r} of word {word_id} ({form!r}) is not a non-negative integer.")
+        words.append(form)
+        heads.append(int(head))
+        upos.append(None if tag == "_" else tag)
+        deprels.append(None if deprel == "_" else deprel)
+        word_lines.append(number)
+        if pending_token and pending_token[0] <= len(words) - 1 <= pending_token[1]:
+            if len(words) - 1 == pending_token[1]:
+                multiword.append(MultiwordToken(pending_token[0], pending_token[1], pending_token[2]))
+                pending_token = None
+        else:
+            surface.append((form, misc, len(words) - 1))
+    where = f"{path}:{first_line}"
+    if pending_token:
+        raise TreeError(f"{where}: multiword token {pending_token[2]!r} covers words beyond the sentence.")
+    if not words:
+        raise TreeError(f"{where}: sentence has no words.")
+    for index, head in enumerate(heads):
+        if head > len(words):
+            raise TreeError(
+                f"{path}:{word_lines[index]}: HEAD {head} of word {index + 1} ({words[index]!r}) is out of range: "
+                f"the sentence has {len(words)} words."
+            )
+    if text is None:
+        text = "".join(form + ("" if "SpaceAfter=No" in misc else " ") for form, misc, _ in surface).rstrip()
+    try:
+        token_spans = locate_words(text, [form for form, _, _ in surface])
+    except TreeError as error:
+        raise TreeError(f"{where}: the tokens do not match '# text': {error}") from None
+    spans = [None] * len(words)
+    for token_index, (_, _, first_word) in enumerate(surface):
+        token = next((t for t in multiword if t.first == first_word), None)
+        for word in range(first_word, (token.last if token else first_word) + 1):
+            spans[word] = token_spans[token_index]
+    try:
+        tree = WordTree(
+            words=words, heads=heads, upos=upos, deprels=deprels, spans=spans, text=text,
+            multiword_tokens=multiword,
+        )
+    except TreeError as error:
+        raise TreeError(f"{where} (sentence {sent_id or '?'}): {error}") from None
+    return ConlluSentence(tree, sent_id, first_line, empty_nodes)
+
+
+class ConlluParser(Parser):
+    """Gold trees from a CoNLL-U file, returned for inputs equal to a sentence's text (or its surface tokens)."""
+
+    def __init__(self, path):
+        self.spec = f"conllu:{os.fspath(path)}"
+        self.trees = read_conllu(path)
+        self._by_text = {tree.text: tree for tree in self.trees}
+        self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
+
+    def _parse_items(self, items):
+        trees = []
+        for item in items:
+            tree = self._by_text.get(item) if isinstance(item, str) else self._by_tokens.get(tuple(item))
+            if tree is None:
+                raise KeyError(
+                    f"{self.spec}: no sentence with text/tokens {item!r}; the conllu backend only returns the gold "
+                    f"trees of its file (use a spaCy or stanza parser for other text)."
+                )
+            trees.append(tree)
+        return trees
+
+
+# ------------------------------------------------------------------------------------------------------ spec lookup
+BACKENDS = {"spacy": SpacyParser, "stanza": StanzaParser, "conllu": ConlluParser}
+_LOADED_PARSERS: dict = {}
+
+
+def load_parser(spec, **options) -> Parser:
+    """A new parser for ``spec`` (``"spacy:ja_ginza"``, ``"stanza:fr"``, ``"conllu:dev.conllu.gz"``).
+
+    A ``Parser`` is returned as is and a spaCy ``Language`` object is wrapped; ``options`` go to the backend
+    (``n_process``, ``batch_size`` for spaCy; pipeline options for stanza).
+    """
+    if isinstance(spec, Parser):
+        return spec
+    if not isinstance(spec, str):
+        if hasattr(spec, "pipe") and hasattr(spec, "vocab"):
+            return SpacyParser(spec, **options)
+        raise TypeError(f"parser must be a spec string, a Parser or a spaCy Language; got {type(spec).__name__}.")
+    backend, separator, argument = spec.partition(":")
+    if not separator or not argument or backend not in BACKENDS:
+        raise ValueError(
+            f"parser spec {spec!r} is not '<backend>:<argument>' with a backend in {sorted(BACKENDS)}; "
+            f"e.g. 'spacy:en_core_web_sm', 'spacy:ja_ginza', 'stanza:fr', 'conllu:path/to/dev.conllu'."
+        )
+    return BACKENDS[backend](argument, **options)
+
+
+def get_parser(spec, **options) -> Parser:
+    """Like ``load_parser`` but loaded once per process and cached (what datasets map functions use)."""
+    if not isinstance(spec, str):
+        return load_parser(spec, **options)
+    key = (spec, tuple(sorted(options.items())))
+    if key not in _LOADED_PARSERS:
+        _LOADED_PARSERS[key] = load_parser(spec, **options)
+    return _LOADED_PARSERS[key]
