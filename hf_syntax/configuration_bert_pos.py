@@ -1,0 +1,120 @@
+"""Configuration of BERT + POS (Sundararaman et al. 2019, "Syntax-infused BERT").
+
+A ``BertConfig`` plus what the POS input needs: the POS label vocabulary the embedding table was built for (so a
+Hub model knows exactly which ids it expects), how POS and token embeddings are combined, and the parser spec that
+produces the tags when the model is used on raw text.
+"""
+
+from __future__ import annotations
+
+from huggingface_hub.dataclasses import strict
+from transformers import BertConfig
+
+from .labels import UPOS_VOCAB, LabelVocab
+
+POS_COMBINE_MODES = ("sum", "concat")
+LOADABLE_MODEL_TYPES = ("bert", "bert_pos")
+
+
+@strict
+class BertPosConfig(BertConfig):
+    r"""
+    ``BertConfig`` with a part-of-speech input. Every ``BertConfig`` field, plus:
+
+    - ``pos_vocab``: the POS label vocabulary as ``LabelVocab.to_dict()`` (default: the 17 UD UPOS tags). Ids 0/1/2
+      are padding / special tokens / unknown tag, as everywhere in hf_syntax.
+    - ``num_pos_tags``: rows of the POS embedding table; must equal ``len(pos_vocab)`` (0 = derive it), kept
+      explicit so the table size is visible in ``config.json``.
+    - ``pos_combine``: ``"sum"`` adds a ``hidden_size`` POS embedding to the token embedding (the paper's choice);
+      ``"concat"`` concatenates a ``pos_embedding_size`` POS embedding and projects back to ``hidden_size``.
+    - ``pos_embedding_size``: width of the POS embedding for ``"concat"`` (0 = ``hidden_size``, as in the paper);
+      ``"sum"`` always uses ``hidden_size``.
+    - ``pos_parser``: parser spec (``spacy:<package or path>``, ``stanza:<lang>``) that tags raw text at inference;
+      it should be the parser the model was fine-tuned with.
+    """
+
+    model_type = "bert_pos"
+
+    pos_vocab: dict | None = None
+    num_pos_tags: int = 0
+    pos_combine: str = "sum"
+    pos_embedding_size: int = 0
+    pos_parser: str = "spacy:en_core_web_sm"
+
+    def __post_init__(self, **kwargs):
+        vocab = LabelVocab.from_dict(self.pos_vocab) if self.pos_vocab is not None else UPOS_VOCAB
+        self.pos_vocab = vocab.to_dict()
+        self.num_pos_tags = self.num_pos_tags or len(vocab)
+        self.pos_embedding_size = self.pos_embedding_size or self.hidden_size
+        super().__post_init__(**kwargs)
+
+    def validate_pos_options(self):
+        """Called by ``@strict`` on construction, so a bad option fails before any weight is built."""
+        vocab = self.pos_label_vocab
+        if self.num_pos_tags != len(vocab):
+            raise ValueError(
+                f"BertPosConfig: num_pos_tags={self.num_pos_tags} but pos_vocab {vocab.name!r} has {len(vocab)} ids "
+                f"(3 reserved + {len(vocab.labels)} labels). Drop num_pos_tags or pass the matching pos_vocab."
+            )
+        if self.pos_combine not in POS_COMBINE_MODES:
+            raise ValueError(
+                f"BertPosConfig: pos_combine must be one of {POS_COMBINE_MODES}; got {self.pos_combine!r}."
+            )
+        if self.pos_combine == "sum" and self.pos_embedding_size != self.hidden_size:
+            raise ValueError(
+                f"BertPosConfig: pos_combine='sum' adds the POS embedding to the token embedding, so its size is "
+                f"hidden_size={self.hidden_size}; got pos_embedding_size={self.pos_embedding_size}. "
+                f"Use pos_combine='concat' for another size."
+            )
+        if self.pos_embedding_size < 1:
+            raise ValueError(f"BertPosConfig: pos_embedding_size must be positive; got {self.pos_embedding_size}.")
+        if ":" not in self.pos_parser:
+            raise ValueError(
+                f"BertPosConfig: pos_parser must be a parser spec such as 'spacy:en_core_web_sm' or 'stanza:en'; "
+                f"got {self.pos_parser!r}."
+            )
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, **kwargs) -> "BertPosConfig":
+        """Load a ``bert_pos`` config, or extend a plain ``bert`` one with the POS defaults; refuse anything else.
+
+        Other architectures (RoBERTa, DistilBERT, ...) differ from BERT in weight names or position handling, so
+        loading their weights into this model would silently give a broken network.
+        """
+        config_dict, kwargs = cls.get_config_dict(pretrained_model_name_or_path, **kwargs)
+        model_type = config_dict.get("model_type")
+        if model_type not in LOADABLE_MODEL_TYPES:
+            raise ValueError(
+                f"{pretrained_model_name_or_path!r} is a {model_type!r} checkpoint; BERT + POS loads only BERT "
+                f"checkpoints (model_type in {LOADABLE_MODEL_TYPES}), e.g. 'bert-base-uncased' or a saved BertPos "
+                f"model. For another architecture, fine-tune it with its own classes."
+            )
+        config_dict["model_type"] = cls.model_type
+        return cls.from_dict(config_dict, **kwargs)
+
+    @property
+    def pos_label_vocab(self) -> LabelVocab:
+        return LabelVocab.from_dict(self.pos_vocab)
+
+    def check_pos_vocab(self, featurizer_vocab: LabelVocab) -> None:
+        """Raise if the featurizer's POS ids would not mean what this model's embedding rows mean."""
+        if featurizer_vocab == self.pos_label_vocab:
+            return
+        ours, theirs = self.pos_label_vocab, featurizer_vocab
+        first_difference = next(
+            (
+                f"id {index + 3}: model {a!r} vs featurizer {b!r}"
+                for index, (a, b) in enumerate(zip(ours.labels, theirs.labels))
+                if a != b
+            ),
+            f"model has {len(ours)} ids, featurizer {len(theirs)}",
+        )
+        raise ValueError(
+            f"POS vocabulary mismatch: the model was built for {ours.name!r} ({len(ours.labels)} labels) but the "
+            f"featurizer produces {theirs.name!r} ({len(theirs.labels)} labels); {first_difference}. Featurize with "
+            f"the model's vocabulary (LabelVocab.from_dict(config.pos_vocab)) or build the model with "
+            f"pos_vocab=featurizer_vocab.to_dict()."
+        )
+
+
+__all__ = ["BertPosConfig"]

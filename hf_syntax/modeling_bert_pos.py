@@ -1,0 +1,229 @@
+"""BERT + POS (Sundararaman et al. 2019, "Syntax-infused BERT"): BERT whose input embedding also sees POS tags.
+
+Every WordPiece carries the UPOS tag of its word (``pos_ids``, made by hf_syntax's featurizer); a trainable POS
+embedding is combined with the token embedding *before* BERT's embedding LayerNorm, and everything after that is
+transformers' own BERT. The POS table starts at zero (and the ``concat`` projection at ``[I | 0]``), so before
+fine-tuning the model computes exactly what the BERT checkpoint it was loaded from computes; any difference after
+fine-tuning comes from the POS input.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    BertModel,
+    BertPreTrainedModel,
+)
+from transformers import initialization as init
+from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
+
+from .configuration_bert_pos import BertPosConfig
+
+POS_FEATURIZER_HINT = (
+    "Compute them with hf_syntax's featurizer, e.g. "
+    "`SyntaxFeaturizer(tokenizer, parser=model.config.pos_parser, features=('pos',))` at inference or the "
+    "`parse_and_align(...)` map function for a dataset; [CLS]/[SEP] get id 1 and padding id 0."
+)
+
+
+class PosTagEmbedding(nn.Embedding):
+    """The POS table; its own class so that weight init can zero it without drawing random numbers (an RNG draw
+    here would shift the task head's initialisation and break the "identical to ``--no_pos`` at step 0" property)."""
+
+
+class PosConcatProjection(nn.Linear):
+    """``[token; pos] -> hidden`` for ``pos_combine="concat"``; initialised (without RNG draws) to ``[I | 0]``."""
+
+
+class BertPosEmbeddings(BertEmbeddings):
+    """BERT's embeddings with a POS embedding combined into the token embedding ahead of position/segment/LayerNorm."""
+
+    def __init__(self, config: BertPosConfig):
+        super().__init__(config)
+        self.pos_combine = config.pos_combine
+        self.pos_embeddings = PosTagEmbedding(config.num_pos_tags, config.pos_embedding_size, padding_idx=0)
+        if config.pos_combine == "concat":
+            self.pos_projection = PosConcatProjection(config.hidden_size + config.pos_embedding_size, config.hidden_size)
+
+    def token_and_pos_embeddings(
+        self,
+        input_ids: torch.Tensor | None,
+        pos_ids: torch.Tensor,
+        inputs_embeds: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Token embeddings with POS combined in; the result goes to ``BertEmbeddings.forward`` as ``inputs_embeds``."""
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)
+        pos_embeddings = self.pos_embeddings(pos_ids)
+        if self.pos_combine == "sum":
+            return inputs_embeds + pos_embeddings
+        return self.pos_projection(torch.cat([inputs_embeds, pos_embeddings], dim=-1))
+
+
+class BertPosPreTrainedModel(BertPreTrainedModel):
+    config_class = BertPosConfig
+    config: BertPosConfig
+
+    @torch.no_grad()
+    def _init_weights(self, module):
+        if isinstance(module, PosTagEmbedding):
+            init.zeros_(module.weight)
+            return
+        if isinstance(module, PosConcatProjection):
+            identity_then_zeros = torch.zeros_like(module.weight)
+            identity_then_zeros[:, : module.out_features] = torch.eye(module.out_features)
+            init.copy_(module.weight, identity_then_zeros)
+            init.zeros_(module.bias)
+            return
+        super()._init_weights(module)
+
+
+class BertPosModel(BertPosPreTrainedModel, BertModel):
+    """``BertModel`` whose ``forward`` takes ``pos_ids`` (one POS id per token, shaped like ``input_ids``)."""
+
+    def __init__(self, config: BertPosConfig, add_pooling_layer: bool = True):
+        BertPreTrainedModel.__init__(self, config)
+        self.config = config
+        self.gradient_checkpointing = False
+        self.embeddings = BertPosEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config) if add_pooling_layer else None
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        pos_ids: torch.Tensor | None = None,
+        **kwargs,
+    ):
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("BertPosModel: pass exactly one of input_ids or inputs_embeds.")
+        self._check_pos_ids(pos_ids, input_ids if input_ids is not None else inputs_embeds[..., 0])
+        inputs_embeds = self.embeddings.token_and_pos_embeddings(input_ids, pos_ids, inputs_embeds)
+        return super().forward(
+            input_ids=None,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            **kwargs,
+        )
+
+    def _check_pos_ids(self, pos_ids: torch.Tensor | None, tokens: torch.Tensor) -> None:
+        if pos_ids is None:
+            raise ValueError(
+                f"{type(self).__name__} needs `pos_ids` (one POS id per token, same shape as input_ids). "
+                + POS_FEATURIZER_HINT
+            )
+        if pos_ids.shape != tokens.shape:
+            raise ValueError(
+                f"`pos_ids` has shape {tuple(pos_ids.shape)} but the tokens have shape {tuple(tokens.shape)}; "
+                f"they must align one to one. " + POS_FEATURIZER_HINT
+            )
+        if pos_ids.numel() and not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:
+            raise ValueError(
+                f"`pos_ids` must lie in 0..{self.config.num_pos_tags - 1} (the config's pos_vocab "
+                f"{self.config.pos_vocab['name']!r}); got values from {int(pos_ids.min())} to "
+                f"{int(pos_ids.max())}. Were they made with a different POS vocabulary?"
+            )
+
+
+class BertPosForSequenceClassification(BertPosPreTrainedModel, BertForSequenceClassification):
+    """``BertForSequenceClassification`` (pooled [CLS] -> dropout -> linear; loss by ``problem_type``) on ``BertPosModel``."""
+
+    def __init__(self, config: BertPosConfig):
+        BertPreTrainedModel.__init__(self, config)
+        self.num_labels = config.num_labels
+        self.config = config
+        self.bert = BertPosModel(config)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        pos_ids: torch.Tensor | None = None,
+        **kwargs,
+    ):
+        return super().forward(
+            input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            labels=labels,
+            pos_ids=pos_ids,
+            **kwargs,
+        )
+
+
+class BertPosForTokenClassification(BertPosPreTrainedModel, BertForTokenClassification):
+    """``BertForTokenClassification`` (per-token dropout -> linear) on ``BertPosModel``."""
+
+    def __init__(self, config: BertPosConfig):
+        BertPreTrainedModel.__init__(self, config)
+        self.num_labels = config.num_labels
+        self.bert = BertPosModel(config, add_pooling_layer=False)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        pos_ids: torch.Tensor | None = None,
+        **kwargs,
+    ):
+        return super().forward(
+            input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            labels=labels,
+            pos_ids=pos_ids,
+            **kwargs,
+        )
+
+
+def _classifier_dropout(config: BertPosConfig) -> float:
+    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+
+
+BertPosConfig.register_for_auto_class()
+BertPosModel.register_for_auto_class("AutoModel")
+BertPosForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
+BertPosForTokenClassification.register_for_auto_class("AutoModelForTokenClassification")
+AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
+AutoModel.register(BertPosConfig, BertPosModel, exist_ok=True)
+AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceClassification, exist_ok=True)
+AutoModelForTokenClassification.register(BertPosConfig, BertPosForTokenClassification, exist_ok=True)
+
+__all__ = [
+    "BertPosModel",
+    "BertPosForSequenceClassification",
+    "BertPosForTokenClassification",
+    "BertPosPreTrainedModel",
+]
