@@ -1,0 +1,37 @@
+"""Shared test setup: offline Hugging Face libraries, one thread, paths to the real data.
+
+The environment variables are set at import time, before any test module imports transformers/datasets/evaluate,
+so nothing tries to reach the Hub (a hub look-up otherwise retries for ~20 s before failing).
+"""
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SAMPLE_DATA = REPO_ROOT / "hf_syntax" / "sample_data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data sets beside the repository (../shared/data); tests needing them skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data folder {SHARED_DATA} is absent (it sits beside the repository on the dev machine)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def sample_pairs() -> tuple[list[str], list[str]]:
+    """The first 2,000 (ja, en) pairs of the embedded small_parallel_enja sample shipped in the package."""
+    from hf_syntax.data.corpus import read_parallel
+
+    folder = SAMPLE_DATA / "small_parallel_enja"
+    columns, _ = read_parallel(folder / "train.ja.gz", folder / "train.en.gz", max_pairs=2000)
+    return columns["source"], columns["target"]
