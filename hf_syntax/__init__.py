@@ -11,19 +11,53 @@ Layout (one rule decides where a module goes):
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
 
+from .configuration_bert_pos import BertPosConfig
 from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .modeling_bert_pos import (
+    BertPosForSequenceClassification,
+    BertPosForTokenClassification,
+    BertPosModel,
+    BertPosPreTrainedModel,
+)
 from .modeling_syntax_transformer import (
     SyntaxTransformerForConditionalGeneration,
     SyntaxTransformerModel,
     SyntaxTransformerPreTrainedModel,
 )
+from .variants import (
+    ARCHITECTURES,
+    DbsaConfig,
+    DbsaForConditionalGeneration,
+    DepRpeConfig,
+    DepRpeForConditionalGeneration,
+    config_for,
+)
 
 AutoConfig.register(SyntaxTransformerConfig.model_type, SyntaxTransformerConfig, exist_ok=True)
 AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
 AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, exist_ok=True)
+for _config, _model in ((DbsaConfig, DbsaForConditionalGeneration), (DepRpeConfig, DepRpeForConditionalGeneration)):
+    AutoConfig.register(_config.model_type, _config, exist_ok=True)
+    AutoModelForSeq2SeqLM.register(_config, _model, exist_ok=True)
+AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
+AutoModel.register(BertPosConfig, BertPosModel, exist_ok=True)
+AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceClassification, exist_ok=True)
+AutoModelForTokenClassification.register(BertPosConfig, BertPosForTokenClassification, exist_ok=True)
 
 __all__ = [
+    "ARCHITECTURES",
+    "DbsaConfig",
+    "DbsaForConditionalGeneration",
+    "DepRpeConfig",
+    "DepRpeForConditionalGeneration",
+    "config_for",
+    "BertPosConfig",
+    "BertPosForSequenceClassification",
+    "BertPosForTokenClassification",
+    "BertPosModel",
+    "BertPosPreTrainedModel",
     "SyntaxTransformerConfig",
     "SyntaxTransformerForConditionalGeneration",
     "SyntaxTransformerModel",

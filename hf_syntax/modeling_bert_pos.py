@@ -12,10 +12,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 from transformers import (
-    AutoConfig,
-    AutoModel,
-    AutoModelForSequenceClassification,
-    AutoModelForTokenClassification,
     BertForSequenceClassification,
     BertForTokenClassification,
     BertModel,
@@ -216,10 +212,6 @@ BertPosConfig.register_for_auto_class()
 BertPosModel.register_for_auto_class("AutoModel")
 BertPosForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
 BertPosForTokenClassification.register_for_auto_class("AutoModelForTokenClassification")
-AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
-AutoModel.register(BertPosConfig, BertPosModel, exist_ok=True)
-AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceClassification, exist_ok=True)
-AutoModelForTokenClassification.register(BertPosConfig, BertPosForTokenClassification, exist_ok=True)
 
 __all__ = [
     "BertPosModel",
