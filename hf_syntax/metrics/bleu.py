@@ -68,6 +68,12 @@ class SacreBleuScore(evaluate.Metric):
             reference_urls=["https://github.com/mjpost/sacrebleu"],
         )
 
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """As ``evaluate.Metric.compute``, with a clear error for empty input (evaluate itself hits an IndexError)."""
+        if predictions is not None and len(predictions) == 0:
+            raise ValueError("BLEU needs at least one prediction")
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
     def _compute(
         self,
         predictions,
@@ -79,8 +85,6 @@ class SacreBleuScore(evaluate.Metric):
         force=False,
         use_effective_order=False,
     ):
-        if not predictions:
-            raise ValueError("BLEU needs at least one prediction")
         scorer = sacrebleu.BLEU(
             tokenize=tokenize,
             lowercase=lowercase,

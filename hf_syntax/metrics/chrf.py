@@ -62,6 +62,12 @@ class SacreChrfScore(evaluate.Metric):
             reference_urls=["https://github.com/mjpost/sacrebleu"],
         )
 
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """As ``evaluate.Metric.compute``, with a clear error for empty input (evaluate itself hits an IndexError)."""
+        if predictions is not None and len(predictions) == 0:
+            raise ValueError("chrF needs at least one prediction")
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
     def _compute(
         self,
         predictions,
@@ -73,8 +79,6 @@ class SacreChrfScore(evaluate.Metric):
         whitespace=False,
         eps_smoothing=False,
     ):
-        if not predictions:
-            raise ValueError("chrF needs at least one prediction")
         scorer = sacrebleu.CHRF(
             char_order=char_order,
             word_order=word_order,

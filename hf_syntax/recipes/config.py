@@ -1,0 +1,110 @@
+"""Strict experiment configs: YAML/JSON files -> nested dataclasses, rejecting keys nobody reads.
+
+Why strict: a typo such as ``lerning_rate`` in a free-form dict is silently ignored and the run trains with the
+default; here it is an error that names the key, where it was found and the closest known key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+ConfigT = TypeVar("ConfigT")
+
+
+class ConfigError(ValueError):
+    """A config file or override that cannot be used (the message names the key and the fix)."""
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML (``.yaml``/``.yml``) or JSON (``.json``) file whose top level is a mapping."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise ConfigError(f"cannot parse {path}: {error}") from error
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path} must contain a mapping of config sections at its top level, got {type(raw).__name__}")
+    return raw
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` strings (value parsed as YAML, so ``10``, ``true``, ``null`` work) to a copy."""
+    result = json.loads(json.dumps(raw))
+    for override in overrides:
+        dotted_key, separator, value_text = override.partition("=")
+        if not separator or not dotted_key:
+            raise ConfigError(f"override {override!r} must look like section.key=value, e.g. training.max_steps=100")
+        *parents, leaf = dotted_key.split(".")
+        node = result
+        for parent in parents:
+            child = node.setdefault(parent, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {override!r}: {parent!r} is a value, not a section")
+            node = child
+        node[leaf] = yaml.safe_load(value_text)
+    return result
+
+
+def _accepts(annotation: Any, value: Any) -> bool:
+    """Whether ``value`` fits a simple annotation (str/int/float/bool/None/dict/list and unions of them)."""
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts(option, value) for option in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is not None:
+        return isinstance(value, origin)
+    return isinstance(value, annotation)
+
+
+def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:
+    """Instantiate dataclass ``cls`` from ``raw``, recursing into dataclass-typed fields; ``where`` names the spot."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping, got {type(raw).__name__}: {raw!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {field.name: field for field in dataclasses.fields(cls)}
+    unknown = [key for key in raw if key not in fields]
+    if unknown:
+        key = unknown[0]
+        close = difflib.get_close_matches(key, fields, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"unknown config key {where}.{key}{hint}; known keys in {where}: {sorted(fields)}")
+    values = {}
+    for name, value in raw.items():
+        annotation = hints[name]
+        nested = [arg for arg in (annotation, *typing.get_args(annotation)) if dataclasses.is_dataclass(arg)]
+        if nested and value is not None:
+            values[name] = build_dataclass(nested[0], value, f"{where}.{name}")
+        elif not _accepts(annotation, value):
+            raise ConfigError(f"{where}.{name} = {value!r} has the wrong type; expected {annotation}")
+        else:
+            values[name] = value
+    try:
+        return cls(**values)
+    except TypeError as error:  # a required field is missing
+        raise ConfigError(f"{where}: {error}") from error
+
+
+def check_choice(value: Any, choices: tuple, where: str) -> None:
+    """Reject a value outside ``choices`` with a message naming the key and the allowed values."""
+    if value not in choices:
+        raise ConfigError(f"{where} = {value!r} is not allowed; choose one of {list(choices)}")

@@ -1,0 +1,610 @@
+"""Translation training recipe on ``Seq2SeqTrainer``: one config file in, a trained Hub-ready model + summary out.
+
+The recipe is variant-agnostic: ``model.type`` is any registered seq2seq ``model_type`` (``syntax_transformer``
+and its paper variants, or ``marian`` as a reference) with ``model.kwargs`` for its config, and the optional
+``features`` section is handed to the syntax-feature map function unchanged. Everything else is plain
+Transformers: inverse-sqrt schedule with warm-up, generation-based evaluation with local BLEU/chrF metrics,
+best checkpoint by BLEU, ``resume_from_checkpoint``, and ``accelerate launch``/``torchrun`` through the Trainer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+import json
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    DataCollatorForSeq2Seq,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    TrainerCallback,
+    set_seed,
+)
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+from transformers.trainer_utils import get_last_checkpoint
+
+from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
+from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_translation_tokenizers
+from hf_syntax.metrics.translation import GeneratedTranslationScorer
+from hf_syntax.recipes.config import ConfigError, apply_overrides, build_dataclass, check_choice, read_config_file
+
+SAMPLE_DATA_PREFIX = "sample_data:"
+TARGET_TOKENIZER_DIR = "target_tokenizer"
+FINAL_MODEL_DIR = "model"
+SUMMARY_FILE = "summary.json"
+LONG_LINE_POLICIES = ("truncate", "error")
+# Seq2SeqTrainingArguments the recipe sets itself; a config setting them would be overridden or contradict it.
+RECIPE_OWNED_ARGUMENTS = {
+    "output_dir": "set the top-level output_dir",
+    "seed": "set the top-level seed",
+    "predict_with_generate": "the recipe always evaluates by generating",
+    "metric_for_best_model": "the recipe selects checkpoints by BLEU",
+    "greater_is_better": "the recipe selects checkpoints by BLEU",
+    "generation_config": "use the generation section",
+    "generation_num_beams": "use generation.num_beams",
+    "generation_max_length": "use generation.max_new_tokens",
+    "resume_from_checkpoint": "pass --resume_from_checkpoint (a folder or 'latest') on the command line",
+}
+# Required files in a checkpoint folder for an exact resume (weights are checked separately).
+CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
+CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+# ----------------------------------------------------------------------------------------------- config schema
+@dataclass
+class ParallelFiles:
+    """One split as two line-aligned files (plain or .gz); ``sample_data:`` paths point into the package."""
+
+    source: str
+    target: str
+
+
+@dataclass
+class DataSection:
+    source_lang: str = "src"
+    target_lang: str = "tgt"
+    train: ParallelFiles | None = None
+    validation: ParallelFiles | None = None
+    test: ParallelFiles | None = None
+    dataset: str | None = None  # a datasets.save_to_disk folder instead of files
+    train_split: str = "train"
+    validation_split: str = "validation"
+    test_split: str | None = None
+    source_column: str = SOURCE_COLUMN  # "translation.ja" reads a nested translation dict
+    target_column: str = TARGET_COLUMN
+    skip_empty: bool = False
+    max_train_pairs: int | None = None
+    max_eval_pairs: int | None = None
+    max_source_length: int = 128
+    max_target_length: int = 128
+    long_lines: str = "truncate"
+
+
+@dataclass
+class TokenizerSection:
+    path: str | None = None  # load a saved tokenizer (its target_tokenizer/ subfolder if per side) instead
+    model: str = "bpe"
+    vocab_size: int = 8000
+    joint: bool = True
+    min_frequency: int = 2
+    normalization: str | None = None
+
+
+@dataclass
+class ModelSection:
+    type: str = "syntax_transformer"
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass
+class GenerationSection:
+    num_beams: int = 4
+    max_new_tokens: int = 128
+    length_penalty: float = 1.0
+
+
+@dataclass
+class EvaluationSection:
+    bleu_tokenize: str = "13a"
+    lowercase: bool = False
+    show_examples: int = 5
+
+
+@dataclass
+class TranslationRecipeConfig:
+    output_dir: str
+    data: DataSection
+    seed: int = 42
+    overwrite_output_dir: bool = False  # allow a fresh run into a folder that holds checkpoints of another run
+    tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    features: dict | None = None
+    training: dict = field(default_factory=dict)
+    generation: GenerationSection = field(default_factory=GenerationSection)
+    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
+
+
+def load_recipe_config(path: str | Path, overrides: list[str] = ()) -> TranslationRecipeConfig:
+    """Read, override (``section.key=value``) and validate a translation experiment config."""
+    raw = apply_overrides(read_config_file(path), list(overrides))
+    config = build_dataclass(TranslationRecipeConfig, raw, "config")
+    validate_recipe_config(config)
+    return config
+
+
+def validate_recipe_config(config: TranslationRecipeConfig) -> None:
+    """Value checks that types alone cannot express (each error names its key)."""
+    data = config.data
+    check_choice(data.long_lines, LONG_LINE_POLICIES, "data.long_lines")
+    check_choice(config.tokenizer.model, TOKENIZER_MODELS, "tokenizer.model")
+    check_choice(config.tokenizer.normalization, NORMALIZATIONS, "tokenizer.normalization")
+    if data.dataset is None and (data.train is None or data.validation is None):
+        raise ConfigError("data needs train and validation files (data.train/data.validation) or data.dataset")
+    if data.dataset is not None and (data.train or data.validation or data.test):
+        raise ConfigError("data.dataset and data.train/validation/test files exclude each other; keep one")
+    for key in ("max_source_length", "max_target_length"):
+        if getattr(data, key) < 2:
+            raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
+    if config.model.type not in CONFIG_MAPPING:
+        close = difflib.get_close_matches(config.model.type, list(CONFIG_MAPPING), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"model.type = {config.model.type!r} is not a registered model type{hint}")
+    known_arguments = {item.name for item in dataclasses.fields(Seq2SeqTrainingArguments)}
+    for key in config.training:
+        if key in RECIPE_OWNED_ARGUMENTS:
+            raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
+        if key not in known_arguments:
+            close = difflib.get_close_matches(key, known_arguments, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key training.{key}{hint}: not a Seq2SeqTrainingArguments field")
+    if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
+        raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
+
+
+# ------------------------------------------------------------------------------------------------------- data
+def resolve_data_path(path: str) -> Path:
+    """``sample_data:<relative path>`` -> the file inside the installed package; other paths are used as given."""
+    if path.startswith(SAMPLE_DATA_PREFIX):
+        return Path(str(resources.files("hf_syntax") / "sample_data" / path[len(SAMPLE_DATA_PREFIX) :]))
+    return Path(path).expanduser()
+
+
+def _check_dataset_texts(dataset: datasets.Dataset, split: str, skip_empty: bool) -> tuple[datasets.Dataset, int]:
+    """Same empty-text policy as for files: error naming the row, or drop and count."""
+    empty_rows = [
+        index
+        for index, (source, target) in enumerate(zip(dataset[SOURCE_COLUMN], dataset[TARGET_COLUMN]))
+        if not isinstance(source, str) or not isinstance(target, str) or not source.strip() or not target.strip()
+    ]
+    if empty_rows and not skip_empty:
+        raise CorpusError(
+            f"split {split!r} has {len(empty_rows)} empty or missing texts (first at row {empty_rows[0]}); "
+            "clean the dataset or set data.skip_empty: true to drop and count them"
+        )
+    if empty_rows:
+        dataset = dataset.select(sorted(set(range(len(dataset))) - set(empty_rows)))
+    return dataset, len(empty_rows)
+
+
+def load_translation_data(data: DataSection) -> tuple[datasets.DatasetDict, dict[str, int]]:
+    """Splits ``train``/``validation`` (and ``test`` if configured) with ``source``/``target`` columns + skip counts."""
+    limits = {"train": data.max_train_pairs, "validation": data.max_eval_pairs, "test": data.max_eval_pairs}
+    if data.dataset is None:
+        files = {"train": data.train, "validation": data.validation, "test": data.test}
+        splits = {
+            name: (resolve_data_path(pair.source), resolve_data_path(pair.target))
+            for name, pair in files.items()
+            if pair is not None
+        }
+        corpus, stats = load_parallel_corpus(splits, skip_empty=data.skip_empty, max_pairs=limits)
+        return corpus, {name: split_stats.empty_pairs_skipped for name, split_stats in stats.items()}
+
+    folder = resolve_data_path(data.dataset)
+    if not folder.is_dir():
+        raise ConfigError(f"data.dataset = {data.dataset!r}: no datasets.save_to_disk folder at {folder}")
+    loaded = datasets.load_from_disk(str(folder))
+    if not isinstance(loaded, datasets.DatasetDict):
+        raise ConfigError(f"data.dataset = {data.dataset!r} holds a single Dataset; save a DatasetDict with splits")
+    wanted = {"train": data.train_split, "validation": data.validation_split, "test": data.test_split}
+    corpus, skipped = {}, {}
+    for name, split in wanted.items():
+        if split is None:
+            continue
+        if split not in loaded:
+            raise ConfigError(f"data.{name}_split = {split!r} is not in {folder}; it has {list(loaded)}")
+        dataset = loaded[split]
+        if "." in data.source_column or "." in data.target_column:
+            dataset = dataset.flatten()
+        for key, column in (("source_column", data.source_column), ("target_column", data.target_column)):
+            if column not in dataset.column_names:
+                raise ConfigError(f"data.{key} = {column!r} is not a column of split {split!r}: {dataset.column_names}")
+        dataset = dataset.select_columns([data.source_column, data.target_column])
+        dataset = dataset.rename_columns({data.source_column: SOURCE_COLUMN, data.target_column: TARGET_COLUMN})
+        dataset, skipped[name] = _check_dataset_texts(dataset, split, data.skip_empty)
+        if limits[name] is not None:
+            dataset = dataset.select(range(min(limits[name], len(dataset))))
+        corpus[name] = dataset
+    return datasets.DatasetDict(corpus), skipped
+
+
+def _encode_with_length_policy(
+    tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int, policy: str, side: str
+) -> tuple[list[list[int]], list[bool]]:
+    """Encode (ending in </s>); over-long sequences are cut to ``max_length`` keeping </s>, or rejected."""
+    encoded = tokenizer(texts, add_special_tokens=True)["input_ids"]
+    truncated = [len(ids) > max_length for ids in encoded]
+    if policy == "error" and any(truncated):
+        first = truncated.index(True)
+        raise CorpusError(
+            f"a {side} sentence has {len(encoded[first])} tokens, more than data.max_{side}_length={max_length}: "
+            f"{texts[first][:80]!r}; raise the limit (within the model's max_position_embeddings) or set "
+            "data.long_lines: truncate"
+        )
+    return [ids[: max_length - 1] + [tokenizer.eos_token_id] if cut else ids for ids, cut in zip(encoded, truncated)], truncated
+
+
+def tokenize_translation_data(
+    corpus: datasets.DatasetDict,
+    source_tokenizer: PreTrainedTokenizerBase,
+    target_tokenizer: PreTrainedTokenizerBase,
+    data: DataSection,
+) -> tuple[datasets.DatasetDict, dict[str, dict[str, int]]]:
+    """Add ``input_ids``/``attention_mask``/``labels``; returns how many sources/targets were truncated per split."""
+
+    def encode(batch: dict[str, list[str]]) -> dict[str, list]:
+        input_ids, source_cut = _encode_with_length_policy(
+            source_tokenizer, batch[SOURCE_COLUMN], data.max_source_length, data.long_lines, "source"
+        )
+        labels, target_cut = _encode_with_length_policy(
+            target_tokenizer, batch[TARGET_COLUMN], data.max_target_length, data.long_lines, "target"
+        )
+        return {
+            "input_ids": input_ids,
+            "attention_mask": [[1] * len(ids) for ids in input_ids],
+            "labels": labels,
+            "source_truncated": source_cut,
+            "target_truncated": target_cut,
+        }
+
+    encoded = corpus.map(encode, batched=True, desc="Tokenizing")
+    truncated = {
+        split: {"source": int(sum(dataset["source_truncated"])), "target": int(sum(dataset["target_truncated"]))}
+        for split, dataset in encoded.items()
+    }
+    return encoded.remove_columns(["source_truncated", "target_truncated"]), truncated
+
+
+def add_syntax_features(
+    corpus: datasets.DatasetDict, tokenizer: PreTrainedTokenizerBase, features: dict[str, Any]
+) -> datasets.DatasetDict:
+    """The seam for syntax-aware variants: the ``features`` section goes unchanged to the feature map function."""
+    from hf_syntax.data.features import parse_and_align
+
+    return corpus.map(parse_and_align(tokenizer, **features), batched=True, desc="Parsing and aligning")
+
+
+# ---------------------------------------------------------------------------------------------------- tokenizer
+def prepare_tokenizers(
+    config: TranslationRecipeConfig, train: datasets.Dataset, args: Seq2SeqTrainingArguments, resume_dir: Path | None
+) -> tuple[PreTrainedTokenizerBase, PreTrainedTokenizerBase]:
+    """Load (configured path, or the checkpoint being resumed) or train + save the source/target tokenizers.
+
+    The main process trains and saves first; other processes (``torchrun``) then load the saved files, so
+    every rank uses the identical vocabulary.
+    """
+    section = config.tokenizer
+    load_from = Path(section.path).expanduser() if section.path else resume_dir
+    if load_from is None:
+        saved = Path(config.output_dir) / "tokenizer"
+        with args.main_process_first(desc="training the tokenizer"):
+            if args.process_index == 0:
+                source, target = train_translation_tokenizers(
+                    train[SOURCE_COLUMN],
+                    train[TARGET_COLUMN],
+                    joint=section.joint,
+                    model=section.model,
+                    vocab_size=section.vocab_size,
+                    min_frequency=section.min_frequency,
+                    normalization=section.normalization,
+                    model_max_length=config.data.max_source_length,
+                )
+                save_tokenizers(source, target, saved)
+        load_from = saved
+    return load_tokenizers(load_from)
+
+
+def save_tokenizers(source: PreTrainedTokenizerBase, target: PreTrainedTokenizerBase, folder: Path) -> None:
+    """Source tokenizer at ``folder``; a separate target tokenizer (per-side vocabularies) in a subfolder."""
+    source.save_pretrained(folder)
+    if target is not source:
+        target.save_pretrained(folder / TARGET_TOKENIZER_DIR)
+
+
+def load_tokenizers(folder: Path) -> tuple[PreTrainedTokenizerBase, PreTrainedTokenizerBase]:
+    if not (folder / "tokenizer_config.json").is_file():
+        raise ConfigError(f"no saved tokenizer in {folder} (tokenizer_config.json missing)")
+    source = AutoTokenizer.from_pretrained(str(folder))
+    target_folder = folder / TARGET_TOKENIZER_DIR
+    target = AutoTokenizer.from_pretrained(str(target_folder)) if target_folder.is_dir() else source
+    for tokenizer in {id(source): source, id(target): target}.values():
+        if tokenizer.pad_token_id is None or tokenizer.eos_token_id is None:
+            raise ConfigError(f"the tokenizer in {folder} needs pad and eos tokens for translation training")
+    if (source.pad_token_id, source.eos_token_id) != (target.pad_token_id, target.eos_token_id):
+        raise ConfigError(f"source and target tokenizers in {folder} disagree on the pad/eos ids")
+    return source, target
+
+
+class SaveTargetTokenizer(TrainerCallback):
+    """Per-side vocabularies: put the target tokenizer in every checkpoint, so a resume finds both."""
+
+    def __init__(self, target_tokenizer: PreTrainedTokenizerBase):
+        self.target_tokenizer = target_tokenizer
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            self.target_tokenizer.save_pretrained(checkpoint / TARGET_TOKENIZER_DIR)
+
+
+# -------------------------------------------------------------------------------------------------------- model
+def build_model(config: TranslationRecipeConfig, source, target):
+    """A freshly initialised seq2seq model of ``model.type`` with ``model.kwargs``, sized to the tokenizers."""
+    section = config.model
+    config_class = CONFIG_MAPPING[section.type]
+    accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
+    for key in section.kwargs:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key model.kwargs.{key}{hint}: {config_class.__name__} has no such setting")
+    derived = {
+        "vocab_size": len(source),
+        "pad_token_id": target.pad_token_id,
+        "eos_token_id": target.eos_token_id,
+        "bos_token_id": target.bos_token_id,
+        "decoder_start_token_id": target.bos_token_id if target.bos_token_id is not None else target.pad_token_id,
+    }
+    for key, value in derived.items():
+        if key in section.kwargs and section.kwargs[key] != value:
+            raise ConfigError(f"model.kwargs.{key} = {section.kwargs[key]} contradicts the tokenizer ({value}); drop it")
+    if source is not target:
+        if section.kwargs.get("share_encoder_decoder_embeddings"):
+            raise ConfigError("model.kwargs.share_encoder_decoder_embeddings needs one joint vocabulary (tokenizer.joint)")
+        if "decoder_vocab_size" not in accepted:
+            raise ConfigError(f"{config_class.__name__} has no decoder_vocab_size; use tokenizer.joint: true")
+        derived.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
+    kwargs = {**section.kwargs, **derived}
+    if "label_smoothing" in accepted and config.training.get("label_smoothing_factor", 0) != 0:
+        raise ConfigError(
+            f"training.label_smoothing_factor must stay 0 for {section.type}: it smooths in its own loss; "
+            "set model.kwargs.label_smoothing instead"
+        )
+    max_positions = kwargs.get("max_position_embeddings", getattr(config_class(), "max_position_embeddings", None))
+    longest = max(config.data.max_source_length, config.data.max_target_length + 1)  # +1: decoder start token
+    if max_positions is not None and longest > max_positions:
+        raise ConfigError(
+            f"data.max_source_length/max_target_length ({longest} positions with the decoder start) exceed "
+            f"model.kwargs.max_position_embeddings = {max_positions}; lower the lengths or raise the positions"
+        )
+    model_config = config_class(**kwargs)
+    try:
+        model = AutoModelForSeq2SeqLM.from_config(model_config)
+    except ValueError as error:
+        raise ConfigError(f"model.type = {section.type!r} is not a sequence-to-sequence model: {error}") from error
+    # max_length (not max_new_tokens): Seq2SeqTrainer fills in max_length=20 otherwise, and generate then warns.
+    model.generation_config.update(
+        num_beams=config.generation.num_beams,
+        max_length=config.generation.max_new_tokens + 1,  # + the decoder start token
+        max_new_tokens=None,
+        length_penalty=config.generation.length_penalty,
+        forced_eos_token_id=target.eos_token_id,
+        **{key: value for key, value in derived.items() if key.endswith("token_id")},
+    )
+    return model
+
+
+def _collator(source_tokenizer: PreTrainedTokenizerBase, uses_features: bool):
+    """Our syntax collator when it is available (it pads every feature column); plain seq2seq padding otherwise."""
+    try:
+        from hf_syntax.data.collators import SyntaxSeq2SeqCollator
+    except ImportError:
+        if uses_features:
+            raise
+        return DataCollatorForSeq2Seq(source_tokenizer, label_pad_token_id=-100)
+    return SyntaxSeq2SeqCollator(source_tokenizer)
+
+
+# ------------------------------------------------------------------------------------------------------ running
+def check_checkpoint_folder(folder: Path) -> None:
+    """Refuse to resume from a folder that lacks what an exact resume needs (names the missing files)."""
+    if not folder.is_dir():
+        raise ConfigError(f"resume_from_checkpoint: {folder} is not a folder")
+    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
+    if not any((folder / name).is_file() for name in CHECKPOINT_WEIGHTS):
+        missing.append(" or ".join(CHECKPOINT_WEIGHTS))
+    if not (folder / "tokenizer_config.json").is_file():
+        missing.append("tokenizer_config.json")
+    if missing:
+        raise ConfigError(
+            f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off while "
+            "saving; resume from an earlier checkpoint-* folder or start again"
+        )
+
+
+def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrite: bool) -> Path | None:
+    """``None``, a checkpoint folder, or ``"latest"`` (the newest ``checkpoint-*`` in output_dir).
+
+    A fresh run into a folder with checkpoints is refused unless ``overwrite``: "latest" would later pick up
+    the other run's newest checkpoint.
+    """
+    if resume_from_checkpoint is None:
+        if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
+            raise ConfigError(
+                f"output_dir {output_dir} already holds checkpoints; continue that run with "
+                "--resume_from_checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
+            )
+        return None
+    if resume_from_checkpoint == "latest":
+        latest = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if latest is None:
+            raise ConfigError(f"resume_from_checkpoint=latest: no checkpoint-* folder in {output_dir}")
+        folder = Path(latest)
+    else:
+        folder = Path(resume_from_checkpoint).expanduser()
+    check_checkpoint_folder(folder)
+    return folder
+
+
+def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArguments:
+    """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices."""
+    defaults = {
+        "lr_scheduler_type": "inverse_sqrt",
+        "eval_strategy": "steps",
+        "save_strategy": "steps",
+        "load_best_model_at_end": True,
+        "report_to": "none",
+        "save_total_limit": 3,
+        "dataloader_pin_memory": torch.cuda.is_available(),
+    }
+    return Seq2SeqTrainingArguments(
+        output_dir=config.output_dir,
+        seed=config.seed,
+        predict_with_generate=True,
+        metric_for_best_model="bleu",
+        greater_is_better=True,
+        **{**defaults, **config.training},
+    )
+
+
+def _examples(dataset: datasets.Dataset, hypotheses: list[str], count: int) -> list[dict[str, str]]:
+    return [
+        {"source": source, "reference": reference, "hypothesis": hypothesis}
+        for source, reference, hypothesis in zip(dataset[SOURCE_COLUMN][:count], dataset[TARGET_COLUMN][:count], hypotheses)
+    ]
+
+
+def train_translation(
+    config: TranslationRecipeConfig, *, resume_from_checkpoint: str | None = None, callbacks: list | None = None
+) -> dict[str, Any]:
+    """Run the whole recipe; returns (and writes to ``<output_dir>/summary.json``) the final summary."""
+    started = time.perf_counter()
+    set_seed(config.seed)
+    args = training_arguments(config)
+    resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
+    raw, skipped = load_translation_data(config.data)
+    source_tokenizer, target_tokenizer = prepare_tokenizers(config, raw["train"], args, resume_dir)
+    with args.main_process_first(desc="tokenizing"):
+        encoded, truncated = tokenize_translation_data(raw, source_tokenizer, target_tokenizer, config.data)
+        if config.features is not None:
+            encoded = add_syntax_features(encoded, source_tokenizer, config.features)
+    model = build_model(config, source_tokenizer, target_tokenizer)
+    scorer = GeneratedTranslationScorer(
+        target_tokenizer, bleu_tokenize=config.evaluation.bleu_tokenize, lowercase=config.evaluation.lowercase
+    )
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        train_dataset=encoded["train"],
+        eval_dataset=encoded["validation"],
+        processing_class=source_tokenizer,
+        data_collator=_collator(source_tokenizer, config.features is not None),
+        compute_metrics=scorer,
+        callbacks=[
+            *(callbacks or []),
+            *([SaveTargetTokenizer(target_tokenizer)] if target_tokenizer is not source_tokenizer else []),
+        ],
+    )
+    train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
+    train_seconds = time.perf_counter() - started
+
+    final_split = "test" if "test" in encoded else "validation"
+    prediction = trainer.predict(encoded[final_split], metric_key_prefix=final_split)
+    results = {final_split: prediction.metrics}
+    if final_split != "validation":
+        results["validation"] = trainer.evaluate(metric_key_prefix="validation")
+    hypotheses = scorer.decode(np.asarray(prediction.predictions))
+    examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
+
+    model_dir = Path(config.output_dir) / FINAL_MODEL_DIR
+    trainer.save_model(str(model_dir))
+    if trainer.is_world_process_zero():
+        save_tokenizers(source_tokenizer, target_tokenizer, model_dir)
+    summary = {
+        "model_type": config.model.type,
+        "languages": f"{config.data.source_lang}->{config.data.target_lang}",
+        "reported_split": final_split,
+        "bleu": results[final_split][f"{final_split}_bleu"],
+        "chrf": results[final_split][f"{final_split}_chrf"],
+        "validation_bleu": results["validation"]["validation_bleu"],
+        "validation_chrf": results["validation"]["validation_chrf"],
+        "optimizer_steps": trainer.state.global_step,
+        "epochs": trainer.state.epoch,
+        "train_loss": train_result.training_loss,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "seconds": round(time.perf_counter() - started, 1),
+        "train_seconds": round(train_seconds, 1),
+        "parameters": sum(parameter.numel() for parameter in model.parameters()),
+        "pairs": {split: len(dataset) for split, dataset in encoded.items()},
+        "empty_pairs_skipped": skipped,
+        "truncated": truncated,
+        "model_dir": str(model_dir),
+        "examples": examples,
+    }
+    if trainer.is_world_process_zero():
+        (Path(config.output_dir) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        print_summary(summary)
+    return summary
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """Human-readable end of a run: scores, cost, where the model is, a few translations."""
+    split = summary["reported_split"]
+    print(f"\n=== {summary['model_type']} {summary['languages']}: {split} BLEU {summary['bleu']:.2f} "
+          f"chrF {summary['chrf']:.2f} ({summary['pairs'].get(split, 0)} sentences)")
+    print(f"    {summary['optimizer_steps']} optimizer steps, {summary['epochs']:.2f} epochs, "
+          f"{summary['train_seconds']:.0f} s training, {summary['seconds']:.0f} s total, "
+          f"{summary['parameters'] / 1e6:.2f}M parameters")
+    print(f"    skipped empty pairs {summary['empty_pairs_skipped']}, truncated {summary['truncated']}")
+    print(f"    Hub-ready model folder: {summary['model_dir']}")
+    for example in summary["examples"]:
+        print(f"  SRC {example['source']}\n  REF {example['reference']}\n  HYP {example['hypothesis']}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``--config`` file, ``--set section.key=value`` overrides, resume and empty-line policy."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Train a translation model with the hf-syntax recipe.")
+    parser.add_argument("--config", required=True, help="YAML/JSON experiment config (see training/configs/)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config value, e.g. --set training.max_steps=200 (repeatable)")
+    parser.add_argument("--output_dir", help="shortcut for --set output_dir=...")
+    parser.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest",
+                        help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
+    parser.add_argument("--skip_empty", action="store_true",
+                        help="drop (and count) pairs with an empty side instead of stopping with an error")
+    options = parser.parse_args(argv)
+    overrides = list(options.overrides)
+    if options.output_dir:
+        overrides.append(f"output_dir={options.output_dir}")
+    if options.skip_empty:
+        overrides.append("data.skip_empty=true")
+    try:
+        config = load_recipe_config(options.config, overrides)
+        train_translation(config, resume_from_checkpoint=options.resume_from_checkpoint)
+    except (ConfigError, CorpusError) as error:
+        parser.exit(2, f"error: {error}\n")
+    return 0
