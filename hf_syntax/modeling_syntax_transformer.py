@@ -31,6 +31,7 @@ from .attention import (
 )
 from .configuration_syntax_transformer import SyntaxTransformerConfig
 from .embeddings import FEATURE_COLUMNS, SourceFeatureEmbedding, sinusoidal_positions
+from .graph_transformer import GraphEncoderLayer  # noqa: F401  (importing it registers ENCODER_LAYER_TYPES["graph"])
 from .layers import ENCODER_LAYER_TYPES, DecoderLayer
 
 FEATURIZER_HINT = (
