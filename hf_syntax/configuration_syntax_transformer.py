@@ -36,7 +36,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     `d_model`, `encoder_layers`, `decoder_layers`, `encoder_attention_heads`, `decoder_attention_heads`,
     `encoder_ffn_dim`, `decoder_ffn_dim`, `activation_function`, `dropout`, `attention_dropout`,
     `activation_dropout`, `max_position_embeddings`, `scale_embedding`, `share_encoder_decoder_embeddings`,
-    `tie_word_embeddings`, `label_smoothing`, `init_std`.
+    `tie_word_embeddings`, `label_smoothing`, `init_std`, `output_bias` (a bias on the output projection, as
+    converted OPUS-MT checkpoints carry).
 
     Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative positions (Shaw et al. 2018):
     `relative_position_clip` k (0 = off), `relative_position_keys` (a^K), `relative_position_values` (a^V),
@@ -85,6 +86,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     share_encoder_decoder_embeddings: bool = True
     tie_word_embeddings: bool = True
     label_smoothing: float | int = 0.1
+    output_bias: bool = False
     init_std: float = 0.02
     use_cache: bool = True
     is_encoder_decoder: bool = True

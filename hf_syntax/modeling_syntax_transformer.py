@@ -395,7 +395,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     def __init__(self, config: SyntaxTransformerConfig):
         super().__init__(config)
         self.model = SyntaxTransformerModel(config)
-        self.lm_head = nn.Linear(config.d_model, config.decoder_vocab_size, bias=False)
+        self.lm_head = nn.Linear(config.d_model, config.decoder_vocab_size, bias=config.output_bias)
         source = "model.shared.weight" if config.share_encoder_decoder_embeddings else "model.decoder.embed_tokens.weight"
         self._tied_weights_keys = {"lm_head.weight": source}
         self.post_init()

@@ -1,0 +1,176 @@
+"""The baseline core is the Transformer: Marian equivalence, cached decoding, export, config errors."""
+
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
+
+from fresh_process import run_without_hf_syntax
+from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration
+from hf_syntax.marian import from_marian, to_marian
+
+TINY = dict(
+    vocab_size=120, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+    decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+)
+
+
+def _spread_weights(model, seed=0, std=0.3):
+    """Random weights large enough that beams and tokens differ (default inits give near-constant outputs);
+    Marian's frozen sinusoidal table is a parameter too and stays as it is."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "embed_positions" in name:
+                continue
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
+    return model
+
+
+def _batch(pad_id, seed=1):
+    generator = torch.Generator().manual_seed(seed)
+    input_ids = torch.randint(3, 110, (3, 9), generator=generator)
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[2, 6:] = 0
+    input_ids[2, 6:] = pad_id
+    return input_ids, attention_mask
+
+
+@pytest.fixture(scope="module")
+def marian_pair():
+    torch.manual_seed(0)
+    config = MarianConfig(
+        **TINY, activation_function="relu", scale_embedding=True, pad_token_id=119, decoder_start_token_id=119,
+        eos_token_id=0, forced_eos_token_id=0,
+    )
+    marian = _spread_weights(MarianMTModel(config)).eval()
+    return marian, from_marian(marian)
+
+
+def test_marian_logits_match(marian_pair):
+    marian, ours = marian_pair
+    input_ids, attention_mask = _batch(119)
+    decoder_input_ids = torch.randint(1, 110, (3, 7))
+    with torch.no_grad():
+        expected = marian(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids)
+        got = ours(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids)
+    assert expected.logits.abs().max() > 1.0  # the comparison is not between near-zero tensors
+    assert (expected.logits - got.logits).abs().max() <= 1e-4
+
+
+def test_marian_beam_search_matches(marian_pair):
+    marian, ours = marian_pair
+    input_ids, attention_mask = _batch(119, seed=2)
+    # Random tied-embedding models repeat their last token; banning repeated bigrams makes the beams diverse.
+    settings = dict(num_beams=4, max_new_tokens=15, length_penalty=0.6, no_repeat_ngram_size=2,
+                    output_scores=True, return_dict_in_generate=True)
+    expected = marian.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
+    got = ours.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
+    assert len(set(expected.sequences[:, 1:].flatten().tolist())) > 6
+    assert torch.equal(expected.sequences, got.sequences)
+    assert (expected.sequences_scores - got.sequences_scores).abs().max() <= 1e-4
+
+
+def test_conversion_back_to_marian_is_exact(marian_pair):
+    marian, ours = marian_pair
+    back = to_marian(ours)
+    for name, tensor in marian.state_dict().items():
+        if "embed_positions" not in name:
+            assert torch.equal(tensor, back.state_dict()[name]), name
+
+
+def test_only_the_plain_baseline_converts_to_marian():
+    model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, relative_position_clip=4))
+    with pytest.raises(ValueError, match="relative_position_clip"):
+        to_marian(model)
+
+
+@pytest.fixture(scope="module")
+def baseline():
+    torch.manual_seed(0)
+    return _spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY))).eval()
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_cached_and_uncached_decoding_agree(baseline, num_beams):
+    input_ids, attention_mask = _batch(0)
+    settings = dict(input_ids=input_ids, attention_mask=attention_mask, num_beams=num_beams, max_new_tokens=12,
+                    no_repeat_ngram_size=2)
+    cached = baseline.generate(**settings, use_cache=True)
+    uncached = baseline.generate(**settings, use_cache=False)
+    assert torch.equal(cached, uncached)
+
+
+def test_loss_is_label_smoothed_cross_entropy_and_ignores_padding(baseline):
+    input_ids, attention_mask = _batch(0)
+    labels = torch.randint(3, 110, (3, 6))
+    labels[1, 4:] = -100
+    output = baseline(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    logits = output.logits[labels != -100]
+    expected = torch.nn.functional.cross_entropy(logits, labels[labels != -100], label_smoothing=0.1)
+    assert torch.allclose(output.loss, expected, atol=1e-5)
+    assert output.translation_loss is not None and output.encoder_parse_loss is None
+
+
+def test_embeddings_are_tied_after_save_and_load(baseline, tmp_path):
+    baseline.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    assert loaded.lm_head.weight.data_ptr() == loaded.model.shared.weight.data_ptr()
+    assert loaded.model.encoder.embed_tokens.weight.data_ptr() == loaded.model.shared.weight.data_ptr()
+    assert torch.equal(loaded.lm_head.weight, baseline.lm_head.weight)
+
+
+def test_export_loads_in_a_fresh_process_without_hf_syntax(baseline, tmp_path):
+    """save_pretrained writes auto_map and copies the modeling code; a clean interpreter reproduces generation."""
+    folder = tmp_path / "model"
+    baseline.save_pretrained(folder)
+    config = json.loads((folder / "config.json").read_text())
+    assert config["auto_map"]["AutoModelForSeq2SeqLM"].endswith("SyntaxTransformerForConditionalGeneration")
+    assert (folder / "modeling_syntax_transformer.py").exists() and (folder / "attention.py").exists()
+    input_ids, attention_mask = _batch(0)
+    expected = baseline.generate(input_ids=input_ids, attention_mask=attention_mask, num_beams=4, max_new_tokens=12)
+    code = (
+        "import json, torch\n"
+        "from transformers import AutoModelForSeq2SeqLM\n"
+        f"model = AutoModelForSeq2SeqLM.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()\n"
+        "assert type(model).__module__.startswith('transformers_modules'), type(model).__module__\n"
+        f"ids = torch.tensor({input_ids.tolist()}); mask = torch.tensor({attention_mask.tolist()})\n"
+        "out = model.generate(input_ids=ids, attention_mask=mask, num_beams=4, max_new_tokens=12)\n"
+        "print(json.dumps(out.tolist()))\n"
+    )
+    got = json.loads(run_without_hf_syntax(code, tmp_path).strip().splitlines()[-1])
+    assert got == expected.tolist()
+
+
+def test_unknown_config_key_is_named():
+    with pytest.raises(ValueError, match="d_modle"):
+        SyntaxTransformerConfig(d_modle=256)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"graph_fusion": "mean"}, "graph_fusion"),
+        ({"d_model": 30, "encoder_attention_heads": 4}, "divisible"),
+        ({"parse_layer_encoder": 9}, "parse_layer_encoder"),
+        ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),
+        ({"source_features": ["pos", "lemma"]}, "lemma"),
+    ],
+)
+def test_bad_config_values_are_explained(options, message):
+    with pytest.raises(Exception, match=message):
+        SyntaxTransformerConfig(**options)
+
+
+def test_too_long_input_is_a_clear_error(baseline):
+    too_long = torch.randint(3, 100, (1, 65))
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        baseline(input_ids=too_long, decoder_input_ids=too_long[:, :2])
+
+
+def test_checkpoint_folder_missing_weights_is_an_error(baseline, tmp_path):
+    baseline.save_pretrained(tmp_path)
+    (tmp_path / "model.safetensors").unlink()
+    with pytest.raises(OSError, match="model.safetensors|pytorch_model.bin|weights"):
+        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
