@@ -32,13 +32,22 @@ from .variants import (
     DbsaForConditionalGeneration,
     DepRpeConfig,
     DepRpeForConditionalGeneration,
+    GraphTransformerConfig,
+    GraphTransformerForConditionalGeneration,
+    SyntaxInfusedConfig,
+    SyntaxInfusedForConditionalGeneration,
     config_for,
 )
 
 AutoConfig.register(SyntaxTransformerConfig.model_type, SyntaxTransformerConfig, exist_ok=True)
 AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
 AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, exist_ok=True)
-for _config, _model in ((DbsaConfig, DbsaForConditionalGeneration), (DepRpeConfig, DepRpeForConditionalGeneration)):
+for _config, _model in (
+    (DbsaConfig, DbsaForConditionalGeneration),
+    (DepRpeConfig, DepRpeForConditionalGeneration),
+    (GraphTransformerConfig, GraphTransformerForConditionalGeneration),
+    (SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration),
+):
     AutoConfig.register(_config.model_type, _config, exist_ok=True)
     AutoModelForSeq2SeqLM.register(_config, _model, exist_ok=True)
 AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
@@ -52,6 +61,10 @@ __all__ = [
     "DbsaForConditionalGeneration",
     "DepRpeConfig",
     "DepRpeForConditionalGeneration",
+    "GraphTransformerConfig",
+    "GraphTransformerForConditionalGeneration",
+    "SyntaxInfusedConfig",
+    "SyntaxInfusedForConditionalGeneration",
     "config_for",
     "BertPosConfig",
     "BertPosForSequenceClassification",

@@ -91,9 +91,8 @@ class GraphEncoderLayer(nn.Module):
         self.num_heads = config.encoder_attention_heads
         self.head_dim = inner_dim // self.num_heads
         self.shared_qkv = config.graph_shared_qkv
-        self.projections = nn.ModuleDict(
-            {owner: QueryKeyValue(config.d_model, inner_dim) for owner in (STREAMS if self.shared_qkv else ATTENTION_PARTS)}
-        )
+        owners = STREAMS if self.shared_qkv else ATTENTION_PARTS
+        self.projections = nn.ModuleDict({owner: QueryKeyValue(config.d_model, inner_dim) for owner in owners})
         self.out_projections = nn.ModuleDict({part: nn.Linear(inner_dim, config.d_model) for part in ATTENTION_PARTS})
         self.fusion = config.graph_fusion
         self.fusion_gate = nn.Linear(2 * config.d_model, config.d_model) if self.fusion == "gate" else None
@@ -120,7 +119,8 @@ class GraphEncoderLayer(nn.Module):
             owner = stream if self.shared_qkv else part
             if (owner, stream, role) not in projected:
                 states = getattr(self.projections[owner], f"{role}_proj")(streams[stream])
-                projected[owner, stream, role] = states.view(*states.shape[:2], self.num_heads, self.head_dim).transpose(1, 2)
+                states = states.view(*states.shape[:2], self.num_heads, self.head_dim)
+                projected[owner, stream, role] = states.transpose(1, 2)
             return projected[owner, stream, role]
 
         parts, weights = [], []

@@ -51,6 +51,45 @@ class DepRpeConfig(SyntaxTransformerConfig):
     dependency_depth_clip: int = 2
 
 
+@strict
+class GraphTransformerConfig(SyntaxTransformerConfig):
+    r"""
+    Graph-Transformer (Duan et al. 2020): every encoder layer attends over the full representation F and the
+    incremental one I = F_{l-1} - F_{l-2} in three parts (high: I->I, middle: I->F and F->I) and fuses them with
+    the low-order part F (`graph_fusion`: "sum" / "gate" / "self_gate"); `graph_half_dim` halves the parts' width,
+    `graph_shared_qkv` shares one Q/K/V set per stream. The decoder is the Transformer's. The paper's equations are
+    lost: this is a reconstruction (see `hf_syntax/graph_transformer.py` for which parts are sourced and which
+    inferred). Defaults = the paper's best En-De row, "+half-dim&gate". Every other field is a
+    `SyntaxTransformerConfig` field.
+    """
+
+    model_type = "graph_transformer"
+
+    encoder_layer_type: str = "graph"
+    graph_fusion: str = "gate"
+    graph_half_dim: bool = True
+
+
+@strict
+class SyntaxInfusedConfig(SyntaxTransformerConfig):
+    r"""
+    Syntax-infused Transformer (Sundararaman et al. 2019): the source embedding is a (d - f)-wide word embedding
+    concatenated with the sum of f-wide embeddings of the word's UPOS, its case and the subword's B/I/E/O position
+    tag (f = 20: 492 + 20 = 512). The decoder keeps d-wide word embeddings, so source and target tables are
+    separate (`share_encoder_decoder_embeddings=False`; the target table stays tied to the output projection).
+    `source_features` picks any subset, `feature_combine` the combination ("concat_sum" paper default,
+    "concat_each", "add"). The feature columns (`pos_ids`, `case_ids`, `subword_tags`) are needed at inference
+    too. Every other field is a `SyntaxTransformerConfig` field.
+    """
+
+    model_type = "syntax_infused"
+
+    source_features: list[str] | tuple[str, ...] = ("pos", "case", "subword_tag")
+    feature_embedding_dim: int = 20
+    feature_combine: str = "concat_sum"
+    share_encoder_decoder_embeddings: bool = False
+
+
 class DbsaForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
     """The core translation model with `DbsaConfig` defaults (its own `model_type` for the Auto classes)."""
 
@@ -63,10 +102,26 @@ class DepRpeForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
     config_class = DepRpeConfig
 
 
+class GraphTransformerForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
+    """The core translation model with `GraphTransformerConfig` defaults (its own `model_type` for the Auto classes)."""
+
+    config_class = GraphTransformerConfig
+
+
+class SyntaxInfusedForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
+    """The core translation model with `SyntaxInfusedConfig` defaults (its own `model_type` for the Auto classes)."""
+
+    config_class = SyntaxInfusedConfig
+
+
 DbsaConfig.register_for_auto_class()
 DbsaForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 DepRpeConfig.register_for_auto_class()
 DepRpeForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+GraphTransformerConfig.register_for_auto_class()
+GraphTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+SyntaxInfusedConfig.register_for_auto_class()
+SyntaxInfusedForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 
 _NO_ABSOLUTE = {"absolute_positions": False}
 
@@ -90,6 +145,44 @@ ARCHITECTURES = {
     "dbsa_enc": (DbsaConfig, {"parse_layer_decoder": 0}),
     "dbsa_dec": (DbsaConfig, {"parse_layer_encoder": 0}),
     "dbsa_enc_dec": (DbsaConfig, {}),
+    # Duan et al. Table 2 ("Our model" = three attention parts with sum fusion); sizes in DUAN2020_SIZES.
+    **{
+        name: (GraphTransformerConfig, {"graph_fusion": fusion, "graph_half_dim": half_dim, "graph_shared_qkv": shared})
+        for name, fusion, half_dim, shared in (
+            ("graph_transformer", "sum", False, False),
+            ("graph_transformer_half_dim", "sum", True, False),
+            ("graph_transformer_gate", "gate", False, False),
+            ("graph_transformer_self_gate", "self_gate", False, False),
+            ("graph_transformer_shared_qkv_gate", "gate", False, True),
+            ("graph_transformer_half_dim_gate", "gate", True, False),
+            ("graph_transformer_half_dim_gate_shared_qkv", "gate", True, True),
+        )
+    },
+    # Sundararaman et al.: all three features summed into f = 20 (Table 1), the "two of three features" comparison,
+    # POS alone, and the other combine modes. "concat_each" splits the 20 dimensions over the three features:
+    # 3 x 7 = 21 is the nearest width a per-feature block allows.
+    "syntax_infused": (SyntaxInfusedConfig, {}),
+    "syntax_infused_pos": (SyntaxInfusedConfig, {"source_features": ["pos"]}),
+    "syntax_infused_pos_case": (SyntaxInfusedConfig, {"source_features": ["pos", "case"]}),
+    "syntax_infused_pos_subword_tag": (SyntaxInfusedConfig, {"source_features": ["pos", "subword_tag"]}),
+    "syntax_infused_case_subword_tag": (SyntaxInfusedConfig, {"source_features": ["case", "subword_tag"]}),
+    "syntax_infused_concat_each": (SyntaxInfusedConfig, {"feature_combine": "concat_each", "feature_embedding_dim": 7}),
+    "syntax_infused_add": (SyntaxInfusedConfig, {"feature_combine": "add"}),
+}
+
+# Duan et al. Table 1 sizes (6 + 6 layers, d = 512). De-En follows fairseq's Transformer-small with separate
+# source/target tables of a 10k BPE vocabulary; En-De is Transformer-base with one shared 40k table. With these,
+# the baselines come to 41.8M / 64.6M parameters (paper: 42M / 66M).
+DUAN2020_SIZES = {
+    "De-En": {
+        "vocab_size": 10000, "share_encoder_decoder_embeddings": False, "d_model": 512,
+        "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 1024, "decoder_ffn_dim": 1024,
+        "dropout": 0.3,
+    },
+    "En-De": {
+        "vocab_size": 40000, "d_model": 512, "encoder_attention_heads": 8, "decoder_attention_heads": 8,
+        "encoder_ffn_dim": 2048, "decoder_ffn_dim": 2048, "dropout": 0.1,
+    },
 }
 
 # (paper, table, row as printed) -> (architecture, tokenizer). "bpe" = joint subword vocabulary; "word" = whole
@@ -111,6 +204,17 @@ PAPER_TABLE_ROWS = {
     ("omote2019", "Table 3", "b^K only"): ("transformer_dep_keys_noabs", "word"),
     ("omote2019", "Table 3", "b^V only"): ("transformer_dep_values_noabs", "word"),
     ("omote2019", "Table 3", "neither"): ("transformer_noabs", "word"),
+    # Duan et al. Table 2: the same rows for De-En and En-De, at the sizes of DUAN2020_SIZES.
+    ("duan2020", "Table 2", "TF (small) / TF (base)"): ("transformer_abs", "bpe"),
+    ("duan2020", "Table 2", "Our model"): ("graph_transformer", "bpe"),
+    ("duan2020", "Table 2", "+half-dim"): ("graph_transformer_half_dim", "bpe"),
+    ("duan2020", "Table 2", "+gate"): ("graph_transformer_gate", "bpe"),
+    ("duan2020", "Table 2", "+self-gate"): ("graph_transformer_self_gate", "bpe"),
+    ("duan2020", "Table 2", "+shared-qkv&gate"): ("graph_transformer_shared_qkv_gate", "bpe"),
+    ("duan2020", "Table 2", "+half-dim&gate"): ("graph_transformer_half_dim_gate", "bpe"),
+    ("duan2020", "Table 2", "+half-dim&gate&shared-qkv"): ("graph_transformer_half_dim_gate_shared_qkv", "bpe"),
+    ("sundararaman2019", "Table 1", "Baseline"): ("transformer_abs", "bpe"),
+    ("sundararaman2019", "Table 1", "Syntax-infused"): ("syntax_infused", "bpe"),
 }
 
 
@@ -128,6 +232,11 @@ __all__ = [
     "DbsaForConditionalGeneration",
     "DepRpeConfig",
     "DepRpeForConditionalGeneration",
+    "DUAN2020_SIZES",
+    "GraphTransformerConfig",
+    "GraphTransformerForConditionalGeneration",
     "PAPER_TABLE_ROWS",
+    "SyntaxInfusedConfig",
+    "SyntaxInfusedForConditionalGeneration",
     "config_for",
 ]
