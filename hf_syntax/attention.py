@@ -21,6 +21,11 @@ def additive_mask(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill(~keep, torch.finfo(dtype).min)
 
 
+def softmax_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Half precisions take their softmax in float32; float32 and float64 keep their own precision."""
+    return torch.promote_types(dtype, torch.float32)
+
+
 def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
     """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask."""
     if attention_mask is None:
@@ -98,7 +103,7 @@ class BiaffineParseHead(nn.Module):
         scores = (query @ self.biaffine) @ key.transpose(-1, -2) + (key @ self.key_bias)[:, :, None, :]
         if mask is not None:
             scores = scores + mask
-        log_probs = torch.log_softmax(scores.float(), dim=-1).to(query.dtype)
+        log_probs = torch.log_softmax(scores, dim=-1, dtype=softmax_dtype(scores.dtype)).to(query.dtype)
         return log_probs.exp() @ value, log_probs[:, 0]
 
 
@@ -205,7 +210,7 @@ class SyntaxAttention(nn.Module):
         scores = (query * self.scaling) @ key.transpose(-1, -2)
         if bias is not None:
             scores = scores + bias
-        weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
+        weights = torch.softmax(scores, dim=-1, dtype=softmax_dtype(scores.dtype)).to(query.dtype)
         weights = F.dropout(weights, p=dropout, training=self.training)
         output = weights @ value
         for term, buckets in terms:
@@ -223,4 +228,5 @@ __all__ = [
     "dependency_depth_buckets",
     "padding_mask",
     "relative_position_buckets",
+    "softmax_dtype",
 ]
