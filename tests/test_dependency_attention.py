@@ -1,0 +1,166 @@
+"""The relative-position, dependency-depth and biaffine terms of `SyntaxAttention` against a naive reference that
+builds the n x n x d tensors the efficient code avoids, plus gradient checks and a no-n x n x d check."""
+
+import math
+
+import pytest
+import torch
+from torch.func import functional_call
+
+from hf_syntax import DepRpeConfig
+from hf_syntax.attention import (
+    RelativeTerm,
+    SyntaxAttention,
+    dependency_depth_buckets,
+    padding_mask,
+    relative_position_buckets,
+)
+from hf_syntax.variants import DepRpeForConditionalGeneration
+
+torch.set_num_threads(1)
+
+BATCH, LENGTH, D_MODEL, HEADS = 2, 7, 12, 3
+CLIP = 2
+
+
+def make_attention(keys=True, values=True, positions=True, depths=True, parse_head=False, seed=0):
+    """A float64 attention with every parameter random (the model's init zeros the biaffine part)."""
+    torch.manual_seed(seed)
+    head_dim = D_MODEL // HEADS
+    attention = SyntaxAttention(
+        D_MODEL, HEADS, dropout=0.0, layer_idx=0,
+        relative_positions=RelativeTerm(2 * CLIP + 1, head_dim, keys, values) if positions else None,
+        dependency_depths=RelativeTerm(2 * CLIP + 2, head_dim, keys, values) if depths else None,
+        parse_head=parse_head,
+    ).double()
+    with torch.no_grad():
+        for parameter in attention.parameters():
+            parameter.normal_(0, 0.5)
+    return attention.eval()
+
+
+def random_inputs(seed=1):
+    """Hidden states, a padded second sequence, depths with special tokens (-1) and the two bucket tensors."""
+    generator = torch.Generator().manual_seed(seed)
+    hidden = torch.randn(BATCH, LENGTH, D_MODEL, generator=generator, dtype=torch.float64)
+    keep = torch.ones(BATCH, LENGTH, dtype=torch.bool)
+    keep[1, 5:] = False
+    depths = torch.randint(0, 5, (BATCH, LENGTH), generator=generator)
+    depths[:, -1] = -1  # </s>
+    depths[~keep] = -1
+    position_buckets = relative_position_buckets(torch.arange(LENGTH), LENGTH, CLIP)
+    depth_buckets = dependency_depth_buckets(depths, CLIP)
+    return hidden, keep, position_buckets, depth_buckets
+
+
+def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
+    """Omote et al. eq. 21/22 and DBSA eq. 14/16 written literally, with (batch, n, n, d) relation tensors."""
+    batch, length, _ = hidden.shape
+    head_dim = attention.head_dim
+    ordinary = attention.num_heads - (1 if attention.parse_head is not None else 0)
+
+    def split(states):
+        return states.view(batch, length, -1, head_dim)
+
+    query, key, value = (split(p(hidden)) for p in (attention.q_proj, attention.k_proj, attention.v_proj))
+    key_relation = hidden.new_zeros(batch, length, length, head_dim)
+    value_relation = hidden.new_zeros(batch, length, length, head_dim)
+    for term, buckets in ((attention.relative_positions, position_buckets),
+                          (attention.dependency_depths, depth_buckets)):
+        if term is None:
+            continue
+        buckets = buckets.expand(batch, length, length)
+        if term.key_table is not None:
+            key_relation = key_relation + term.key_table[buckets]
+        if term.value_table is not None:
+            value_relation = value_relation + term.value_table[buckets]
+    scores = (torch.einsum("bihd,bjhd->bhij", query, key)
+              + torch.einsum("bihd,bijd->bhij", query, key_relation)) / math.sqrt(head_dim)
+    scores = scores.masked_fill(~keep[:, None, None, :], float("-inf"))
+    weights = scores.softmax(-1)
+    heads = (torch.einsum("bhij,bjhd->bihd", weights, value)
+             + torch.einsum("bhij,bijd->bihd", weights, value_relation))
+    assert heads.shape[2] == ordinary
+    if attention.parse_head is not None:
+        parse = attention.parse_head
+        q, k, v = parse.q_proj(hidden), parse.k_proj(hidden), parse.v_proj(hidden)
+        parse_scores = torch.einsum("bid,de,bje->bij", q, parse.biaffine, k) + (k @ parse.key_bias)[:, None, :]
+        parse_scores = parse_scores.masked_fill(~keep[:, None, :], float("-inf"))
+        heads = torch.cat([heads, (parse_scores.softmax(-1) @ v)[:, :, None]], dim=2)
+    return attention.out_proj(heads.reshape(batch, length, -1))
+
+
+@pytest.mark.parametrize(
+    "keys, values, positions, depths, parse_head",
+    [
+        (True, True, True, True, False),
+        (True, False, True, True, False),
+        (False, True, True, True, False),
+        (True, True, True, False, False),
+        (True, True, False, True, False),
+        (True, True, True, True, True),
+    ],
+    ids=["dep+rel", "keys-only", "values-only", "positions-only", "depths-only", "with-parse-head"],
+)
+def test_relative_attention_equals_naive_reference(keys, values, positions, depths, parse_head):
+    attention = make_attention(keys, values, positions, depths, parse_head)
+    hidden, keep, position_buckets, depth_buckets = random_inputs()
+    output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
+                             position_buckets=position_buckets, depth_buckets=depth_buckets)
+    expected = naive_attention(attention, hidden, keep, position_buckets, depth_buckets)
+    torch.testing.assert_close(output, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_bucket_functions_follow_the_clip_and_the_no_relation_rule():
+    depths = torch.tensor([[-1, 0, 3, 1, 4, -1]])
+    buckets = dependency_depth_buckets(depths, clip=2)
+    for i in range(6):
+        for j in range(6):
+            if depths[0, i] < 0 or depths[0, j] < 0:
+                expected = 2 * 2 + 1
+            else:
+                expected = max(-2, min(2, int(depths[0, j] - depths[0, i]))) + 2
+            assert buckets[0, i, j] == expected
+    # Decoder step with a cache: query positions 4..5 over 6 keys.
+    positions = relative_position_buckets(torch.arange(4, 6), 6, clip=2)
+    assert positions.tolist() == [[[0, 0, 0, 1, 2, 3], [0, 0, 0, 0, 1, 2]]]
+
+
+def test_gradients_of_every_term_pass_gradcheck():
+    attention = make_attention(parse_head=True)
+    hidden, keep, position_buckets, depth_buckets = random_inputs()
+    hidden = hidden[:, :5].clone().requires_grad_()
+    keep = keep[:, :5]
+    mask = padding_mask(keep, hidden.dtype)
+    names = ["relative_positions.key_table", "relative_positions.value_table", "dependency_depths.key_table",
+             "dependency_depths.value_table", "parse_head.biaffine", "parse_head.key_bias"]
+    parameters = dict(attention.named_parameters())
+    tables = tuple(parameters[name].detach().clone().requires_grad_() for name in names)
+
+    def attend(states, *values):
+        output, _, parse_log_probs = functional_call(
+            attention, dict(zip(names, values)), (states,),
+            {"attention_mask": mask, "position_buckets": position_buckets[:, :5, :5],
+             "depth_buckets": depth_buckets[:, :5, :5]},
+        )
+        return output, parse_log_probs.masked_fill(~keep[:, None, :], 0.0)
+
+    assert torch.autograd.gradcheck(attend, (hidden, *tables), eps=1e-6, atol=1e-5)
+
+
+def test_no_n_by_n_by_d_tensor_in_training_or_generation():
+    """The largest tensor any operator sees stays below batch * n * n * head_dim (heads < head_dim here)."""
+    torch.manual_seed(0)
+    config = DepRpeConfig(vocab_size=40, d_model=64, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                          decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, dropout=0.0)
+    model = DepRpeForConditionalGeneration(config)
+    batch, length, head_dim = 2, 48, 32
+    input_ids = torch.randint(3, 40, (batch, length))
+    depths = torch.randint(0, 6, (batch, length))
+    labels = torch.randint(3, 40, (batch, length))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+        model(input_ids=input_ids, dep_depths=depths, labels=labels).loss.backward()
+    largest = max(
+        (math.prod(shape) for event in profile.events() for shape in event.input_shapes if shape), default=0
+    )
+    assert 0 < largest < batch * length * length * head_dim
