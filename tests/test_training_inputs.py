@@ -1,0 +1,199 @@
+"""Bad input to the translation recipe fails early with a message naming the file/key and the fix."""
+
+import gzip
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+
+from hf_syntax.data.corpus import CorpusError, read_parallel
+from hf_syntax.data.tokenizer import train_tokenizer
+from hf_syntax.recipes.config import ConfigError
+from hf_syntax.recipes.translation import (
+    DataSection,
+    build_model,
+    check_checkpoint_folder,
+    load_recipe_config,
+    load_translation_data,
+    main,
+    resolve_resume,
+    tokenize_translation_data,
+)
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def valid_config(tmp_path: Path) -> dict:
+    src = write(tmp_path / "train.src", ["a b", "c d"])
+    tgt = write(tmp_path / "train.tgt", ["x y", "z w"])
+    return {
+        "output_dir": str(tmp_path / "run"),
+        "data": {"train": {"source": str(src), "target": str(tgt)}, "validation": {"source": str(src), "target": str(tgt)}},
+        "model": {"type": "syntax_transformer", "kwargs": {"d_model": 32}},
+    }
+
+
+def load_with(tmp_path: Path, raw: dict, overrides=()):
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump(raw))
+    return load_recipe_config(config_file, overrides)
+
+
+# ------------------------------------------------------------------------------------------- corpus files
+def test_empty_line_error_names_file_and_line(tmp_path):
+    source = write(tmp_path / "s.txt", ["one", "two", "three"])
+    target = write(tmp_path / "t.txt", ["uno", "  ", "tres"])
+    with pytest.raises(CorpusError, match=rf"empty line 2 in {target}.*skip_empty"):
+        read_parallel(source, target)
+
+
+def test_skip_empty_drops_and_counts(tmp_path):
+    source = write(tmp_path / "s.txt", ["", "two", "three", "four"])
+    target = write(tmp_path / "t.txt", ["one", "dos", "", "cuatro"])
+    columns, stats = read_parallel(source, target, skip_empty=True)
+    assert columns == {"source": ["two", "four"], "target": ["dos", "cuatro"]}
+    assert (stats.empty_pairs_skipped, stats.skipped_line_numbers, stats.pairs_read) == (2, [1, 3], 2)
+
+
+def test_mismatched_line_counts_name_both_files_and_counts(tmp_path):
+    source = write(tmp_path / "s.txt", ["a", "b", "c"])
+    target = write(tmp_path / "t.txt", ["x", "y"])
+    with pytest.raises(CorpusError, match=rf"{source} has 3 lines, {target} has 2 lines"):
+        read_parallel(source, target)
+
+
+def test_gzip_files_read_like_plain_ones(tmp_path):
+    with gzip.open(tmp_path / "s.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("私 は\r\n猫 だ\n")
+    target = write(tmp_path / "t.txt", ["i am", "a cat"])
+    columns, _ = read_parallel(tmp_path / "s.txt.gz", target)
+    assert columns["source"] == ["私 は", "猫 だ"]
+
+
+def test_missing_and_non_utf8_files(tmp_path):
+    target = write(tmp_path / "t.txt", ["x"])
+    with pytest.raises(CorpusError, match="corpus file not found"):
+        read_parallel(tmp_path / "absent.txt", target)
+    (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    with pytest.raises(CorpusError, match="is not UTF-8"):
+        read_parallel(tmp_path / "latin1.txt", target)
+
+
+def test_dataset_input_with_translation_column_and_empty_rows(tmp_path):
+    rows = {"translation": [{"ja": "猫 だ", "en": "a cat"}, {"ja": "", "en": "empty"}]}
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict(rows), "dev": datasets.Dataset.from_dict(rows)}).save_to_disk(
+        str(tmp_path / "ds")
+    )
+    section = DataSection(dataset=str(tmp_path / "ds"), validation_split="dev", source_column="translation.ja",
+                          target_column="translation.en")
+    with pytest.raises(CorpusError, match="split 'train' has 1 empty or missing texts .first at row 1"):
+        load_translation_data(section)
+    section.skip_empty = True
+    corpus, skipped = load_translation_data(section)
+    assert corpus["train"]["source"] == ["猫 だ"] and skipped == {"train": 1, "validation": 1}
+    section.source_column = "translation.fr"
+    with pytest.raises(ConfigError, match="data.source_column = 'translation.fr' is not a column"):
+        load_translation_data(section)
+
+
+# ---------------------------------------------------------------------------------------------- long lines
+def test_long_lines_are_truncated_and_counted_or_rejected():
+    tokenizer = train_tokenizer(["a b c d e f g h", "x y z"], vocab_size=60, min_frequency=1)
+    corpus = datasets.DatasetDict(
+        {"train": datasets.Dataset.from_dict({"source": ["a b c d e f g h", "a b"], "target": ["x y z", "x"]})}
+    )
+    section = DataSection(max_source_length=4, max_target_length=4)
+    encoded, truncated = tokenize_translation_data(corpus, tokenizer, tokenizer, section)
+    assert truncated == {"train": {"source": 1, "target": 0}}
+    assert [len(ids) for ids in encoded["train"]["input_ids"]] == [4, 3]
+    assert encoded["train"]["input_ids"][0][-1] == tokenizer.eos_token_id
+    section.long_lines = "error"
+    with pytest.raises(CorpusError, match="source sentence has 9 tokens, more than data.max_source_length=4"):
+        tokenize_translation_data(corpus, tokenizer, tokenizer, section)
+
+
+# ----------------------------------------------------------------------------------------------- config keys
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["outptu_dir=x"], r"unknown config key config.outptu_dir \(did you mean 'output_dir'\?\)"),
+        (["data.skip_emtpy=true"], r"unknown config key config.data.skip_emtpy \(did you mean 'skip_empty'\?\)"),
+        (["training.lerning_rate=0.1"], r"unknown config key training.lerning_rate \(did you mean 'learning_rate'\?\)"),
+        (["training.seed=3"], "training.seed is set by the recipe: set the top-level seed"),
+        (["training.resume_from_checkpoint=x"], "pass --resume_from_checkpoint"),
+        (["data.long_lines=drop"], r"data.long_lines = 'drop' is not allowed; choose one of \['truncate', 'error'\]"),
+        (["tokenizer.model=wordpiece"], "tokenizer.model = 'wordpiece' is not allowed"),
+        (["tokenizer.vocab_size=big"], "tokenizer.vocab_size = 'big' has the wrong type"),
+        (["model.type=syntax_transfomer"], r"not a registered model type \(did you mean 'syntax_transformer'\?\)"),
+        (["data.max_source_length=1"], "data.max_source_length must be >= 2"),
+        (["data.dataset=somewhere"], "exclude each other"),
+        (["generation.num_beams=0"], "must be >= 1"),
+        (["training=3"], "config.training = 3 has the wrong type"),
+        (["data.train.source"], "must look like section.key=value"),
+    ],
+)
+def test_bad_config_values_name_the_key(tmp_path, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+def test_missing_required_sections(tmp_path):
+    raw = valid_config(tmp_path)
+    del raw["data"]["validation"]
+    with pytest.raises(ConfigError, match="data needs train and validation files"):
+        load_with(tmp_path, raw)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_recipe_config(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["model.kwargs.d_modle=64"], r"unknown config key model.kwargs.d_modle \(did you mean 'd_model'\?\)"),
+        (["model.kwargs.vocab_size=99"], "model.kwargs.vocab_size = 99 contradicts the tokenizer"),
+        (["training.label_smoothing_factor=0.1"], "set model.kwargs.label_smoothing instead"),
+        (["model.kwargs.max_position_embeddings=16"], "exceed model.kwargs.max_position_embeddings = 16"),
+        (["model.type=bert", "model.kwargs={num_hidden_layers: 1}"], "'bert' is not a sequence-to-sequence model"),
+    ],
+)
+def test_bad_model_settings_name_the_key(tmp_path, overrides, message):
+    config = load_with(tmp_path, valid_config(tmp_path), overrides)
+    tokenizer = train_tokenizer(["a b c x y z w"], vocab_size=40, min_frequency=1)
+    with pytest.raises(ConfigError, match=message):
+        build_model(config, tokenizer, tokenizer)
+
+
+def test_command_line_reports_config_errors_without_traceback(tmp_path, capsys):
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump(valid_config(tmp_path)))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--config", str(config_file), "--set", "training.warmup_step=10"])
+    assert exit_info.value.code == 2
+    assert "unknown config key training.warmup_step (did you mean 'warmup_steps'?)" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------ checkpoints
+def test_checkpoint_folder_missing_files_is_rejected(tmp_path):
+    checkpoint = tmp_path / "run" / "checkpoint-10"
+    checkpoint.mkdir(parents=True)
+    for name in ("config.json", "trainer_state.json", "model.safetensors", "tokenizer_config.json"):
+        (checkpoint / name).write_text("{}")
+    with pytest.raises(ConfigError, match="missing: optimizer.pt, scheduler.pt, training_args.bin"):
+        check_checkpoint_folder(checkpoint)
+    with pytest.raises(ConfigError, match="missing: optimizer.pt"):
+        resolve_resume("latest", str(tmp_path / "run"), overwrite=False)
+    with pytest.raises(ConfigError, match="is not a folder"):
+        check_checkpoint_folder(tmp_path / "nowhere")
+
+
+def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
+    (tmp_path / "run" / "checkpoint-5").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="already holds checkpoints; continue that run with --resume_from_checkpoint"):
+        resolve_resume(None, str(tmp_path / "run"), overwrite=False)
+    assert resolve_resume(None, str(tmp_path / "run"), overwrite=True) is None
+    with pytest.raises(ConfigError, match="no checkpoint-\\* folder in"):
+        resolve_resume("latest", str(tmp_path / "empty"), overwrite=False)

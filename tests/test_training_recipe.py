@@ -1,0 +1,116 @@
+"""The translation recipe end to end on the embedded sample: a tiny real run, its Hub-ready folder, exact resume."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, TrainerCallback
+
+from hf_syntax.recipes.translation import load_recipe_config, train_translation
+
+TOTAL_STEPS = 8
+CHECKPOINT_STEP = 4
+
+
+def tiny_config(output_dir: Path, **training) -> dict:
+    """A seconds-long ja->en run on the first 200 embedded pairs with a 2+2-layer, 32-wide core model."""
+    sample = "sample_data:small_parallel_enja/"
+    return {
+        "output_dir": str(output_dir),
+        "seed": 7,
+        "data": {
+            "source_lang": "ja",
+            "target_lang": "en",
+            "train": {"source": sample + "train.ja.gz", "target": sample + "train.en.gz"},
+            "validation": {"source": sample + "valid.ja", "target": sample + "valid.en"},
+            "test": {"source": sample + "heldout.ja", "target": sample + "heldout.en"},
+            "max_train_pairs": 200,
+            "max_eval_pairs": 8,
+            "max_source_length": 32,
+            "max_target_length": 32,
+        },
+        "tokenizer": {"vocab_size": 600},
+        "model": {
+            "type": "syntax_transformer",
+            "kwargs": {
+                "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
+                "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64,
+                "max_position_embeddings": 64, "dropout": 0.1, "label_smoothing": 0.1,
+            },
+        },
+        "training": {
+            "max_steps": TOTAL_STEPS, "per_device_train_batch_size": 16, "per_device_eval_batch_size": 8,
+            "learning_rate": 2e-3, "warmup_steps": 3, "eval_steps": CHECKPOINT_STEP, "save_steps": CHECKPOINT_STEP,
+            "logging_steps": 1, "save_total_limit": None, "disable_tqdm": True, **training,
+        },
+        "generation": {"num_beams": 2, "max_new_tokens": 12},
+        "evaluation": {"show_examples": 3},
+    }
+
+
+def run(tmp_path: Path, name: str, resume=None, callbacks=None, **training) -> dict:
+    config_file = tmp_path / f"{name}.yaml"
+    config_file.write_text(yaml.safe_dump(tiny_config(tmp_path / name, **training)))
+    return train_translation(load_recipe_config(config_file), resume_from_checkpoint=resume, callbacks=callbacks)
+
+
+def logged_losses(output_dir: Path) -> dict[int, float]:
+    """Per-step training losses from the newest checkpoint's trainer state (logging_steps=1)."""
+    newest = max(output_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
+    history = json.loads((newest / "trainer_state.json").read_text())["log_history"]
+    return {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
+
+
+class StopAfterFirstCheckpoint(TrainerCallback):
+    """Interrupts training right after the first checkpoint is on disk, like a job killed at that point."""
+
+    def on_save(self, args, state, control, **kwargs):
+        control.should_training_stop = True
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("recipe")
+    return tmp_path, run(tmp_path, "uninterrupted")
+
+
+@pytest.mark.slow
+def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
+    tmp_path, summary = uninterrupted
+    output_dir = tmp_path / "uninterrupted"
+    assert summary["optimizer_steps"] == TOTAL_STEPS
+    assert summary["reported_split"] == "test" and summary["pairs"] == {"train": 200, "validation": 8, "test": 8}
+    assert 0 <= summary["bleu"] <= 100 and 0 < summary["chrf"] <= 100
+    assert summary["best_checkpoint"].endswith((f"checkpoint-{CHECKPOINT_STEP}", f"checkpoint-{TOTAL_STEPS}"))
+    assert json.loads((output_dir / "summary.json").read_text())["bleu"] == summary["bleu"]
+    assert len(summary["examples"]) == 3
+
+    model_dir = Path(summary["model_dir"])
+    for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
+                 "modeling_syntax_transformer.py", "configuration_syntax_transformer.py"):
+        assert (model_dir / name).is_file(), name
+    assert json.loads((model_dir / "config.json").read_text())["auto_map"]
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    example = summary["examples"][0]
+    with torch.no_grad():
+        generated = model.generate(**tokenizer([example["source"]], return_tensors="pt"))
+    assert model.generation_config.num_beams == 2
+    assert tokenizer.decode(generated[0], skip_special_tokens=True).strip() == example["hypothesis"]
+
+
+@pytest.mark.slow
+def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
+    reference_dir = uninterrupted[0] / "uninterrupted"
+    run(tmp_path, "resumed", callbacks=[StopAfterFirstCheckpoint()])
+    interrupted_dir = tmp_path / "resumed"
+    assert [path.name for path in interrupted_dir.glob("checkpoint-*")] == [f"checkpoint-{CHECKPOINT_STEP}"]
+
+    summary = run(tmp_path, "resumed", resume="latest")
+    reference, resumed = logged_losses(reference_dir), logged_losses(interrupted_dir)
+    assert summary["optimizer_steps"] == TOTAL_STEPS and sorted(resumed) == list(range(1, TOTAL_STEPS + 1))
+    assert resumed[TOTAL_STEPS] == pytest.approx(reference[TOTAL_STEPS], abs=1e-4)
+    for step in range(1, TOTAL_STEPS + 1):
+        assert resumed[step] == pytest.approx(reference[step], abs=1e-4), step
