@@ -31,6 +31,7 @@ SOURCE_PAD_VALUES = {
     "pos_ids": PAD_ID,
     "case_ids": PAD_ID,
     "subword_tags": PAD_ID,
+    "word_ids": NO_WORD,
 }
 TARGET_PAD_VALUES = {
     "labels": IGNORE_INDEX,
@@ -73,13 +74,16 @@ class SyntaxFeaturizer:
         strict: raise ``AlignmentError`` instead of applying (and counting) the straddle/uncovered rules.
         max_length / truncation: passed to the tokenizer.
         parser_options: keyword arguments for the parser backend (e.g. ``{"n_process": 2}`` for spaCy).
+        return_word_ids: also return ``word_ids`` (the surface word of every source subword, -1 for special
+            tokens; a pair's second segment counts its words from 0 again), e.g. to map predicted heads back to
+            words with ``hf_syntax.align.word_heads_from_subword_heads``.
 
     ``stats`` / ``target_stats`` accumulate ``AlignmentStats`` over every call.
     """
 
     def __init__(self, tokenizer, parser=None, features=SOURCE_FEATURES, target_parser=None, target_tokenizer=None,
                  head_rule="first", pretokenized=False, strict=False, max_length=None, truncation=None,
-                 parser_options=None):
+                 parser_options=None, return_word_ids=False):
         for candidate in (tokenizer, target_tokenizer):
             if candidate is not None and not getattr(candidate, "is_fast", False):
                 raise TypeError(
@@ -97,6 +101,7 @@ class SyntaxFeaturizer:
         self.max_length = max_length
         self.truncation = truncation if truncation is not None else max_length is not None
         self.parser_options = dict(parser_options or {})
+        self.return_word_ids = return_word_ids
         self.stats, self.target_stats = AlignmentStats(), AlignmentStats()
 
     @property
@@ -197,7 +202,7 @@ class SyntaxFeaturizer:
     def _encode_source(self, texts, trees, pair_texts, pair_trees):
         encoding = self._tokenize(texts, pair_texts)
         output = {key: list(values) for key, values in encoding.items() if key != "offset_mapping"}
-        columns = {name: [] for name in self.features}
+        columns = {name: [] for name in self.features + (("word_ids",) if self.return_word_ids else ())}
         for index in range(len(texts)):
             segments = [(texts[index], trees[index])]
             if pair_texts is not None:
@@ -205,7 +210,7 @@ class SyntaxFeaturizer:
             sequence_columns = self._align_sequence(
                 segments, encoding["offset_mapping"][index], encoding.sequence_ids(index), self.features, self.stats
             )
-            for name in self.features:
+            for name in columns:
                 columns[name].append(sequence_columns[name])
         output.update(columns)
         return output
@@ -233,6 +238,7 @@ class SyntaxFeaturizer:
             content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
             columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
                                       content_end=max(content_ends, default=0))
+            columns["word_ids"] = word_ids
             if self.strict and not stats.is_clean:
                 raise AlignmentError(
                     f"strict alignment failed for {text!r}: {stats.as_dict()} (see hf_syntax.align for the rules)."

@@ -91,13 +91,7 @@ class SpacyParser(Parser):
             try:
                 nlp = spacy.load(name_or_path, exclude=list(SPACY_COMPONENTS_NOT_NEEDED))
             except OSError as error:
-                package = os.path.basename(name_or_path.rstrip("/\\")).replace("_", "-")
-                raise ParserNotAvailableError(
-                    f"spaCy pipeline {name_or_path!r} is not installed or not a pipeline folder. Install it with "
-                    f"`pip install {package}` (for spaCy's own models also `python -m spacy download "
-                    f"{name_or_path}`; GiNZA needs `pip install ginza ja-ginza`), or give the path of a folder "
-                    f"saved with nlp.to_disk()."
-                ) from error
+                raise ParserNotAvailableError(_spacy_install_hint(name_or_path)) from error
             self.spec = f"spacy:{name_or_path}"
         else:
             nlp = name_or_path
@@ -121,6 +115,20 @@ class SpacyParser(Parser):
         from spacy.tokens import Doc
 
         return Doc(self.nlp.vocab, words=words, spaces=[True] * (len(words) - 1) + [False] if words else [])
+
+
+def _spacy_install_hint(name_or_path: str) -> str:
+    """What to install (or check) when ``spacy.load`` cannot find a pipeline."""
+    if os.sep in name_or_path or "/" in name_or_path or name_or_path.startswith("."):
+        return (f"no spaCy pipeline folder at {name_or_path!r} (a folder written by nlp.to_disk(), with a "
+                f"config.cfg); check the path, or give an installed pipeline package name instead.")
+    package = name_or_path.replace("_", "-")
+    if name_or_path.startswith("ja_ginza"):
+        how = f"`pip install ginza {package}`"
+    else:
+        how = (f"`python -m spacy download {name_or_path}` (spaCy's own models) or `pip install {package}` "
+               f"(pipelines published on PyPI)")
+    return f"spaCy pipeline {name_or_path!r} is not installed. Install it with {how}."
 
 
 def tree_from_spacy_doc(doc) -> WordTree:
@@ -192,10 +200,13 @@ class StanzaParser(Parser):
 def tree_from_stanza_document(document, text: str | None = None) -> WordTree:
     """Convert a ``stanza.Document`` (all its sentences, as a forest).
 
-    Spans come from the tokens' ``start_char``/``end_char`` when stanza set them, else by locating the tokens in
-    ``text``; with neither, the text is rebuilt from the tokens and their ``SpaceAfter=No`` marks.
+    Spans come from the tokens' ``start_char``/``end_char`` when stanza set them (a pipeline run on raw text),
+    else by locating the tokens in ``text``; without ``text`` it is rebuilt from each sentence's ``text`` (the
+    ``# text`` line of a CoNLL-U document) or from the tokens and their ``SpaceAfter`` marks, sentences joined by
+    one space.
     """
     words, heads, upos, deprels, starts, multiword, surface = [], [], [], [], [], [], []
+    sentence_texts = []
     for sentence in document.sentences:
         offset = len(words)
         starts.append(offset)
@@ -208,20 +219,18 @@ def tree_from_stanza_document(document, text: str | None = None) -> WordTree:
                 deprels.append(word.deprel)
             if len(token.words) > 1:
                 multiword.append(MultiwordToken(first, len(words) - 1, token.text))
-            surface.append((token, first, len(words)))
-    if text is None and all(token.start_char is not None for token, _, _ in surface):
-        text = document.text
-    if text is not None and surface and all(token.start_char is not None for token, _, _ in surface):
-        token_spans = [(token.start_char, token.end_char) for token, _, _ in surface]
+            surface.append((token, len(words) - first))
+        sentence_texts.append(sentence.text or "".join(
+            token.text + (token.spaces_after if token.spaces_after is not None else " ") for token in sentence.tokens
+        ).strip())
+    has_offsets = bool(surface) and all(token.start_char is not None for token, _ in surface)
+    if has_offsets and (text is not None or document.text is not None):
+        text = text if text is not None else document.text
+        token_spans = [(token.start_char, token.end_char) for token, _ in surface]
     else:
-        if text is None:
-            text = "".join(
-                token.text + ("" if "SpaceAfter=No" in (token.misc or "") else " ") for token, _, _ in surface
-            ).rstrip()
-        token_spans = locate_words(text, [token.text for token, _, _ in surface])
-    spans = []
-    for (token, first, end), span in zip(surface, token_spans):
-        spans.extend([span] * (end - first))
+        text = text if text is not None else " ".join(sentence_texts)
+        token_spans = locate_words(text, [token.text for token, _ in surface])
+    spans = [span for (_, count), span in zip(surface, token_spans) for _ in range(count)]
     return WordTree(
         words=words, heads=heads, upos=upos, deprels=deprels, spans=spans, text=text,
         sentence_starts=starts if words else (), multiword_tokens=multiword,

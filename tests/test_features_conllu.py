@@ -1,0 +1,121 @@
+"""Gold CoNLL-U reading (real UD dev treebanks + malformed files) and the stanza Document conversion."""
+
+import gzip
+
+import pytest
+from features_support import TREEBANKS, treebank
+
+from hf_syntax.parsers import ConlluParser, iter_conllu, load_parser, read_conllu, tree_from_stanza_document
+from hf_syntax.trees import TreeError
+
+GOOD = """# sent_id = s1
+# text = Le bruit du chat.
+1\tLe\tle\tDET\t_\t_\t2\tdet\t_\t_
+2\tbruit\tbruit\tNOUN\t_\t_\t0\troot\t_\t_
+3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_
+3\tde\tde\tADP\t_\t_\t5\tcase\t_\t_
+4\tle\tle\tDET\t_\t_\t5\tdet\t_\t_
+5\tchat\tchat\tNOUN\t_\t_\t2\tnmod\t_\tSpaceAfter=No
+5.1\tmange\tmanger\tVERB\t_\t_\t_\t_\t2:conj\t_
+6\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_
+
+"""
+
+
+def write(tmp_path, text, name="x.conllu"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_multiword_token_and_empty_node(tmp_path):
+    (sentence,) = list(iter_conllu(write(tmp_path, GOOD)))
+    tree = sentence.tree
+    assert sentence.sent_id == "s1" and sentence.line == 1 and sentence.empty_nodes == 1
+    assert tree.words == ("Le", "bruit", "de", "le", "chat", ".")
+    assert tree.heads == (2, 0, 5, 5, 2, 2)
+    assert [(token.first, token.last, token.form) for token in tree.multiword_tokens] == [(2, 3, "du")]
+    assert tree.spans[2] == tree.spans[3] == (9, 11)
+    assert [tree.text[start:end] for start, end in tree.spans] == ["Le", "bruit", "du", "du", "chat", "."]
+    surface = tree.collapse_multiword_tokens()
+    assert surface.words == ("Le", "bruit", "du", "chat", ".") and surface.heads == (2, 0, 4, 2, 2)
+
+
+def test_text_is_rebuilt_from_space_after_without_a_text_comment(tmp_path):
+    without_text = "\n".join(line for line in GOOD.splitlines() if not line.startswith("# text")) + "\n\n"
+    (tree,) = read_conllu(write(tmp_path, without_text))
+    assert tree.text == "Le bruit du chat."
+
+
+def test_gzip_and_conllu_parser_lookup(tmp_path):
+    path = tmp_path / "x.conllu.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write(GOOD)
+    parser = load_parser(f"conllu:{path}")
+    assert parser.parse("Le bruit du chat.").heads == (2, 0, 5, 5, 2, 2)
+    assert parser.parse(["Le", "bruit", "du", "chat", "."]).words[2] == "de"
+    with pytest.raises(KeyError, match="no sentence with text"):
+        parser.parse("Autre phrase.")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t9\t"), r"x.conllu:10: HEAD 9 of word 6 .* out of range"),
+        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"), r"x.conllu:1 .*no root"),
+        (("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"), None),  # two roots: a forest, accepted
+        # "le" heads "chat" and now "chat" heads "le": a cycle.
+        (("5\tchat\tchat\tNOUN\t_\t_\t2\t", "5\tchat\tchat\tNOUN\t_\t_\t4\t"), r"x.conllu:1 .*cycle"),
+        (("3-4\tdu", "3-4\tau"), r"x.conllu:1: the tokens do not match"),
+        (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t_\t"), r"x.conllu:10: HEAD '_'"),
+        (("6\t.\t", "7\t.\t"), r"x.conllu:10: word id '7' should be 6"),
+        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\troot\t_\t_", "2\tbruit\tbruit"), r"x.conllu:4: expected 10"),
+        (("# text = Le bruit du chat.", "# text = Le bruit de la chatte."), r"x.conllu:1: the tokens do not match"),
+    ],
+)
+def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
+    path = write(tmp_path, GOOD.replace(*change))
+    if message is None:
+        assert len(read_conllu(path)) == 1
+        return
+    with pytest.raises(TreeError, match=message):
+        read_conllu(path)
+
+
+def test_missing_file_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_conllu(tmp_path / "nope.conllu")
+
+
+@pytest.mark.parametrize("lang", sorted(TREEBANKS))
+def test_real_ud_dev_treebanks_read_completely(lang):
+    sentences = list(iter_conllu(treebank(lang)))
+    expected = {"en": (2001, 25147), "fr": (1476, 35721), "de": (799, 12480), "ja": (507, 12287)}[lang]
+    assert (len(sentences), sum(len(s.tree) for s in sentences)) == expected
+    for sentence in sentences:
+        tree = sentence.tree
+        surface = tree.collapse_multiword_tokens()
+        assert [surface.text[start:end] for start, end in surface.spans] == list(surface.words)
+    with_multiword = sum(bool(s.tree.multiword_tokens) for s in sentences)
+    share = with_multiword / len(sentences)
+    # The issue's figures: 15% of English EWT dev sentences and 45% of French GSD have a multiword token.
+    assert {"en": 0.15, "fr": 0.45}.get(lang, share) == pytest.approx(share, abs=0.01)
+    if lang == "en":
+        assert sum(s.empty_nodes > 0 for s in sentences) == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "ja"])
+def test_stanza_documents_from_conllu_convert_to_the_same_trees(lang):
+    conll = pytest.importorskip("stanza.utils.conll")
+    path = treebank(lang)
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        blocks = handle.read().split("\n\n")[:150]
+    gold = [sentence.tree for sentence, _ in zip(iter_conllu(path), range(150))]
+    for block, expected in zip(blocks, gold):
+        document = conll.CoNLL.conll2doc(input_str=block + "\n\n")
+        assert tree_from_stanza_document(document) == expected
+    # Several sentences in one document become one forest.
+    document = conll.CoNLL.conll2doc(input_str="\n\n".join(blocks[:3]) + "\n\n")
+    forest = tree_from_stanza_document(document)
+    assert len(forest.roots) == 3 and len(forest.sentence_starts) == 3
+    assert forest.words == sum((tree.words for tree in gold[:3]), ())
