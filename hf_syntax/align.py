@@ -8,7 +8,8 @@ WordPiece, SentencePiece/Unigram). The rules, each counted in ``AlignmentStats``
   tie) -> ``straddling_subwords``.
 * A subword that overlaps no word joins the next word, or the last word at the end of the text. Counted as
   ``whitespace_subwords`` when it covers only whitespace (a lone SentencePiece "▁" before a word) and as
-  ``uncovered_subwords`` otherwise (a zero-width or control character the parser dropped).
+  ``uncovered_subwords`` otherwise (a zero-width or control character the parser dropped). In a text without any
+  word (blank input) such a subword is treated like a special token.
 * A word that ends up with no subword (swallowed by a straddling subword, or cut off by truncation) has no position
   in the sequence: a head pointing to it is unsupervised (-100) -> ``words_without_subwords`` /
   ``truncated_words`` and ``unsupervised_heads``.
@@ -89,12 +90,13 @@ def word_ids_from_offsets(spans, offsets, is_content, text: str = "",
             candidate += 1
         if overlapping > 1:
             stats.straddling_subwords += 1
-        if best == NO_WORD and spans:
+        if best == NO_WORD:
             if text[start:end].strip():
                 stats.uncovered_subwords += 1
             else:
                 stats.whitespace_subwords += 1
-            best = min(next_word, len(spans) - 1)
+            if spans:
+                best = min(next_word, len(spans) - 1)
         word_ids.append(best)
     return word_ids
 

@@ -1,0 +1,124 @@
+"""Real spaCy/GiNZA parsers through the backend layer: raw and pre-tokenized input, forests, bad specs."""
+
+import pytest
+from features_support import ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, require_shared_data
+
+from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
+from hf_syntax.trees import WordTree
+
+BAD_TEXTS = {
+    "empty": "",
+    "whitespace": "  \n\t ",
+    "emoji": "I love pizza 😀🍕 so much!",
+    "url": "See https://example.org/a?b=c&d=e now.",
+    "contraction": "I don't know.",
+    "cjk_without_spaces": "東京は日本の首都です。",
+    "nbsp": "Price:\u00a0100\u00a0dollars",
+    "zero_width_space": "zero\u200bwidth space",
+    "combining_accents": "Cafe\u0301 cre\u0300me",
+    "rtl_marks": "He said \u202bשלום\u202c today \u200fok.",
+    "long_word": "Pneumonoultramicroscopicsilicovolcanoconiosis is long.",
+    "two_sentences": "It rained. Then it stopped.",
+}
+
+
+@pytest.fixture(scope="module")
+def english():
+    return get_parser(ENGLISH_PARSER)
+
+
+def check_tree_matches_text(tree: WordTree, text: str):
+    assert tree.text == text
+    assert [text[start:end] for start, end in tree.spans] == list(tree.words)
+    covered = {position for start, end in tree.spans for position in range(start, end)}
+    assert all(text[position].isspace() for position in range(len(text)) if position not in covered)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TEXTS))
+def test_english_parser_on_awkward_text(english, name):
+    text = BAD_TEXTS[name]
+    tree = english.parse(text)
+    check_tree_matches_text(tree, text)
+    if name in ("empty", "whitespace"):
+        assert len(tree) == 0 and tree.roots == []
+    else:
+        assert tree.upos and all(tag for tag in tree.upos) and len(tree.roots) == len(tree.sentence_starts) >= 1
+    if name == "two_sentences":
+        assert tree.sentence_starts == (0, 3) and tree.roots == [1, 5]
+    if name == "contraction":
+        assert tree.words == ("I", "do", "n't", "know", ".")
+
+
+def test_batch_equals_single_and_space_tokens_are_dropped(english):
+    texts = ["Hello  world.\n\nSecond one here.", "A cat."]
+    batch = english.parse_batch(texts)
+    assert batch == [english.parse(text) for text in texts]
+    assert batch[0].words == ("Hello", "world", ".", "Second", "one", "here", ".")
+    assert batch[0].sentence_starts == (0, 3)
+
+
+def test_pretokenized_input_is_not_resegmented(english):
+    words = ["I", "'m", "gon", "na", "e-mail", "you", "."]
+    tree = english.parse(words)
+    assert tree.words == tuple(words) and tree.text == " ".join(words)
+    assert english.parse(" ".join(words), pretokenized=True) == tree
+    with pytest.raises(ValueError, match="positions \\[1\\]"):
+        english.parse(["a", "", "b"])
+    with pytest.raises(ValueError, match="positions \\[0\\]"):
+        english.parse([" a", "b"])
+    with pytest.raises(TypeError, match="parse_batch expects a list"):
+        english.parse_batch("one string")
+
+
+@pytest.mark.parametrize(("spec", "side"), [(JAPANESE_PARSER, "ja"), (ENGLISH_PARSER, "en")])
+def test_small_parallel_enja_dev_words_come_back_unchanged(spec, side):
+    lines = (require_shared_data() / "small_parallel_enja" / f"dev.{side}").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 500
+    trees = get_parser(spec).parse_batch(lines, pretokenized=True)
+    assert sum(tree.words == tuple(line.split()) for tree, line in zip(trees, lines)) == 500
+    if side == "ja":
+        assert not any(label.endswith("_bunsetu") for tree in trees for label in tree.deprels)
+
+
+def test_ginza_raw_text_and_french_pipeline():
+    tree = get_parser(JAPANESE_PARSER).parse("今日は良い天気です。明日は雨でしょう。")
+    check_tree_matches_text(tree, "今日は良い天気です。明日は雨でしょう。")
+    assert len(tree.roots) == 2 and "compound_splitter" not in get_parser(JAPANESE_PARSER).nlp.pipe_names
+    french = get_parser(FRENCH_PARSER)
+    tree = french.parse("Le bruit du chat réveille les enfants.")
+    check_tree_matches_text(tree, "Le bruit du chat réveille les enfants.")
+    assert tree.upos[tree.words.index("chat")] == "NOUN"
+    assert "ner" not in french.nlp.pipe_names and "lemmatizer" not in french.nlp.pipe_names
+
+
+def test_n_process_two_gives_the_same_trees(english):
+    texts = [f"Sentence number {index} is here." for index in range(8)]
+    parallel = SpacyParser(english.nlp, n_process=2, batch_size=2)
+    assert parallel.parse_batch(texts) == english.parse_batch(texts)
+
+
+def test_a_loaded_spacy_language_is_accepted_and_needs_a_parser(english):
+    assert load_parser(english.nlp).parse("A dog barks.").words == ("A", "dog", "barks", ".")
+    spacy = pytest.importorskip("spacy")
+    with pytest.raises(ValueError, match="has no dependency parser"):
+        load_parser(spacy.blank("en"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("spacy:en_core_web_sm", r"python -m spacy download en_core_web_sm.*pip install en-core-web-sm"),
+        ("spacy:ja_ginza_electra", r"pip install ginza ja-ginza-electra"),
+        ("spacy:./no/such/folder", r"no spaCy pipeline folder at './no/such/folder'"),
+        ("stanza:xx", r"stanza.download\('xx'\)"),
+    ],
+)
+def test_parser_that_is_not_installed_says_what_to_install(spec, message):
+    with pytest.raises(ParserNotAvailableError, match=message):
+        load_parser(spec)
+
+
+@pytest.mark.parametrize("spec", ["spacy", "nltk:en", "spacy:", 42])
+def test_malformed_specs(spec):
+    with pytest.raises((ValueError, TypeError), match="spec|parser must be"):
+        load_parser(spec)
