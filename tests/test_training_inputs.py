@@ -197,3 +197,12 @@ def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
     assert resolve_resume(None, str(tmp_path / "run"), overwrite=True) is None
     with pytest.raises(ConfigError, match="no checkpoint-\\* folder in"):
         resolve_resume("latest", str(tmp_path / "empty"), overwrite=False)
+
+
+@pytest.mark.parametrize("config_file", sorted((Path(__file__).resolve().parents[1] / "training" / "configs").glob("*.yaml")))
+def test_shipped_configs_load_and_build_their_model(config_file):
+    config = load_recipe_config(config_file)
+    tokenizer = train_tokenizer(["a b c d e f g"], vocab_size=30, min_frequency=1)
+    model = build_model(config, tokenizer, tokenizer)
+    assert model.config.model_type == config.model.type
+    assert model.generation_config.num_beams == config.generation.num_beams

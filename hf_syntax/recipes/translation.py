@@ -525,6 +525,20 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
     )
 
 
+def best_validation_scores(trainer: Seq2SeqTrainer) -> dict[str, float]:
+    """Validation scores of the model the trainer ended with: taken from the log when training already evaluated
+    that checkpoint (saves a generation pass), computed otherwise."""
+    evaluations = [entry for entry in trainer.state.log_history if "eval_bleu" in entry]
+    best = trainer.state.best_metric
+    if trainer.args.load_best_model_at_end and best is not None:
+        chosen = next((entry for entry in evaluations if entry["eval_bleu"] == best), None)
+    else:
+        chosen = next((entry for entry in evaluations if entry["step"] == trainer.state.global_step), None)
+    if chosen is None:
+        return trainer.evaluate(metric_key_prefix="validation")
+    return {f"validation_{key[len('eval_'):]}": value for key, value in chosen.items() if key.startswith("eval_")}
+
+
 def _examples(dataset: datasets.Dataset, hypotheses: list[str], count: int) -> list[dict[str, str]]:
     return [
         {"source": source, "reference": reference, "hypothesis": hypothesis}
@@ -573,7 +587,7 @@ def train_translation(
     prediction = trainer.predict(encoded[final_split], metric_key_prefix=final_split)
     results = {final_split: prediction.metrics}
     if final_split != "validation":
-        results["validation"] = trainer.evaluate(metric_key_prefix="validation")
+        results["validation"] = best_validation_scores(trainer)
     hypotheses = scorer.decode(np.asarray(prediction.predictions))
     examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
 
