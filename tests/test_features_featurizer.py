@@ -1,0 +1,130 @@
+"""SyntaxFeaturizer end to end with a real parser: awkward text, single vs batch, target side, tensors, errors."""
+
+import copy
+
+import pytest
+import torch
+from features_support import ENGLISH_PARSER, byte_level_bpe, metaspace_bpe, minilm_wordpiece
+from test_features_parsers import BAD_TEXTS
+
+from hf_syntax.align import IGNORE_INDEX, AlignmentError, AlignmentStats, word_heads_from_subword_heads
+from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer
+from hf_syntax.labels import CASE_VOCAB, SPECIAL_ID, UPOS_VOCAB
+from hf_syntax.parsers import get_parser
+from hf_syntax.trees import WordTree
+
+TOKENIZERS = {"byte_level_bpe": byte_level_bpe, "metaspace_bpe": metaspace_bpe, "minilm_wordpiece": minilm_wordpiece}
+
+
+@pytest.mark.parametrize("tokenizer_name", sorted(TOKENIZERS))
+def test_awkward_text_never_shifts_silently(tokenizer_name):
+    tokenizer = TOKENIZERS[tokenizer_name]()
+    parser = get_parser(ENGLISH_PARSER)
+    featurizer = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER, return_word_ids=True)
+    for name, text in BAD_TEXTS.items():
+        before = AlignmentStats(**featurizer.stats.as_dict())
+        out = featurizer(text)
+        length = len(out["input_ids"])
+        assert all(len(out[column]) == length for column in SOURCE_FEATURES + ("word_ids",)), name
+        assert all(head == IGNORE_INDEX or 0 <= head < length for head in out["dep_heads"]), name
+        tree = parser.parse(text)
+        back = word_heads_from_subword_heads(out["dep_heads"], out["word_ids"], len(tree))
+        rules_applied = (featurizer.stats.straddling_subwords - before.straddling_subwords
+                         + featurizer.stats.uncovered_subwords - before.uncovered_subwords)
+        # Either the parser's heads come back exactly, or a counted rule explains why not.
+        assert back == list(tree.heads) or rules_applied > 0, (name, text)
+        if name in ("empty", "whitespace"):
+            assert set(out["dep_heads"]) <= {IGNORE_INDEX} and set(out["pos_ids"]) <= {SPECIAL_ID}
+        if name == "two_sentences":
+            assert back.count(0) == 2
+
+
+def test_single_and_batch_give_the_same_columns():
+    featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER)
+    texts = ["The quick brown fox jumps.", "NASA launched it in 2024!"]
+    batch = featurizer(texts)
+    assert [featurizer(text) for text in texts] == [{k: v[i] for k, v in batch.items()} for i in range(2)]
+    out = featurizer(texts[1])
+    words = get_parser(ENGLISH_PARSER).parse(texts[1]).words
+    assert out["case_ids"][0] == CASE_VOCAB.id_of("upper") and words[0] == "NASA"
+
+
+def test_pretokenized_strings_and_word_lists_agree():
+    featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, pretokenized=True, return_word_ids=True)
+    line = "i 'm fine , thanks ."
+    assert featurizer(line) == {key: values[0] for key, values in featurizer([line.split()]).items()}
+    # Extra spaces stay in the text the tokenizer sees; the words and their heads do not change.
+    spaced = featurizer("i 'm  fine ,   thanks .")
+    tree = get_parser(ENGLISH_PARSER).parse(line.split())
+    assert word_heads_from_subword_heads(spaced["dep_heads"], spaced["word_ids"]) == list(tree.heads)
+
+
+def test_target_side_heads_index_labels():
+    tokenizer = metaspace_bpe()
+    featurizer = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER, target_parser=ENGLISH_PARSER)
+    out = featurizer("A small dog barked.", text_target="the dog barked loudly .")
+    labels, heads = out["labels"], out["decoder_dep_heads"]
+    assert labels[-1] == tokenizer.eos_token_id and heads[-1] == IGNORE_INDEX
+    assert len(heads) == len(labels) and all(0 <= head < len(labels) - 1 for head in heads[:-1])
+    target_only = featurizer(text_target="the dog barked loudly .")
+    assert set(target_only) == {"labels", "decoder_dep_heads"} and target_only["labels"] == labels
+    no_target_parser = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER)("Dogs bark.", text_target="dogs bark .")
+    assert "labels" in no_target_parser and "decoder_dep_heads" not in no_target_parser
+    with pytest.raises(ValueError, match="2 texts but 1 targets"):
+        featurizer(["a b", "c d"], text_target=["x"])
+
+
+def test_tensors_and_left_padding_keep_heads_on_their_subwords():
+    tokenizer = copy.deepcopy(byte_level_bpe())
+    texts = ["Birds fly.", "The old man walked slowly home."]
+    right = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER)(texts, return_tensors="pt")
+    assert right["dep_heads"].dtype == torch.long and right["input_ids"].shape == right["dep_depths"].shape
+    assert right["dep_depths"][0, -1] == -1 and right["pos_ids"][0, -1] == 0
+    tokenizer.padding_side = "left"
+    left = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER)(texts, return_tensors="pt")
+    short = int(right["attention_mask"][0].sum())
+    shift = right["input_ids"].shape[1] - short
+    heads_right = right["dep_heads"][0, :short]
+    heads_left = left["dep_heads"][0, shift:]
+    assert torch.equal(heads_left, torch.where(heads_right >= 0, heads_right + shift, heads_right))
+    assert torch.equal(left["input_ids"][0, shift:], right["input_ids"][0, :short])
+
+
+def test_truncation_marks_heads_to_cut_words_unsupervised():
+    featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, max_length=5)
+    out = featurizer("The committee approved the new budget yesterday.")
+    assert len(out["input_ids"]) == 5 and all(h == IGNORE_INDEX or 0 <= h < 5 for h in out["dep_heads"])
+    assert featurizer.stats.truncated_words > 0 and featurizer.stats.words_without_subwords == 0
+
+
+def test_strict_mode_raises_instead_of_applying_a_rule():
+    featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, strict=True)
+    featurizer("Birds fly south")
+    with pytest.raises(AlignmentError, match="straddling_subwords"):
+        featurizer("It rained. Then it stopped.")
+
+
+def test_label_vocabularies_and_feature_errors():
+    featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("pos", "case", "dep_heads"))
+    assert featurizer.features == ("pos_ids", "case_ids", "dep_heads")
+    assert featurizer.label_vocabularies == {"pos_ids": UPOS_VOCAB.to_dict(), "case_ids": CASE_VOCAB.to_dict()}
+    with pytest.raises(ValueError, match="unknown feature 'morph'"):
+        SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
+    with pytest.raises(TypeError, match="needs a fast tokenizer"):
+        SyntaxFeaturizer(object())
+    with pytest.raises(ValueError, match="has no parser"):
+        SyntaxFeaturizer(byte_level_bpe())("some text")
+    with pytest.raises(ValueError, match="needs `text`"):
+        featurizer()
+    with pytest.raises(TypeError, match="expected a string or a list of word strings"):
+        featurizer([3])
+    with pytest.raises(TypeError, match="not WordTrees"):
+        featurizer(trees=["not a tree"])
+    with pytest.raises(ValueError, match="return_tensors"):
+        featurizer("x", return_tensors="np")
+
+
+def test_given_trees_skip_the_parser():
+    tree = WordTree.from_words(["Dogs", "bark"], heads=[2, 0], upos=["NOUN", "VERB"])
+    out = SyntaxFeaturizer(byte_level_bpe(), return_word_ids=True)(trees=tree)
+    assert word_heads_from_subword_heads(out["dep_heads"], out["word_ids"]) == [2, 0]
