@@ -1,0 +1,136 @@
+"""Baseline core vs transformers' MarianMTModel of identical dimensions, measured in one run.
+
+Prints (and writes to benchmarks/results/speed.json) ratios, never absolute claims: this machine is shared and
+noisy, so each pair of measurements is interleaved and the median of the repeats is used.
+
+  * training step (forward + backward + AdamW step), batches of 32 sentences x 32/64/128 tokens: ours / Marian
+    (target <= 1.0);
+  * beam-4 generation throughput (tokens/s), 32 sentences, a fixed 32 new tokens: ours / Marian (target >= 1.0);
+  * cached vs uncached greedy decoding of 64 new tokens: speed-up for ours and for Marian (target >= 10x).
+
+Usage: python benchmarks/speed.py [--repeats 5] [--threads 2]
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from transformers import MarianConfig, MarianMTModel
+
+from hf_syntax.marian import from_marian
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DIMENSIONS = dict(
+    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
+    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=512,
+)
+
+
+def build_pair():
+    """A random Marian and our core holding the very same weights (dropout as in training: 0.1)."""
+    torch.manual_seed(0)
+    config = MarianConfig(
+        **DIMENSIONS, activation_function="relu", scale_embedding=True, dropout=0.1, pad_token_id=0,
+        decoder_start_token_id=1, eos_token_id=2, bos_token_id=1,
+    )
+    marian = MarianMTModel(config)
+    return marian, from_marian(marian, label_smoothing=0.1)
+
+
+def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
+    """Median seconds per call of each function, calling them in turn so that load changes hit all alike."""
+    for function in functions.values():
+        for _ in range(warmup):
+            function()
+    samples = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def training_step(model, batch):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        model(**batch).loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        "input_ids": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
+        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
+        "labels": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
+    }
+
+
+def generation(model, batch, new_tokens: int, **settings):
+    def generate():
+        model.eval()
+        with torch.no_grad():
+            model.generate(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], min_new_tokens=new_tokens,
+                max_new_tokens=new_tokens, **settings,
+            )
+
+    return generate
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", type=Path, default=RESULTS / "speed.json")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    marian, ours = build_pair()
+    report = {"threads": args.threads, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
+              "torch": torch.__version__, "dimensions": DIMENSIONS}
+
+    for length in (32, 64, 128):
+        batch = random_batch(32, length)
+        times = interleaved({"ours": training_step(ours, batch), "marian": training_step(marian, batch)}, args.repeats)
+        ratio = times["ours"] / times["marian"]
+        report[f"train_step_{length}"] = {"ours_s": times["ours"], "marian_s": times["marian"], "ratio": ratio}
+        print(f"training step, 32 x {length:3d} tokens: ours/Marian time = {ratio:.3f} (target <= 1.0)")
+
+    batch = random_batch(32, 32, seed=1)
+    times = interleaved(
+        {"ours": generation(ours, batch, 32, num_beams=4), "marian": generation(marian, batch, 32, num_beams=4)},
+        max(2, args.repeats // 2),
+    )
+    ratio = times["marian"] / times["ours"]
+    report["beam4_generation"] = {"ours_s": times["ours"], "marian_s": times["marian"], "throughput_ratio": ratio,
+                                  "tokens": 32 * 32}
+    print(f"beam-4 generation, 32 x 32 new tokens: ours/Marian throughput = {ratio:.3f} (target >= 1.0)")
+
+    batch = random_batch(8, 32, seed=2)
+    for name, model in (("ours", ours), ("marian", marian)):
+        times = interleaved(
+            {"cached": generation(model, batch, 64, use_cache=True),
+             "uncached": generation(model, batch, 64, use_cache=False)},
+            max(2, args.repeats // 2),
+        )
+        speedup = times["uncached"] / times["cached"]
+        report[f"cache_speedup_{name}"] = {**times, "speedup": speedup}
+        print(f"{name}: cached decoding of 64 tokens is {speedup:.1f}x faster than uncached (target >= 10x)")
+
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
