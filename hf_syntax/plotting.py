@@ -1,0 +1,76 @@
+"""Cross-attention heat maps of one translation (Sundararaman et al. 2019, Figure 3).
+
+Row t of the map is the attention, averaged over the heads of one decoder layer (the last by default), that the
+decoder paid to every source subword while it produced target subword t. The translation is generated first, then
+replayed with teacher forcing so the attention of every step comes out of one forward pass; with the cache and
+without it the model computes the same thing, so the replay shows what generation saw.
+
+matplotlib is only needed for drawing and is imported inside `plot_cross_attention`.
+"""
+
+from pathlib import Path
+
+import torch
+
+
+@torch.no_grad()
+def translation_cross_attention(model, inputs: dict, *, layer: int = -1, **generate_kwargs):
+    """Translate one source sentence and return (generated ids (target_len,), attention (target_len - 1, source_len)).
+
+    `inputs` holds `input_ids` of shape (1, source_len) plus whatever else the model's forward needs
+    (`attention_mask`, feature columns such as `pos_ids`). Row t of the attention belongs to generated token t + 1
+    (the decoder start token is never produced, so it has no row).
+    """
+    input_ids = inputs.get("input_ids")
+    if input_ids is None or input_ids.dim() != 2 or input_ids.shape[0] != 1:
+        raise ValueError("translation_cross_attention plots one sentence: pass `input_ids` of shape (1, source_len).")
+    generated = model.generate(**inputs, **generate_kwargs)
+    outputs = model(**inputs, decoder_input_ids=generated[:, :-1], output_attentions=True, use_cache=False)
+    cross_attentions = outputs.cross_attentions
+    if not -len(cross_attentions) <= layer < len(cross_attentions):
+        raise ValueError(f"layer={layer} is out of range: the decoder has {len(cross_attentions)} layers.")
+    return generated[0], cross_attentions[layer][0].float().mean(dim=0)
+
+
+def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title: str | None = None) -> Path:
+    """Draw a (target_len, source_len) attention matrix as a PNG with the subwords on the axes; returns the path."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("Plotting attention needs matplotlib: `pip install matplotlib`.") from error
+    attention = torch.as_tensor(attention).detach().float().cpu()
+    if attention.shape != (len(target_tokens), len(source_tokens)):
+        raise ValueError(
+            f"attention has shape {tuple(attention.shape)} but there are {len(target_tokens)} target and "
+            f"{len(source_tokens)} source tokens: rows are target subwords, columns source subwords."
+        )
+    width = 1.5 + 0.35 * len(source_tokens)
+    height = 1.5 + 0.35 * len(target_tokens)
+    figure = Figure(figsize=(width, height), dpi=100)
+    axes = figure.subplots()
+    image = axes.imshow(attention.numpy(), cmap="viridis", vmin=0.0, aspect="auto")
+    axes.set_xticks(range(len(source_tokens)), labels=source_tokens, rotation=90)
+    axes.set_yticks(range(len(target_tokens)), labels=target_tokens)
+    axes.set_xlabel("source subword")
+    axes.set_ylabel("target subword")
+    if title:
+        axes.set_title(title)
+    figure.colorbar(image, ax=axes)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png")
+    return path
+
+
+def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: int = -1, title: str | None = None,
+                               **generate_kwargs) -> Path:
+    """Translate `inputs` (one sentence, already tokenized and featurized) and plot the decoder's cross-attention of
+    `layer` with the tokenizer's subwords as labels; returns the PNG path."""
+    generated, attention = translation_cross_attention(model, inputs, layer=layer, **generate_kwargs)
+    source_tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
+    target_tokens = tokenizer.convert_ids_to_tokens(generated[1:].tolist())
+    return plot_cross_attention(attention, source_tokens, target_tokens, path, title=title)
+
+
+__all__ = ["plot_cross_attention", "plot_translation_attention", "translation_cross_attention"]
