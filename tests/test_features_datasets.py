@@ -1,0 +1,173 @@
+"""parse_and_align on real datasets (translation and GLUE pairs), num_proc, fingerprints; collators."""
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+import torch
+from datasets.fingerprint import Hasher
+from transformers import AutoTokenizer
+from features_support import ENGLISH_PARSER, JAPANESE_PARSER, minilm_wordpiece, metaspace_bpe, require_shared_data
+
+from hf_syntax.data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
+from hf_syntax.data.features import parse_and_align
+from hf_syntax.featurizer import SOURCE_FEATURES
+
+TESTS = Path(__file__).resolve().parent
+
+
+def enja_dev(count):
+    folder = require_shared_data() / "small_parallel_enja"
+    ja = (folder / "dev.ja").read_text(encoding="utf-8").splitlines()[:count]
+    en = (folder / "dev.en").read_text(encoding="utf-8").splitlines()[:count]
+    return datasets.Dataset.from_dict({"source": ja, "target": en})
+
+
+def ja_en_map(tokenizer):
+    return parse_and_align(tokenizer, src_parser=JAPANESE_PARSER, tgt_parser=ENGLISH_PARSER, pretokenized=True)
+
+
+def test_translation_map_with_two_processes_equals_one_process():
+    dataset = enja_dev(24)
+    tokenizer = metaspace_bpe()
+    one = dataset.map(ja_en_map(tokenizer), batched=True, batch_size=8)
+    two = dataset.map(ja_en_map(tokenizer), batched=True, batch_size=8, num_proc=2)
+    assert one.to_dict() == two.to_dict()
+    expected = {"source", "target", "input_ids", "attention_mask", "labels", "decoder_dep_heads", *SOURCE_FEATURES}
+    assert set(one.column_names) == expected
+    row = one[0]
+    assert len(row["dep_heads"]) == len(row["input_ids"]) and len(row["decoder_dep_heads"]) == len(row["labels"])
+    model_inputs = one.remove_columns(["source", "target"])
+    batch = SyntaxSeq2SeqCollator(tokenizer, required_features=("dep_heads", "decoder_dep_heads"))(
+        [model_inputs[index] for index in range(4)]
+    )
+    assert batch["dep_heads"].shape == batch["input_ids"].shape
+    assert batch["decoder_dep_heads"].shape == batch["labels"].shape
+
+
+def test_map_function_fingerprint_is_deterministic():
+    tokenizer = metaspace_bpe()
+    first, second = ja_en_map(tokenizer), ja_en_map(tokenizer)
+    fingerprint = Hasher.hash(first)
+    assert Hasher.hash(second) == fingerprint
+    first({"source": ["彼 は 走 っ た 。"], "target": ["he ran ."]})  # loads parsers and calls the tokenizer
+    assert Hasher.hash(first) == fingerprint
+    other = parse_and_align(tokenizer, src_parser=JAPANESE_PARSER, tgt_parser=ENGLISH_PARSER, pretokenized=False)
+    assert Hasher.hash(other) != fingerprint
+
+
+@pytest.mark.slow
+def test_map_cache_is_reused_by_a_fresh_process(tmp_path):
+    """The real test of fingerprint stability: another Python process maps the same data onto the same cache file."""
+    folder = tmp_path / "enja"
+    enja_dev(8).save_to_disk(str(folder))
+    tokenizer_folder = tmp_path / "tokenizer"
+    metaspace_bpe().save_pretrained(str(tokenizer_folder))
+    script = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+import datasets
+from transformers import AutoTokenizer
+from test_features_datasets import ja_en_map
+dataset = datasets.load_from_disk({str(folder)!r})
+mapped = dataset.map(ja_en_map(AutoTokenizer.from_pretrained({str(tokenizer_folder)!r})), batched=True)
+print(mapped.cache_files[0]["filename"])
+"""
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                         timeout=300, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr[-2000:]
+    cache_file = Path(run.stdout.strip().splitlines()[-1])
+    written = cache_file.stat().st_mtime_ns
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_folder))
+    mapped = datasets.load_from_disk(str(folder)).map(ja_en_map(tokenizer), batched=True)
+    assert Path(mapped.cache_files[0]["filename"]) == cache_file
+    assert cache_file.stat().st_mtime_ns == written  # reused, not recomputed
+
+
+def test_glue_pairs_get_pos_ids_for_both_sentences():
+    path = require_shared_data() / "glue" / "MRPC" / "dev.tsv"
+    with open(path, encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))[:6]
+    dataset = datasets.Dataset.from_dict({
+        "sentence1": [row["#1 String"] for row in rows], "sentence2": [row["#2 String"] for row in rows],
+        "label": [int(row["Quality"]) for row in rows],
+    })
+    tokenizer = minilm_wordpiece()
+    mapped = dataset.map(parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, features=("pos",),
+                                         source_column="sentence1", pair_column="sentence2", max_length=128),
+                         batched=True, remove_columns=["sentence1", "sentence2"])
+    assert set(mapped.column_names) == {"label", "input_ids", "token_type_ids", "attention_mask", "pos_ids"}
+    for row in mapped:
+        assert row["pos_ids"][0] == 1 and row["pos_ids"].count(1) == 3  # [CLS] and two [SEP]
+        assert 0 not in row["pos_ids"] and len(row["pos_ids"]) == len(row["input_ids"])
+    batch = SyntaxClassificationCollator(tokenizer, required_features=("pos_ids",))(
+        [{**row, "labels": row.pop("label")} for row in mapped]
+    )
+    assert batch["labels"].dtype == torch.long and batch["pos_ids"].shape == batch["input_ids"].shape
+
+
+def test_map_function_errors():
+    tokenizer = metaspace_bpe()
+    with pytest.raises(KeyError, match=r"no column 'src'; its columns are \['source', 'target'\]"):
+        parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="src")({"source": ["a"], "target": ["b"]})
+    nested = parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.en")
+    assert nested({"translation": [{"en": "Dogs bark.", "ja": "犬 が 吠え る 。"}]})["dep_heads"]
+    with pytest.raises(KeyError, match="has no key 'de'"):
+        parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.de")(
+            {"translation": [{"en": "Dogs bark."}]})
+    with pytest.raises(ValueError, match="needs src_parser and/or tgt_parser"):
+        parse_and_align(tokenizer)
+    with pytest.raises(TypeError, match="must be a spec string"):
+        parse_and_align(tokenizer, src_parser=object())
+
+
+def row(length, target=None, **columns):
+    example = {"input_ids": list(range(4, 4 + length)), "attention_mask": [1] * length,
+               "dep_heads": [0] * length, "dep_depths": [0] * length, "pos_ids": [3] * length}
+    if target is not None:
+        example.update(labels=[5] * target, decoder_dep_heads=[0] * target)
+    example.update(columns)
+    return example
+
+
+def test_seq2seq_collator_pads_every_column_with_its_own_value():
+    tokenizer = metaspace_bpe()
+    batch = SyntaxSeq2SeqCollator(tokenizer, pad_to_multiple_of=4)([row(2, target=3), row(5, target=1)])
+    assert batch["input_ids"].shape == (2, 8) and batch["labels"].shape == (2, 4)
+    assert batch["input_ids"][0, 2:].tolist() == [tokenizer.pad_token_id] * 6
+    assert batch["dep_heads"][0, 2:].eq(-100).all() and batch["dep_depths"][0, 2:].eq(-1).all()
+    assert batch["pos_ids"][0, 2:].eq(0).all() and batch["attention_mask"][0, 2:].eq(0).all()
+    assert batch["labels"][1, 1:].eq(-100).all() and batch["decoder_dep_heads"][1, 1:].eq(-100).all()
+
+
+@pytest.mark.parametrize(
+    ("examples", "message"),
+    [
+        ([row(2, target=1), row(3, target=1, dep_heads=[0, 0])], r"column 'dep_heads' of batch row 1 has length 2"),
+        ([row(2, target=1), {k: v for k, v in row(2, target=1).items() if k != "pos_ids"}],
+         r"batch row 1 has different columns .*missing \['pos_ids'\]"),
+        ([row(2)], r"lack the columns \['labels'\]"),
+        ([row(2, target=1, text=[1, 2])], r"'text' is a per-token list but not a known feature column"),
+        ([row(2, target=1, text="hello")], r"'text' is not a known feature column and not a scalar label"),
+        ([{"labels": [1], "decoder_dep_heads": [0], "input_ids": [4], "dep_depths": [0, 0]}],
+         r"'dep_depths' of batch row 0 has length 2"),
+    ],
+)
+def test_seq2seq_collator_fails_loudly(examples, message):
+    with pytest.raises(ValueError, match=message):
+        SyntaxSeq2SeqCollator(metaspace_bpe())(examples)
+
+
+def test_required_features_and_classification_labels():
+    tokenizer = metaspace_bpe()
+    with pytest.raises(ValueError, match=r"lack the columns \['decoder_dep_heads'\]"):
+        SyntaxSeq2SeqCollator(tokenizer, required_features=("decoder_dep_heads",))([row(2, labels=[4])])
+    batch = SyntaxClassificationCollator(tokenizer)([row(2, labels=3.5), row(3, labels=1)])
+    assert batch["labels"].dtype == torch.float and batch["labels"].tolist() == [3.5, 1.0]
+    with pytest.raises(ValueError, match="empty batch"):
+        SyntaxClassificationCollator(tokenizer)([])
