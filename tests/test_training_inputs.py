@@ -182,7 +182,7 @@ def test_checkpoint_folder_missing_files_is_rejected(tmp_path):
     checkpoint.mkdir(parents=True)
     for name in ("config.json", "trainer_state.json", "model.safetensors", "tokenizer_config.json"):
         (checkpoint / name).write_text("{}")
-    with pytest.raises(ConfigError, match="missing: optimizer.pt, scheduler.pt, training_args.bin"):
+    with pytest.raises(ConfigError, match="missing: optimizer.pt, scheduler.pt, training_args.bin, rng_state.pth"):
         check_checkpoint_folder(checkpoint)
     with pytest.raises(ConfigError, match="missing: optimizer.pt"):
         resolve_resume("latest", str(tmp_path / "run"), overwrite=False)

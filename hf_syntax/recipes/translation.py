@@ -23,7 +23,6 @@ import datasets
 import numpy as np
 import torch
 from transformers import (
-    AutoConfig,
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
     DataCollatorForSeq2Seq,
@@ -74,6 +73,8 @@ class ParallelFiles:
 
 @dataclass
 class DataSection:
+    """Where the pairs come from (files or a saved DatasetDict), and the empty/long-line policies."""
+
     source_lang: str = "src"
     target_lang: str = "tgt"
     train: ParallelFiles | None = None
@@ -95,6 +96,8 @@ class DataSection:
 
 @dataclass
 class TokenizerSection:
+    """Train a subword vocabulary on the training pairs (joint or per side), or load a saved one."""
+
     path: str | None = None  # load a saved tokenizer (its target_tokenizer/ subfolder if per side) instead
     model: str = "bpe"
     vocab_size: int = 8000
@@ -105,12 +108,16 @@ class TokenizerSection:
 
 @dataclass
 class ModelSection:
+    """Any registered seq2seq ``model_type`` and its config kwargs (vocabulary and special ids are filled in)."""
+
     type: str = "syntax_transformer"
     kwargs: dict = field(default_factory=dict)
 
 
 @dataclass
 class GenerationSection:
+    """Decoding used for validation, the final scores and the exported generation_config.json."""
+
     num_beams: int = 4
     max_new_tokens: int = 128
     length_penalty: float = 1.0
@@ -118,6 +125,8 @@ class GenerationSection:
 
 @dataclass
 class EvaluationSection:
+    """sacreBLEU options and how many example translations the summary shows."""
+
     bleu_tokenize: str = "13a"
     lowercase: bool = False
     show_examples: int = 5
@@ -125,6 +134,8 @@ class EvaluationSection:
 
 @dataclass
 class TranslationRecipeConfig:
+    """One experiment; ``training`` holds Seq2SeqTrainingArguments fields, ``features`` parse_and_align options."""
+
     output_dir: str
     data: DataSection
     seed: int = 42
@@ -471,6 +482,8 @@ def check_checkpoint_folder(folder: Path) -> None:
     missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
     if not any((folder / name).is_file() for name in CHECKPOINT_WEIGHTS):
         missing.append(" or ".join(CHECKPOINT_WEIGHTS))
+    if not any(folder.glob("rng_state*.pth")):
+        missing.append("rng_state.pth (random states: without them the resumed run is not exact)")
     if not (folder / "tokenizer_config.json").is_file():
         missing.append("tokenizer_config.json")
     if missing:
