@@ -211,7 +211,8 @@ class SyntaxAttention(nn.Module):
         if bias is not None:
             scores = scores + bias
         weights = torch.softmax(scores, dim=-1, dtype=softmax_dtype(scores.dtype)).to(query.dtype)
-        weights = F.dropout(weights, p=dropout, training=self.training)
+        if dropout > 0:  # even p=0 dropout would keep a second (batch, heads, n, n) copy alive for backward
+            weights = F.dropout(weights, p=dropout, training=self.training)
         output = weights @ value
         for term, buckets in terms:
             if term.value_table is not None:
