@@ -255,7 +255,7 @@ def _encode_with_length_policy(
     tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int, policy: str, side: str
 ) -> tuple[list[list[int]], list[bool]]:
     """Encode (ending in </s>); over-long sequences are cut to ``max_length`` keeping </s>, or rejected."""
-    encoded = tokenizer(texts, add_special_tokens=True)["input_ids"]
+    encoded = tokenizer(texts, add_special_tokens=True, verbose=False)["input_ids"]  # we count long lines ourselves
     truncated = [len(ids) > max_length for ids in encoded]
     if policy == "error" and any(truncated):
         first = truncated.index(True)
