@@ -1,0 +1,264 @@
+"""Pipelines that turn raw text into what a syntax-aware model needs, then translate or classify it.
+
+* ``SyntaxTranslationPipeline`` (task ``"translation"``): every seq2seq variant. When the model's config says its
+  ``forward`` needs source features (``config.needs_source_features``: dependency depths, POS/case/subword tags),
+  the pipeline parses the text with the parser the model was trained with (``config.source_parser``) and aligns the
+  tree to the subwords with ``SyntaxFeaturizer``. DBSA, the baseline and the Graph-Transformer need no parser.
+* ``PosTextClassificationPipeline`` (task ``"text-classification"``): BERT+POS. Every WordPiece gets its word's
+  UPOS tag from ``config.pos_parser``.
+
+This module is Hub-portable: it imports the featurizer with relative imports, so ``pipeline.save_pretrained``
+copies ``featurizer.py``, ``parsers.py``, ``align.py``, ``trees.py`` and ``labels.py`` next to it, and
+``pipeline(model=folder, trust_remote_code=True)`` works where hf_syntax is not installed (the parser package must
+be; if it is not, the error names the pip package).
+
+Only ``"translation"`` is registered when this module is imported: transformers 5 removed its built-in translation
+task, so nothing is shadowed. ``"text-classification"`` is a built-in task; registering over it at import would
+change ``pipeline("text-classification", ...)`` for every model in the process, so ``register_for_saving`` does it
+only around a save (a folder's ``config.custom_pipelines`` entry is looked up before the built-in tasks).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
+from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
+
+from .featurizer import SyntaxFeaturizer, pad_columns
+from .parsers import get_parser
+
+TRANSLATION_TASK = "translation"
+CLASSIFICATION_TASK = "text-classification"
+TARGET_TOKENIZER_DIR = "target_tokenizer"
+"""Subfolder holding the target-side tokenizer of a model trained with separate vocabularies."""
+
+
+class EmptyInputError(ValueError):
+    """A pipeline got an empty text: a model would produce a meaningless output for it."""
+
+
+def check_texts(inputs, what: str = "text") -> None:
+    """Reject empty strings (alone, in a list, or in a ``{"text", "text_pair"}`` dict) naming the position."""
+    items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    if isinstance(inputs, (list, tuple)) and not inputs:
+        raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
+    for index, item in enumerate(items):
+        fields = item.items() if isinstance(item, dict) else [(what, item)]
+        for name, value in fields:
+            where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
+            if not isinstance(value, str):
+                raise TypeError(f"{where} is a {type(value).__name__}; the pipeline translates/classifies strings.")
+            if not value.strip():
+                raise EmptyInputError(
+                    f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
+                    f"to parse or translate)."
+                )
+
+
+def _featurizer_max_length(tokenizer, config) -> int:
+    """Longest source the model accepts: the tokenizer's limit, capped by the model's position table."""
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
+
+
+class SyntaxTranslationPipeline(Pipeline):
+    """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.
+
+    ``pipe("text")`` -> ``[{"translation_text": ...}]``; a list gives one such list per text. Generation settings
+    (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config.
+    ``target_tokenizer``: the target-side tokenizer for models trained with separate vocabularies (loaded from the
+    model's ``target_tokenizer/`` subfolder when there is one).
+    """
+
+    _load_processor = False
+    _load_image_processor = False
+    _load_feature_extractor = False
+    _load_tokenizer = True
+
+    def __init__(self, *args, target_tokenizer=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.tokenizer is None:
+            raise ValueError("SyntaxTranslationPipeline needs the model's tokenizer (pass tokenizer=...).")
+        self.target_tokenizer = target_tokenizer or self._saved_target_tokenizer() or self.tokenizer
+        self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
+        self.featurizer = self._make_featurizer() if self.needed_features else None
+
+    def _saved_target_tokenizer(self):
+        """The ``target_tokenizer/`` subfolder of the model folder or Hub repo, if the model has one."""
+        name = getattr(self.model.config, "_name_or_path", None) or getattr(self.model, "name_or_path", None)
+        if not name:
+            return None
+        if os.path.isdir(name):
+            folder = os.path.join(name, TARGET_TOKENIZER_DIR)
+            return AutoTokenizer.from_pretrained(folder) if os.path.isdir(folder) else None
+        try:
+            return AutoTokenizer.from_pretrained(name, subfolder=TARGET_TOKENIZER_DIR)
+        except (OSError, ValueError):
+            return None
+
+    def _make_featurizer(self) -> SyntaxFeaturizer:
+        """The featurizer the model was trained with; loads the parser now so a missing one fails at creation."""
+        config = self.model.config
+        if not config.source_parser:
+            raise ValueError(
+                f"this {config.model_type} model needs {list(self.needed_features)} at inference but its config "
+                f"names no source_parser; set model.config.source_parser to the parser it was trained with "
+                f"(e.g. 'spacy:ja_ginza') and save it again."
+            )
+        featurizer = SyntaxFeaturizer(
+            self.tokenizer, parser=config.source_parser, features=self.needed_features,
+            head_rule=getattr(config, "subword_head_rule", "first"),
+            max_length=_featurizer_max_length(self.tokenizer, config),
+        )
+        trained_with = getattr(config, "feature_labels", None) or {}
+        for column, vocabulary in featurizer.label_vocabularies.items():
+            if column in trained_with and trained_with[column] != vocabulary:
+                raise ValueError(
+                    f"the model's {column} vocabulary {trained_with[column]} differs from this featurizer's "
+                    f"{vocabulary}; the ids would mean other labels. Use the hf_syntax version the model was "
+                    f"trained with."
+                )
+        get_parser(config.source_parser)
+        return featurizer
+
+    def __call__(self, inputs, **kwargs):
+        """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text."""
+        if isinstance(inputs, (str, list, tuple)):
+            check_texts(inputs)
+        results = super().__call__(inputs, **kwargs)
+        if isinstance(inputs, (list, tuple)) and all(len(result) == 1 for result in results):
+            return [result[0] for result in results]
+        return results
+
+    def _sanitize_parameters(self, skip_special_tokens=None, **generate_kwargs):
+        postprocess = {} if skip_special_tokens is None else {"skip_special_tokens": skip_special_tokens}
+        return {}, generate_kwargs, postprocess
+
+    def preprocess(self, text):
+        check_texts(text)
+        if self.featurizer is not None:
+            row = self.featurizer(text)
+            row = {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
+        else:
+            row = dict(self.tokenizer(text, truncation=True,
+                                      max_length=_featurizer_max_length(self.tokenizer, self.model.config)))
+        # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
+        # would pad depth columns with 0, a real depth).
+        return {"row": row}
+
+    def _forward(self, model_inputs, **generate_kwargs):
+        rows = model_inputs["row"]
+        rows = [rows] if isinstance(rows, dict) else list(rows)
+        batch = pad_columns(rows, self.tokenizer.pad_token_id, padding_side="right")
+        batch = {key: value.to(self.model.device) for key, value in batch.items()}
+        return {"output_ids": self.model.generate(**batch, **generate_kwargs)}
+
+    def postprocess(self, model_outputs, skip_special_tokens=True):
+        return [
+            {"translation_text": self.target_tokenizer.decode(ids, skip_special_tokens=skip_special_tokens).strip()}
+            for ids in model_outputs["output_ids"]
+        ]
+
+
+class PosTextClassificationPipeline(TextClassificationPipeline):
+    """Text(-pair) classification with BERT+POS: tags every text with ``config.pos_parser`` first.
+
+    Takes what the stock text-classification pipeline takes (a text, ``{"text": ..., "text_pair": ...}``, or a list
+    of them) and returns the same label/score dicts.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        config = self.model.config
+        if not getattr(config, "pos_parser", None):
+            raise ValueError(
+                f"PosTextClassificationPipeline is for BERT+POS models (config.pos_parser); {config.model_type!r} "
+                f"has none. Use the stock text-classification pipeline for it."
+            )
+        self.featurizer = SyntaxFeaturizer(
+            self.tokenizer, parser=config.pos_parser, features=("pos_ids",),
+            max_length=_featurizer_max_length(self.tokenizer, config),
+        )
+        # Compared as plain dicts: in remote code the config's and the featurizer's LabelVocab classes come from
+        # two copies of labels.py, so LabelVocab equality would always fail.
+        if self.featurizer.label_vocabularies["pos_ids"] != config.pos_vocab:
+            raise ValueError(
+                f"the model's POS vocabulary {config.pos_vocab} differs from the featurizer's "
+                f"{self.featurizer.label_vocabularies['pos_ids']}; the POS ids would mean other tags. Use the "
+                f"hf_syntax version the model was trained with."
+            )
+        get_parser(config.pos_parser)
+
+    def __call__(self, inputs, **kwargs):
+        if isinstance(inputs, (str, dict, list, tuple)):
+            check_texts(inputs)
+        return super().__call__(inputs, **kwargs)
+
+    def preprocess(self, inputs, **tokenizer_kwargs):
+        check_texts(inputs)
+        if isinstance(inputs, dict):
+            unknown = sorted(set(inputs) - {"text", "text_pair"})
+            if unknown or "text" not in inputs:
+                raise ValueError(f"a text pair is a dict with keys 'text' and 'text_pair'; got keys {sorted(inputs)}.")
+            text, pair = inputs["text"], inputs.get("text_pair")
+        else:
+            text, pair = inputs, None
+        encoded = self.featurizer(text, text_pair=pair, return_tensors="pt")
+        names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
+        return {name: encoded[name] for name in names if name in encoded}
+
+
+PIPELINE_REGISTRY.register_pipeline(
+    TRANSLATION_TASK, pipeline_class=SyntaxTranslationPipeline, pt_model=AutoModelForSeq2SeqLM, type="text"
+)
+
+
+@contextmanager
+def register_for_saving(pipeline_class, task: str, auto_class):
+    """Register ``pipeline_class`` for ``task`` while the block runs, restoring what was there before.
+
+    ``Pipeline.save_pretrained`` writes ``config.custom_pipelines`` (and copies this module with its relative
+    imports) only for a registered class; restoring keeps a built-in task such as text-classification intact.
+    """
+    previous = PIPELINE_REGISTRY.supported_tasks.get(task)
+    PIPELINE_REGISTRY.register_pipeline(task, pipeline_class=pipeline_class, pt_model=auto_class, type="text")
+    try:
+        yield
+    finally:
+        if previous is not None:
+            PIPELINE_REGISTRY.supported_tasks[task] = previous
+
+
+def syntax_pipeline(model, tokenizer, **kwargs) -> Pipeline:
+    """The hf_syntax pipeline matching ``model``: classification for BERT+POS, translation otherwise."""
+    if getattr(model.config, "pos_parser", None) is not None:
+        return PosTextClassificationPipeline(model=model, tokenizer=tokenizer, **kwargs)
+    if not getattr(model.config, "is_encoder_decoder", False):
+        raise ValueError(
+            f"{type(model).__name__} is neither a seq2seq model nor BERT+POS; hf_syntax has no pipeline for it."
+        )
+    return SyntaxTranslationPipeline(model=model, tokenizer=tokenizer, **kwargs)
+
+
+def save_pipeline(pipe: Pipeline, folder) -> None:
+    """``pipe.save_pretrained(folder)`` with the pipeline recorded in ``config.custom_pipelines``."""
+    if isinstance(pipe, PosTextClassificationPipeline):
+        with register_for_saving(PosTextClassificationPipeline, CLASSIFICATION_TASK, AutoModelForSequenceClassification):
+            pipe.save_pretrained(folder)
+    else:
+        pipe.save_pretrained(folder)
+    target = getattr(pipe, "target_tokenizer", None)
+    if target is not None and target is not pipe.tokenizer:
+        target.save_pretrained(f"{folder}/{TARGET_TOKENIZER_DIR}")
+
+
+__all__ = [
+    "EmptyInputError",
+    "PosTextClassificationPipeline",
+    "SyntaxTranslationPipeline",
+    "check_texts",
+    "save_pipeline",
+    "syntax_pipeline",
+]
