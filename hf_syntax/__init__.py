@@ -26,6 +26,12 @@ from .modeling_syntax_transformer import (
     SyntaxTransformerModel,
     SyntaxTransformerPreTrainedModel,
 )
+from .data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
+from .data.features import parse_and_align
+from .featurizer import SyntaxFeaturizer
+from .labels import LabelVocab
+from .parsers import load_parser, read_conllu
+from .trees import WordTree
 from .variants import (
     ARCHITECTURES,
     DbsaConfig,
@@ -75,4 +81,12 @@ __all__ = [
     "SyntaxTransformerForConditionalGeneration",
     "SyntaxTransformerModel",
     "SyntaxTransformerPreTrainedModel",
+    "LabelVocab",
+    "SyntaxClassificationCollator",
+    "SyntaxFeaturizer",
+    "SyntaxSeq2SeqCollator",
+    "WordTree",
+    "load_parser",
+    "parse_and_align",
+    "read_conllu",
 ]

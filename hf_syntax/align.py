@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .labels import CASE_VOCAB, SPECIAL_ID, SUBWORD_TAG_VOCAB, UNKNOWN_ID, UPOS_VOCAB, word_case
+from .labels import (
+    CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, SUBWORD_TAG_VOCAB, UNKNOWN_ID, UPOS_VOCAB, deprel_base, word_case,
+)
 from .trees import WordTree
 
 IGNORE_INDEX = -100
@@ -103,7 +105,8 @@ def word_ids_from_offsets(spans, offsets, is_content, text: str = "",
 
 def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first",
                     stats: AlignmentStats | None = None, content_end: int | None = None) -> dict:
-    """Per-subword columns (``dep_heads``, ``dep_depths``, ``pos_ids``, ``case_ids``, ``subword_tags``) for ``tree``.
+    """Per-subword columns for ``tree``: ``dep_heads``, ``dep_depths``, ``pos_ids``, ``case_ids``, ``subword_tags``
+    and (optional, not a model input yet) ``deprel_ids`` -- the relation of the subword's word to its head.
 
     ``word_ids`` index into ``tree`` (``NO_WORD`` = special token), positions are those of the whole sequence.
     ``content_end`` is the character where the encoded text stops (under truncation): words after it are counted
@@ -132,6 +135,10 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
     if "pos_ids" in features:
         upos = tree.upos or (None,) * len(tree)
         columns["pos_ids"] = [SPECIAL_ID if word == NO_WORD else UPOS_VOCAB.id_of(upos[word]) for word in word_ids]
+    if "deprel_ids" in features:
+        deprels = tree.deprels or (None,) * len(tree)
+        deprel_ids = [DEPREL_VOCAB.id_of(deprel_base(deprel)) for deprel in deprels]
+        columns["deprel_ids"] = [SPECIAL_ID if word == NO_WORD else deprel_ids[word] for word in word_ids]
     if "case_ids" in features:
         case_ids = [CASE_VOCAB.id_of(word_case(word)) for word in tree.words]
         columns["case_ids"] = [SPECIAL_ID if word == NO_WORD else case_ids[word] for word in word_ids]

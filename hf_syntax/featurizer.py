@@ -12,14 +12,17 @@ from __future__ import annotations
 from .align import (
     IGNORE_INDEX, NO_WORD, AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets,
 )
-from .labels import CASE_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB
+from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB
 from .parsers import get_parser
 from .trees import WordTree, locate_words
 
 SOURCE_FEATURES = ("dep_heads", "dep_depths", "pos_ids", "case_ids", "subword_tags")
+"""The default source columns, all named by the models' ``forward``."""
+OPTIONAL_FEATURES = ("deprel_ids",)
 FEATURE_ALIASES = {"pos": "pos_ids", "upos": "pos_ids", "case": "case_ids", "heads": "dep_heads",
-                   "depths": "dep_depths", "subword_tag": "subword_tags"}
-LABEL_VOCABS = {"pos_ids": UPOS_VOCAB, "case_ids": CASE_VOCAB, "subword_tags": SUBWORD_TAG_VOCAB}
+                   "depths": "dep_depths", "subword_tag": "subword_tags", "deprel": "deprel_ids"}
+LABEL_VOCABS = {"pos_ids": UPOS_VOCAB, "case_ids": CASE_VOCAB, "subword_tags": SUBWORD_TAG_VOCAB,
+                "deprel_ids": DEPREL_VOCAB}
 
 SOURCE_PAD_VALUES = {
     "input_ids": None,  # the tokenizer's pad id
@@ -31,6 +34,7 @@ SOURCE_PAD_VALUES = {
     "pos_ids": PAD_ID,
     "case_ids": PAD_ID,
     "subword_tags": PAD_ID,
+    "deprel_ids": PAD_ID,
     "word_ids": NO_WORD,
 }
 TARGET_PAD_VALUES = {
@@ -50,9 +54,10 @@ def normalise_features(features) -> tuple[str, ...]:
     names = []
     for feature in features:
         name = FEATURE_ALIASES.get(feature, feature)
-        if name not in SOURCE_FEATURES:
+        if name not in SOURCE_FEATURES + OPTIONAL_FEATURES:
             raise ValueError(
-                f"unknown feature {feature!r}; choose from {SOURCE_FEATURES} (aliases: {sorted(FEATURE_ALIASES)})."
+                f"unknown feature {feature!r}; choose from {SOURCE_FEATURES + OPTIONAL_FEATURES} "
+                f"(aliases: {sorted(FEATURE_ALIASES)})."
             )
         if name not in names:
             names.append(name)

@@ -112,8 +112,7 @@ class SpacyParser(Parser):
         return [tree_from_spacy_doc(doc) for doc in docs]
 
     def _doc_from_words(self, words):
-        from spacy.tokens import Doc
-
+        Doc = _import_spacy().tokens.Doc
         return Doc(self.nlp.vocab, words=words, spaces=[True] * (len(words) - 1) + [False] if words else [])
 
 

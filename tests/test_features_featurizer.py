@@ -9,7 +9,7 @@ from test_features_parsers import BAD_TEXTS
 
 from hf_syntax.align import IGNORE_INDEX, AlignmentError, AlignmentStats, word_heads_from_subword_heads
 from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer
-from hf_syntax.labels import CASE_VOCAB, SPECIAL_ID, UPOS_VOCAB
+from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB
 from hf_syntax.parsers import get_parser
 from hf_syntax.trees import WordTree
 
@@ -108,6 +108,11 @@ def test_label_vocabularies_and_feature_errors():
     featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("pos", "case", "dep_heads"))
     assert featurizer.features == ("pos_ids", "case_ids", "dep_heads")
     assert featurizer.label_vocabularies == {"pos_ids": UPOS_VOCAB.to_dict(), "case_ids": CASE_VOCAB.to_dict()}
+    text = "The dogs bark."
+    out = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("deprel",), return_word_ids=True)(text)
+    tree = get_parser(ENGLISH_PARSER).parse(text)
+    expected = [DEPREL_VOCAB.id_of(tree.deprels[word].lower()) for word in out["word_ids"][:-1]]
+    assert out["deprel_ids"] == expected + [SPECIAL_ID] and DEPREL_VOCAB.id_of("root") in expected
     with pytest.raises(ValueError, match="unknown feature 'morph'"):
         SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
     with pytest.raises(TypeError, match="needs a fast tokenizer"):
