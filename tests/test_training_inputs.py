@@ -111,6 +111,10 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
     assert truncated == {"train": {"source": 1, "target": 0}}
     assert [len(ids) for ids in encoded["train"]["input_ids"]] == [4, 3]
     assert encoded["train"]["input_ids"][0][-1] == tokenizer.eos_token_id
+    section.num_proc = 2
+    assert tokenize_translation_data(corpus, tokenizer, tokenizer, section)[0]["train"]["input_ids"] == encoded[
+        "train"
+    ]["input_ids"]
     section.long_lines = "error"
     with pytest.raises(CorpusError, match="source sentence has 9 tokens, more than data.max_source_length=4"):
         tokenize_translation_data(corpus, tokenizer, tokenizer, section)
@@ -130,6 +134,7 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["tokenizer.vocab_size=big"], "tokenizer.vocab_size = 'big' has the wrong type"),
         (["model.type=syntax_transfomer"], r"not a registered model type \(did you mean 'syntax_transformer'\?\)"),
         (["data.max_source_length=1"], "data.max_source_length must be >= 2"),
+        (["data.num_proc=0"], "data.num_proc must be >= 1"),
         (["data.dataset=somewhere"], "exclude each other"),
         (["generation.num_beams=0"], "must be >= 1"),
         (["training=3"], "config.training = 3 has the wrong type"),

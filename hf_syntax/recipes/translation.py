@@ -89,6 +89,7 @@ class DataSection:
     skip_empty: bool = False
     max_train_pairs: int | None = None
     max_eval_pairs: int | None = None
+    num_proc: int | None = None  # worker processes for parsing/aligning (the features map) and tokenizing
     max_source_length: int = 128
     max_target_length: int = 128
     long_lines: str = "truncate"
@@ -166,6 +167,8 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         raise ConfigError("data needs train and validation files (data.train/data.validation) or data.dataset")
     if data.dataset is not None and (data.train or data.validation or data.test):
         raise ConfigError("data.dataset and data.train/validation/test files exclude each other; keep one")
+    if data.num_proc is not None and data.num_proc < 1:
+        raise ConfigError(f"data.num_proc must be >= 1 (or null for the main process only), got {data.num_proc}")
     for key in ("max_source_length", "max_target_length"):
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
@@ -290,7 +293,7 @@ def tokenize_translation_data(
             "target_truncated": target_cut,
         }
 
-    encoded = corpus.map(encode, batched=True, desc="Tokenizing")
+    encoded = corpus.map(encode, batched=True, num_proc=data.num_proc, desc="Tokenizing")
     truncated = {
         split: {"source": int(sum(dataset["source_truncated"])), "target": int(sum(dataset["target_truncated"]))}
         for split, dataset in encoded.items()
@@ -326,7 +329,7 @@ def add_syntax_features(
         map_function = parse_and_align(source_tokenizer, **options)
     except (TypeError, ValueError) as error:
         raise ConfigError(f"features section: {error}") from error
-    featurized = corpus.map(map_function, batched=True, desc="Parsing and aligning")
+    featurized = corpus.map(map_function, batched=True, num_proc=data.num_proc, desc="Parsing and aligning")
     model_settings = {
         "source_parser": features.get("src_parser"),
         "target_parser": features.get("tgt_parser"),
