@@ -39,7 +39,7 @@ class AlignmentError(ValueError):
 
 @dataclass
 class AlignmentStats:
-    """How often each alignment rule applied; add two with ``+`` to aggregate over a corpus."""
+    """How often each alignment rule applied (per sequence, or summed over a corpus with ``update``)."""
 
     sequences: int = 0
     words: int = 0
@@ -51,8 +51,10 @@ class AlignmentStats:
     truncated_words: int = 0
     unsupervised_heads: int = 0
 
-    def __add__(self, other: "AlignmentStats") -> "AlignmentStats":
-        return AlignmentStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+    def update(self, other: "AlignmentStats") -> None:
+        """Add the counts of ``other`` to these (aggregating over sequences or a corpus)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

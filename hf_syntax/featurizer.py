@@ -77,7 +77,8 @@ class SyntaxFeaturizer:
         head_rule: ``"first"`` (DBSA authors' code) or ``"last"`` subword of the head word.
         pretokenized: strings are whitespace-separated words (parsed as given, never re-segmented).
         strict: raise ``AlignmentError`` instead of applying (and counting) the straddle/uncovered rules.
-        max_length / truncation: passed to the tokenizer.
+        max_length / truncation: passed to the tokenizer (``truncation`` defaults to on when a length is given).
+        max_target_length: ``max_length`` of the target side (defaults to ``max_length``).
         parser_options: keyword arguments for the parser backend (e.g. ``{"n_process": 2}`` for spaCy).
         return_word_ids: also return ``word_ids`` (the surface word of every source subword, -1 for special
             tokens; a pair's second segment counts its words from 0 again), e.g. to map predicted heads back to
@@ -87,8 +88,8 @@ class SyntaxFeaturizer:
     """
 
     def __init__(self, tokenizer, parser=None, features=SOURCE_FEATURES, target_parser=None, target_tokenizer=None,
-                 head_rule="first", pretokenized=False, strict=False, max_length=None, truncation=None,
-                 parser_options=None, return_word_ids=False):
+                 head_rule="first", pretokenized=False, strict=False, max_length=None, max_target_length=None,
+                 truncation=None, parser_options=None, return_word_ids=False):
         for candidate in (tokenizer, target_tokenizer):
             if candidate is not None and not getattr(candidate, "is_fast", False):
                 raise TypeError(
@@ -104,6 +105,7 @@ class SyntaxFeaturizer:
         self.features = normalise_features(features)
         self.head_rule, self.pretokenized, self.strict = head_rule, pretokenized, strict
         self.max_length = max_length
+        self.max_target_length = max_target_length if max_target_length is not None else max_length
         self.truncation = truncation if truncation is not None else max_length is not None
         self.parser_options = dict(parser_options or {})
         self.return_word_ids = return_word_ids
@@ -199,10 +201,12 @@ class SyntaxFeaturizer:
         return tokenizer_texts, trees
 
     def _tokenize(self, texts, pairs=None, target=False):
-        options = {"return_offsets_mapping": True, "truncation": self.truncation, "max_length": self.max_length}
         if target:
-            return self.target_tokenizer(text_target=texts, **options)
-        return self.tokenizer(texts, pairs, **options)
+            truncation = self.truncation or self.max_target_length is not None
+            return self.target_tokenizer(text_target=texts, return_offsets_mapping=True, truncation=truncation,
+                                         max_length=self.max_target_length)
+        return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
+                              max_length=self.max_length)
 
     def _encode_source(self, texts, trees, pair_texts, pair_trees):
         encoding = self._tokenize(texts, pair_texts)
@@ -253,13 +257,8 @@ class SyntaxFeaturizer:
             else:
                 for name, values in columns.items():
                     merged[name] = [new if inside else old for old, new, inside in zip(merged[name], values, in_segment)]
-            _accumulate(total_stats, stats)
+            total_stats.update(stats)
         return merged
-
-
-def _accumulate(total: AlignmentStats, stats: AlignmentStats):
-    for name, value in stats.as_dict().items():
-        setattr(total, name, getattr(total, name) + value)
 
 
 def _relocated(tree: WordTree, text: str) -> WordTree:

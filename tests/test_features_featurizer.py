@@ -95,6 +95,11 @@ def test_truncation_marks_heads_to_cut_words_unsupervised():
     out = featurizer("The committee approved the new budget yesterday.")
     assert len(out["input_ids"]) == 5 and all(h == IGNORE_INDEX or 0 <= h < 5 for h in out["dep_heads"])
     assert featurizer.stats.truncated_words > 0 and featurizer.stats.words_without_subwords == 0
+    both_sides = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, target_parser=ENGLISH_PARSER,
+                                  max_length=64, max_target_length=3)
+    out = both_sides("Dogs bark.", text_target="the dogs bark loudly at night .")
+    assert len(out["labels"]) == len(out["decoder_dep_heads"]) == 3 and len(out["input_ids"]) < 64
+    assert all(h == IGNORE_INDEX or 0 <= h < 3 for h in out["decoder_dep_heads"])
 
 
 def test_strict_mode_raises_instead_of_applying_a_rule():

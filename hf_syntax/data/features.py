@@ -25,13 +25,13 @@ class ParseAndAlign:
         source_column / pair_column / target_column: dataset columns holding the texts; a dotted name reads a
             dict column (``"translation.ja"``). ``pair_column`` is the second GLUE sentence.
         pretokenized: the texts are whitespace-separated words (parsed as given, never re-segmented).
-        head_rule, max_length, truncation, strict, parser_options: as in ``SyntaxFeaturizer``.
+        head_rule, max_length, max_target_length, truncation, strict, parser_options: as in ``SyntaxFeaturizer``.
     """
 
     def __init__(self, tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES,
                  source_column="source", target_column="target", pair_column=None, target_tokenizer=None,
-                 pretokenized=False, head_rule="first", max_length=None, truncation=None, strict=False,
-                 parser_options=None):
+                 pretokenized=False, head_rule="first", max_length=None, max_target_length=None, truncation=None,
+                 strict=False, parser_options=None):
         for name, spec in (("src_parser", src_parser), ("tgt_parser", tgt_parser)):
             if spec is not None and not isinstance(spec, str):
                 raise TypeError(
@@ -46,7 +46,7 @@ class ParseAndAlign:
         self.features = normalise_features(features) if src_parser is not None else ()
         self.source_column, self.target_column, self.pair_column = source_column, target_column, pair_column
         self.pretokenized, self.head_rule, self.strict = pretokenized, head_rule, strict
-        self.max_length, self.truncation = max_length, truncation
+        self.max_length, self.max_target_length, self.truncation = max_length, max_target_length, truncation
         self.parser_options = dict(parser_options or {})
         self._featurizer()  # fail early on a bad tokenizer or option, before datasets starts workers
 
@@ -55,9 +55,15 @@ class ParseAndAlign:
         return SyntaxFeaturizer(
             self.tokenizer, parser=self.src_parser, features=self.features, target_parser=self.tgt_parser,
             target_tokenizer=self.target_tokenizer, head_rule=self.head_rule, pretokenized=self.pretokenized,
-            strict=self.strict, max_length=self.max_length, truncation=self.truncation,
+            strict=self.strict, max_length=self.max_length, max_target_length=self.max_target_length,
+            truncation=self.truncation,
             parser_options=self.parser_options,
         )
+
+    @property
+    def label_vocabularies(self) -> dict:
+        """The label vocabularies of the produced id columns (plain dicts, for a model config)."""
+        return self._featurizer().label_vocabularies
 
     def __call__(self, batch: dict) -> dict:
         texts = pairs = targets = None
