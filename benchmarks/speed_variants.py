@@ -1,0 +1,173 @@
+"""Cost of the dependency variants relative to the baseline core, measured in one run.
+
+Prints (and writes to benchmarks/results/speed_variants.json) ratios against the baseline measured alongside:
+
+  * training step (forward + backward + AdamW step) time, 32 sentences x 32/64 tokens, at the small CPU size
+    (d=256, 3+3 layers, 4 heads; DBSA's parse heads in layer 2 of 3, the paper's 4 of 6):
+    DBSA(Enc+Dec) (target <= 1.10x), Transformer_rel (<= 1.3x), Transformer_dep+rel (<= 1.5x);
+  * peak memory of one Transformer_dep+rel training step at 512 tokens vs the baseline (target <= 1.3x): each model
+    runs in its own subprocess, and the peak is the growth of the resident set (VmHWM - VmRSS before) during the first step.
+
+Usage: python benchmarks/speed_variants.py [--repeats 5] [--threads 2]
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from hf_syntax import config_for
+from hf_syntax.variants import ARCHITECTURES
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DIMENSIONS = dict(
+    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
+    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=1024,
+)
+VARIANTS = {  # name -> (architecture, target ratio)
+    "baseline": ("transformer_abs", None),
+    "dbsa_enc_dec": ("dbsa_enc_dec", 1.10),
+    "transformer_rel": ("transformer_rel", 1.3),
+    "transformer_dep_rel": ("transformer_dep_rel", 1.5),
+}
+MEMORY_TARGET = 1.3
+
+
+def build_model(architecture: str):
+    torch.manual_seed(0)
+    overrides = dict(DIMENSIONS)
+    if ARCHITECTURES[architecture][0].model_type == "dbsa":
+        overrides.update(parse_layer_encoder=2 if architecture != "dbsa_dec" else 0,
+                         parse_layer_decoder=2 if architecture != "dbsa_enc" else 0)
+    from transformers import AutoModelForSeq2SeqLM
+
+    return AutoModelForSeq2SeqLM.from_config(config_for(architecture, **overrides))
+
+
+def random_tree_heads(batch_size: int, length: int, generator: torch.Generator) -> torch.Tensor:
+    """Heads of random trees in which every token points to an earlier one (token 0 is the root: itself)."""
+    heads = (torch.rand(batch_size, length, generator=generator) * torch.arange(length)).long()
+    heads[:, 0] = 0
+    return heads
+
+
+def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
+    """Every column any variant reads: ids, labels, source/target heads and source depths."""
+    generator = torch.Generator().manual_seed(seed)
+    heads = random_tree_heads(batch_size, length, generator)
+    depths = torch.zeros(batch_size, length, dtype=torch.long)
+    for position in range(1, length):
+        depths[:, position] = depths.gather(1, heads[:, position:position + 1]).squeeze(1) + 1
+    return {
+        "input_ids": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
+        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
+        "labels": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
+        "dep_heads": heads,
+        "dep_depths": depths,
+        "decoder_dep_heads": random_tree_heads(batch_size, length, generator),
+    }
+
+
+def training_step(model, batch):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        model(**batch).loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
+    """Median seconds per call of each function, calling them in turn so that load changes hit all alike."""
+    for function in functions.values():
+        for _ in range(warmup):
+            function()
+    samples = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def memory_status_kib(field: str) -> int:
+    """`VmRSS` (current) or `VmHWM` (peak) of this process from /proc. The peak is per address space, so unlike
+    ru_maxrss it does not inherit the parent's peak across fork + exec."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field} line; this measurement needs Linux.")
+
+
+def measure_peak_memory(architecture: str, length: int, batch_size: int, threads: int) -> dict:
+    """Run in a fresh process: resident-set growth (KiB) during the first training step (optimizer state included)."""
+    torch.set_num_threads(threads)
+    model = build_model(architecture)
+    batch = random_batch(batch_size, length)
+    step = training_step(model, batch)
+    before = memory_status_kib("VmRSS")
+    step()
+    peak = memory_status_kib("VmHWM")
+    return {"rss_before_kib": before, "peak_kib": peak, "step_growth_kib": peak - before}
+
+
+def peak_memory_in_subprocess(architecture: str, length: int, batch_size: int, threads: int) -> dict:
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"import speed_variants as s; print(json.dumps(s.measure_peak_memory({architecture!r}, {length}, "
+            f"{batch_size}, {threads})))")
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(finished.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", type=Path, default=RESULTS / "speed_variants.json")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    report = {"threads": args.threads, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
+              "torch": torch.__version__, "dimensions": DIMENSIONS}
+
+    models = {name: build_model(architecture) for name, (architecture, _) in VARIANTS.items()}
+    for length in (32, 64):
+        batch = random_batch(32, length)
+        times = interleaved({name: training_step(model, batch) for name, model in models.items()}, args.repeats)
+        for name, (_, target) in VARIANTS.items():
+            if target is None:
+                continue
+            ratio = times[name] / times["baseline"]
+            report[f"train_step_{length}_{name}"] = {"variant_s": times[name], "baseline_s": times["baseline"],
+                                                     "ratio": ratio, "target": target}
+            verdict = "ok" if ratio <= target else "MISSED"
+            print(f"training step, 32 x {length:3d} tokens: {name}/baseline time = {ratio:.3f} "
+                  f"(target <= {target}) {verdict}")
+
+    memory = {name: peak_memory_in_subprocess(VARIANTS[name][0], 512, 8, args.threads)
+              for name in ("baseline", "transformer_dep_rel")}
+    ratio = memory["transformer_dep_rel"]["step_growth_kib"] / memory["baseline"]["step_growth_kib"]
+    total_ratio = memory["transformer_dep_rel"]["peak_kib"] / memory["baseline"]["peak_kib"]
+    report["peak_memory_512"] = {**memory, "step_growth_ratio": ratio, "process_peak_ratio": total_ratio,
+                                 "target": MEMORY_TARGET, "batch": "8 x 512 tokens"}
+    verdict = "ok" if ratio <= MEMORY_TARGET else "MISSED"
+    print(f"peak memory of a training step, 8 x 512 tokens: transformer_dep_rel/baseline = {ratio:.3f} "
+          f"(whole process {total_ratio:.3f}; target <= {MEMORY_TARGET}) {verdict}")
+
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
