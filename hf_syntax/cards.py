@@ -1,0 +1,250 @@
+"""Model cards for exported models: one template per variant in ``model_cards/``, rendered with huggingface_hub.
+
+A template is Markdown with a YAML header placeholder (``{{ card_data }}``) and the placeholders of
+``TEMPLATE_FIELDS``; the prose that never changes (what the variant does, limitations, citation) is written in the
+template, what comes from the run (languages, parser, settings, scores) is filled in here. Rendering is strict: a
+template that lacks a field or a section, or uses a name we do not fill, is an error naming the template.
+
+Templates ship inside the package as ``hf_syntax/model_card_templates`` (a link to the repository's
+``model_cards/`` folder, picked up by package-data), so an installed hf_syntax finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "model_card_templates"
+VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos")
+TEMPLATE_FIELDS = (
+    "card_data", "model_id", "untrained_warning", "parser_section", "example", "training_data",
+    "training_settings", "results_table", "license",
+)
+TEMPLATE_SECTIONS = ("## What this variant changes", "## Parser at inference", "## Limitations", "## Citation")
+
+UNTRAINED_WARNING = (
+    "> **Warning: untrained weights.** No training results were given when this folder was exported, so the "
+    "weights are most likely randomly initialised and the outputs are meaningless. Use it to test loading only."
+)
+EXAMPLE_SENTENCES = {
+    "en": ("The cat is sleeping on the sofa.", "She bought two books yesterday."),
+    "ja": ("彼 は 毎朝 コーヒー を 飲 む 。", "私 は 昨日 本 を 二 冊 買 っ た 。"),
+    "de": ("Die Katze schläft auf dem Sofa.", "Sie hat gestern zwei Bücher gekauft."),
+    "fr": ("Le chat dort sur le canapé.", "Elle a acheté deux livres hier."),
+}
+"""Widget examples per source language. The Japanese ones are KyTea-style segmented like small_parallel_enja; pass
+``widget`` in the card context for a model trained on other text."""
+
+
+class CardError(ValueError):
+    """A card template or card context is incomplete or wrong; the message says what to add or fix."""
+
+
+@dataclass
+class CardContext:
+    """What a card says about a run that the model folder itself does not know.
+
+    ``results``: a list of ``{"metric": "bleu", "value": 31.2, "split": "validation"}`` (the run's scores); empty
+    means untrained and the card says so. ``training_settings``: name -> value shown as a list. ``widget``:
+    example inputs in the source language (default: ``EXAMPLE_SENTENCES``). ``variant``: the template to use when it
+    cannot be read from the config (a custom mix of mechanisms).
+    """
+
+    model_id: str = "your-name/your-model"
+    source_language: str | None = None
+    target_language: str | None = None
+    dataset: str | None = None
+    training_data: str | None = None
+    task_name: str | None = None
+    training_settings: dict = field(default_factory=dict)
+    results: list = field(default_factory=list)
+    license: str = "apache-2.0"
+    base_model: str | None = None
+    widget: list | None = None
+    variant: str | None = None
+
+    @classmethod
+    def from_value(cls, value) -> "CardContext":
+        """Accept a ``CardContext``, a dict of its fields (unknown keys rejected) or ``None``."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, dict):
+            raise CardError(f"card_context must be a dict or CardContext; got {type(value).__name__}.")
+        known = {item.name for item in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise CardError(f"card_context has unknown keys {unknown}; the keys are {sorted(known)}.")
+        context = cls(**value)
+        for index, result in enumerate(context.results):
+            if not isinstance(result, dict) or not {"metric", "value", "split"} <= set(result):
+                raise CardError(
+                    f"card_context results[{index}] = {result!r}; each result is a dict with 'metric', 'value' "
+                    f"and 'split' (e.g. {{'metric': 'bleu', 'value': 31.2, 'split': 'validation'}})."
+                )
+        return context
+
+
+def variant_of(config) -> str:
+    """Which card template describes a model: read from the mechanisms its config switches on."""
+    if getattr(config, "pos_parser", None) is not None:
+        return "bert_pos"
+    mechanisms = []
+    if config.parse_layer_encoder or config.parse_layer_decoder:
+        mechanisms.append("dbsa")
+    if config.dependency_depth_clip or config.relative_position_clip:
+        mechanisms.append("dep_rpe")
+    if config.encoder_layer_type == "graph":
+        mechanisms.append("graph_transformer")
+    if config.source_features:
+        mechanisms.append("syntax_infused")
+    if len(mechanisms) > 1:
+        raise CardError(
+            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
+            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
+        )
+    return mechanisms[0] if mechanisms else "baseline"
+
+
+def load_template(variant: str, template_dir: Path | None = None) -> str:
+    """The template text of ``variant``, checked for every field and section a card must have."""
+    if variant not in VARIANTS:
+        raise CardError(f"no model card template for variant {variant!r}; the variants are {list(VARIANTS)}.")
+    folder = Path(template_dir) if template_dir is not None else TEMPLATE_DIR
+    path = folder / f"{variant}.md"
+    if not path.is_file():
+        raise CardError(
+            f"model card template {path} is missing. An installed hf_syntax ships the templates as package data "
+            f"(hf_syntax/model_card_templates -> model_cards/); reinstall it, or pass template_dir=<a folder with "
+            f"{variant}.md>."
+        )
+    text = path.read_text(encoding="utf-8")
+    missing = [name for name in TEMPLATE_FIELDS if not re.search(r"\{\{\s*" + name + r"\s*\}\}", text)]
+    if missing:
+        raise CardError(f"model card template {path} lacks the field(s) {missing}; add {{{{ name }}}} for each.")
+    missing_sections = [section for section in TEMPLATE_SECTIONS if section not in text]
+    if missing_sections:
+        raise CardError(f"model card template {path} lacks the section(s) {missing_sections}.")
+    return text
+
+
+def parser_install_hint(spec: str) -> str:
+    """The pip command that provides a parser spec's package."""
+    backend, _, name = spec.partition(":")
+    if backend == "spacy":
+        if name.startswith("ja_ginza"):
+            return f"pip install ginza {name.replace('_', '-')}"
+        return f"pip install spacy {name.replace('_', '-')}  # or: python -m spacy download {name}"
+    if backend == "stanza":
+        return f"pip install stanza  # then: python -c \"import stanza; stanza.download('{name}')\""
+    return f"(parser backend {backend!r}: see hf_syntax.parsers)"
+
+
+def parser_section(config) -> str:
+    """Which parser the model needs at inference and how to install it, from the config."""
+    if getattr(config, "pos_parser", None) is not None:
+        needed, spec = ("pos_ids",), config.pos_parser
+    else:
+        needed, spec = tuple(config.needs_source_features), config.source_parser
+    if needed:
+        return (
+            f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "
+            f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
+            f"{parser_install_hint(spec)}\n```"
+        )
+    trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
+                    if value]
+    during_training = f" (training used `{'`, `'.join(trained_with)}`)" if trained_with else ""
+    return f"No parser is needed at inference: the model reads plain tokens{during_training}."
+
+
+def _results_table(results: list, dataset: str) -> str:
+    if not results:
+        return "No results: this folder was exported without a training run's scores."
+    rows = [f"| {item.get('dataset', dataset)} | {item['split']} | {item['metric']} | {float(item['value']):.2f} |"
+            for item in results]
+    return "| dataset | split | metric | value |\n| --- | --- | --- | ---: |\n" + "\n".join(rows)
+
+
+MODEL_SETTINGS = {
+    "baseline": (),
+    "dbsa": ("parse_layer_encoder", "parse_layer_decoder", "parse_loss_weight_encoder", "parse_loss_weight_decoder",
+             "subword_head_rule"),
+    "dep_rpe": ("relative_position_clip", "dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values",
+                "absolute_positions"),
+    "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv"),
+    "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
+    "bert_pos": ("pos_combine", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
+}
+SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                 "encoder_ffn_dim", "label_smoothing")
+
+
+def model_settings(config, variant: str) -> dict:
+    """The architecture settings a reader of the card needs: sizes, then the variant's own switches."""
+    names = MODEL_SETTINGS[variant] if variant == "bert_pos" else SEQ2SEQ_SIZES + MODEL_SETTINGS[variant]
+    return {name: getattr(config, name) for name in names if hasattr(config, name)}
+
+
+def _settings_list(settings: dict) -> str:
+    if not settings:
+        return "Not recorded."
+    return "\n".join(f"- `{key}`: {value}" for key, value in settings.items())
+
+
+def render_card(config, context: CardContext | dict | None, template_dir: Path | None = None) -> ModelCard:
+    """The model card of a model with ``config``, filled from ``context`` (see ``CardContext``)."""
+    import jinja2
+
+    context = CardContext.from_value(context)
+    variant = context.variant or variant_of(config)
+    template = load_template(variant, template_dir)
+    is_classifier = variant == "bert_pos"
+    pipeline_tag = "text-classification" if is_classifier else "translation"
+    languages = [language for language in (context.source_language, context.target_language) if language]
+    examples = context.widget or list(EXAMPLE_SENTENCES.get(context.source_language or "en", EXAMPLE_SENTENCES["en"]))
+    dataset_name = context.dataset or "unknown"
+    eval_results = [
+        EvalResult(
+            task_type=pipeline_tag, task_name=context.task_name or pipeline_tag, dataset_type=dataset_name,
+            dataset_name=dataset_name, dataset_split=item["split"], metric_type=item["metric"],
+            metric_name=item["metric"], metric_value=float(item["value"]),
+        )
+        for item in context.results
+    ]
+    card_data = ModelCardData(
+        language=languages or None,
+        license=context.license,
+        library_name="transformers",
+        pipeline_tag=pipeline_tag,
+        tags=["hf-syntax", variant, "syntax", "custom_code"],
+        datasets=[context.dataset] if context.dataset else None,
+        base_model=context.base_model,
+        model_name=context.model_id,
+        eval_results=eval_results or None,
+        widget=[{"text": example} for example in examples],
+    )
+    values = {
+        "card_data": card_data.to_yaml(),
+        "model_id": context.model_id,
+        "untrained_warning": "" if context.results else UNTRAINED_WARNING,
+        "parser_section": parser_section(config),
+        "example": examples[0].replace('"', '\\"'),
+        "training_data": context.training_data or (f"`{context.dataset}`" if context.dataset else "Not recorded."),
+        "training_settings": _settings_list({**model_settings(config, variant), **context.training_settings}),
+        "results_table": _results_table(context.results, dataset_name),
+        "license": context.license,
+    }
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    try:
+        text = environment.from_string(template).render(**values)
+    except jinja2.UndefinedError as error:
+        raise CardError(f"model card template {variant}.md uses a field hf_syntax does not fill: {error}") from error
+    return ModelCard(text)
+
+
+__all__ = ["CardContext", "CardError", "VARIANTS", "load_template", "render_card", "variant_of"]

@@ -1,0 +1,312 @@
+"""``hf-syntax``: one command line for the whole path, corpus -> features -> model -> scores -> Hub folder.
+
+    hf-syntax preprocess --source train.ja --target train.en --tokenizer runs/x/tokenizer --src-parser spacy:ja_ginza --out data/ja-en
+    hf-syntax train --config training/configs/demo_ja_en.yaml
+    hf-syntax evaluate --model runs/x/model --source dev.ja --reference dev.en
+    hf-syntax translate --model runs/x/model < input.txt > output.txt
+    hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en
+    hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
+
+Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
+command line translates is what ``pipeline(model=folder, trust_remote_code=True)`` translates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+class CliError(Exception):
+    """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
+
+
+def _load_pipeline(model_dir: str, **generate_kwargs):
+    """The hf_syntax pipeline of a saved model folder (trained run or exported folder)."""
+    from hf_syntax.export import ExportError, load_for_export
+    from hf_syntax.parsers import ParserNotAvailableError
+    from hf_syntax.pipelines import syntax_pipeline
+
+    try:
+        model, tokenizer = load_for_export(Path(model_dir))
+        return syntax_pipeline(model.eval(), tokenizer, **generate_kwargs)
+    except (ExportError, ParserNotAvailableError) as error:
+        raise CliError(str(error)) from error
+
+
+def _generation_options(options) -> dict:
+    chosen = {"num_beams": options.num_beams, "max_new_tokens": options.max_new_tokens}
+    return {key: value for key, value in chosen.items() if value is not None}
+
+
+def _batches(items: list, size: int):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True) -> list[str]:
+    """Translate lines in batches (empty lines stay empty) with a progress bar on stderr."""
+    from tqdm.auto import tqdm
+
+    texts = [line.strip() for line in lines]
+    todo = [text for text in texts if text]
+    translations = []
+    with tqdm(total=len(todo), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:
+        for batch in _batches(todo, batch_size):
+            translations += [result["translation_text"] for result in pipe(batch, batch_size=len(batch))]
+            bar.update(len(batch))
+    found = iter(translations)
+    return [next(found) if text else "" for text in texts]
+
+
+# ----------------------------------------------------------------------------------------------------- commands
+def command_preprocess(options) -> None:
+    """Parse + align a parallel corpus into a ``datasets.save_to_disk`` folder with the feature columns."""
+    import datasets
+    from transformers import AutoTokenizer
+
+    from hf_syntax.data.corpus import load_parallel_corpus
+    from hf_syntax.data.features import parse_and_align
+
+    splits = {"train": (options.source, options.target)}
+    if options.validation_source or options.validation_target:
+        if not (options.validation_source and options.validation_target):
+            raise CliError("give both --validation-source and --validation-target (or neither).")
+        splits["validation"] = (options.validation_source, options.validation_target)
+    if not options.src_parser and not options.tgt_parser:
+        raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
+    corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
+    tokenizer = AutoTokenizer.from_pretrained(options.tokenizer)
+    target_folder = Path(options.tokenizer) / "target_tokenizer"
+    target_tokenizer = AutoTokenizer.from_pretrained(target_folder) if target_folder.is_dir() else None
+    map_function = parse_and_align(
+        tokenizer, src_parser=options.src_parser, tgt_parser=options.tgt_parser, features=options.features,
+        target_tokenizer=target_tokenizer, pretokenized=options.pretokenized, max_length=options.max_length,
+        truncation=True,
+    )
+    featurized = datasets.DatasetDict({
+        name: split.map(map_function, batched=True, num_proc=options.num_proc, desc=f"Parsing and aligning {name}")
+        for name, split in corpus.items()
+    })
+    featurized.save_to_disk(options.out)
+    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out}")
+
+
+def command_train(options) -> None:
+    """Delegate to the translation recipe (``training/train_translation.py``)."""
+    from hf_syntax.recipes.translation import main
+
+    argv = ["--config", options.config]
+    for override in options.overrides:
+        argv += ["--set", override]
+    for flag in ("output_dir", "resume_from_checkpoint", "hub_model_id"):
+        if getattr(options, flag):
+            argv += [f"--{flag}", getattr(options, flag)]
+    for flag in ("skip_empty", "push_to_hub"):
+        if getattr(options, flag):
+            argv.append(f"--{flag}")
+    status = main(argv)
+    if status:
+        raise SystemExit(status)
+
+
+def command_evaluate(options) -> None:
+    """BLEU/chrF of translations against references, and/or the attachment score of a DBSA encoder parse head."""
+    if not options.reference and not options.gold_conllu:
+        raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
+    scores = {}
+    pipe = _load_pipeline(options.model, **_generation_options(options))
+    if options.reference:
+        if not options.source:
+            raise CliError("--reference needs --source (the sentences to translate).")
+        from hf_syntax.data.corpus import read_parallel
+        from hf_syntax.metrics.translation import score_translations
+
+        columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
+        hypotheses = translate_lines(pipe, columns["source"], options.batch_size)
+        scores.update(score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
+                                         lowercase=options.lowercase))
+        scores["sentences"] = len(hypotheses)
+    if options.gold_conllu:
+        scores.update(encoder_attachment_score(pipe, options.gold_conllu, options.max_sentences))
+    print(json.dumps(scores, indent=2))
+
+
+def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
+    """UAS of the encoder parse head on gold trees: the model reads each gold sentence's words and its parse head's
+    maximum spanning tree over words is compared with the gold heads."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from hf_syntax.featurizer import SyntaxFeaturizer
+    from hf_syntax.parsers import read_conllu
+    from hf_syntax.parsing import AttachmentScore, attachment_score, word_heads_from_parse
+
+    config = pipe.model.config
+    if not getattr(config, "parse_layer_encoder", 0):
+        raise CliError(f"{config.model_type} has no encoder parse head (parse_layer_encoder = 0); --gold-conllu "
+                       f"scores DBSA models only.")
+    trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
+    featurizer = SyntaxFeaturizer(pipe.tokenizer, features=("dep_depths",), return_word_ids=True,
+                                  head_rule=config.subword_head_rule)
+    total = AttachmentScore()
+    for tree in tqdm(trees, desc="Parsing", unit="sent", file=sys.stderr):
+        row = featurizer(trees=tree, return_tensors="pt")
+        with torch.no_grad():
+            encoded = pipe.model.get_encoder()(input_ids=row["input_ids"], attention_mask=row["attention_mask"])
+        predicted = word_heads_from_parse(encoded.parse_log_probs[0], row["word_ids"][0].tolist(),
+                                          head_rule=config.subword_head_rule)
+        total = total + attachment_score(predicted, list(tree.heads)[: len(predicted)])
+    return {"uas": 100 * total.uas, "scored_words": total.total}
+
+
+def command_translate(options) -> None:
+    """stdin -> stdout, one translation per input line, in batches."""
+    pipe = _load_pipeline(options.model, **_generation_options(options))
+    lines = sys.stdin.read().splitlines()
+    for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet):
+        print(translation)
+
+
+def command_export(options) -> None:
+    """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card)."""
+    from hf_syntax.cards import CardError
+    from hf_syntax.export import ExportError, export
+
+    context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
+    for key in ("source_language", "target_language", "dataset", "training_data", "base_model", "task_name"):
+        value = getattr(options, key)
+        if value:
+            context[key] = value
+    if options.widget:
+        context["widget"] = options.widget
+    try:
+        folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
+    except (ExportError, CardError) as error:
+        raise CliError(str(error)) from error
+    print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
+
+
+def command_plot_attention(options) -> None:
+    """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
+    from hf_syntax.featurizer import pad_columns
+    from hf_syntax.plotting import plot_translation_attention
+
+    pipe = _load_pipeline(options.model)
+    if not getattr(pipe.model.config, "is_encoder_decoder", False):
+        raise CliError("plot-attention draws a translation model's cross-attention; this model is a classifier.")
+    row = pipe.preprocess(options.text)["row"]
+    inputs = pad_columns([row], pipe.tokenizer.pad_token_id)
+    path = plot_translation_attention(pipe.model, pipe.tokenizer, inputs, options.out, layer=options.layer,
+                                      title=options.title, **_generation_options(options))
+    print(f"wrote {path}")
+
+
+# ------------------------------------------------------------------------------------------------------ parsing
+def _add_generation_arguments(parser) -> None:
+    parser.add_argument("--num-beams", dest="num_beams", type=int, help="beam size (default: the model's)")
+    parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=int,
+                        help="longest translation (default: the model's)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hf-syntax", description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    preprocess = commands.add_parser("preprocess", help="parse + align a parallel corpus into a saved dataset",
+                                     description=command_preprocess.__doc__)
+    preprocess.add_argument("--source", required=True, help="source side of the training corpus (one line each)")
+    preprocess.add_argument("--target", required=True, help="target side, line-aligned with --source")
+    preprocess.add_argument("--validation-source", dest="validation_source")
+    preprocess.add_argument("--validation-target", dest="validation_target")
+    preprocess.add_argument("--tokenizer", required=True,
+                            help="saved tokenizer folder (e.g. <run>/tokenizer; a target_tokenizer/ in it is used)")
+    preprocess.add_argument("--src-parser", dest="src_parser", help="e.g. spacy:ja_ginza, spacy:en_core_web_sm")
+    preprocess.add_argument("--tgt-parser", dest="tgt_parser", help="parse the target too (labels, decoder_dep_heads)")
+    preprocess.add_argument("--features", nargs="+", default=["dep_heads", "dep_depths", "pos_ids", "case_ids",
+                                                              "subword_tags"], help="source feature columns")
+    preprocess.add_argument("--pretokenized", action="store_true", help="lines are space-separated words")
+    preprocess.add_argument("--max-length", dest="max_length", type=int, default=128)
+    preprocess.add_argument("--num-proc", dest="num_proc", type=int, default=1, help="parallel parser processes")
+    preprocess.add_argument("--skip-empty", dest="skip_empty", action="store_true",
+                            help="drop (and count) pairs with an empty side instead of stopping")
+    preprocess.add_argument("--out", required=True, help="folder for datasets.save_to_disk")
+    preprocess.set_defaults(run=command_preprocess)
+
+    train = commands.add_parser("train", help="train a translation model from a config file",
+                                description=command_train.__doc__)
+    train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
+    train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override one config value (repeatable), e.g. --set model.type=dbsa")
+    train.add_argument("--output_dir")
+    train.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest")
+    train.add_argument("--skip_empty", action="store_true")
+    train.add_argument("--push_to_hub", action="store_true", help="Trainer's push_to_hub")
+    train.add_argument("--hub_model_id", help="Trainer's hub_model_id")
+    train.set_defaults(run=command_train)
+
+    evaluate = commands.add_parser("evaluate", help="BLEU/chrF against references, parse attachment score",
+                                   description=command_evaluate.__doc__)
+    evaluate.add_argument("--model", required=True, help="model folder (trained run or exported)")
+    evaluate.add_argument("--source", help="sentences to translate")
+    evaluate.add_argument("--reference", help="reference translations, line-aligned with --source")
+    evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
+    evaluate.add_argument("--max-sentences", dest="max_sentences", type=int)
+    evaluate.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a")
+    evaluate.add_argument("--lowercase", action="store_true")
+    _add_generation_arguments(evaluate)
+    evaluate.set_defaults(run=command_evaluate)
+
+    translate = commands.add_parser("translate", help="translate stdin to stdout, one line each",
+                                    description=command_translate.__doc__)
+    translate.add_argument("--model", required=True, help="model folder (trained run or exported)")
+    translate.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    translate.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_generation_arguments(translate)
+    translate.set_defaults(run=command_translate)
+
+    export = commands.add_parser("export", help="write a Hub-ready folder with a model card",
+                                 description=command_export.__doc__)
+    export.add_argument("model_dir", help="trained model folder (e.g. <output_dir>/model)")
+    export.add_argument("out_dir", help="new folder to write")
+    export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
+    export.add_argument("--source-lang", dest="source_language")
+    export.add_argument("--target-lang", dest="target_language")
+    export.add_argument("--dataset", help="training dataset name or Hub id")
+    export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")
+    export.add_argument("--base-model", dest="base_model")
+    export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
+    export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
+    export.add_argument("--license", default="apache-2.0")
+    export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir")
+    export.set_defaults(run=command_export)
+
+    plot = commands.add_parser("plot-attention", help="draw the cross-attention of one translation as a PNG",
+                               description=command_plot_attention.__doc__)
+    plot.add_argument("--model", required=True)
+    plot.add_argument("--text", required=True, help="one source sentence")
+    plot.add_argument("--out", required=True, help="PNG file to write")
+    plot.add_argument("--layer", type=int, default=-1, help="decoder layer (default: the last)")
+    plot.add_argument("--title")
+    _add_generation_arguments(plot)
+    plot.set_defaults(run=command_plot_attention)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    try:
+        options.run(options)
+    except CliError as error:
+        parser.exit(2, f"error: {error}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Export a trained model as a folder that ``huggingface_hub.upload_folder`` can push as is.
+
+The folder holds safetensors weights only, ``config.json`` with ``auto_map`` and ``custom_pipelines``, every code
+file remote code needs (model, configs, pipeline, featurizer, parser adapter, alignment, trees, labels), the
+tokenizer(s), the generation config and a model card rendered from the variant's template with the run's scores.
+Everything is written by the Hugging Face save methods of the pipeline (``Pipeline.save_pretrained``), so what is
+exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
+
+    from hf_syntax.export import export
+    export("runs/demo_ja_en/model", None, "exported/demo-ja-en", {"model_id": "me/demo-ja-en"})
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+from .cards import CardContext, UNTRAINED_WARNING, render_card
+from .pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+
+TRANSLATION_SUMMARY = "summary.json"
+GLUE_RUN = "run.json"
+CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "align.py", "trees.py", "labels.py")
+"""Code files that must travel with every exported model (next to its modeling/configuration files)."""
+WEIGHT_FILES_NOT_ALLOWED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack")
+
+
+class ExportError(ValueError):
+    """The model, tokenizer or output folder cannot be exported as asked; the message says what to change."""
+
+
+def load_for_export(model_dir: Path):
+    """Load a saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    if not (model_dir / "config.json").is_file():
+        raise ExportError(f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
+    config = AutoConfig.from_pretrained(model_dir)
+    auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
+    return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
+
+
+def results_from_run(model_dir: Path) -> tuple[list, dict]:
+    """Scores and settings a recipe left beside the model folder: (results, training settings); empty if none.
+
+    Translation recipe: ``<output_dir>/summary.json`` with ``<output_dir>/model``. GLUE recipe:
+    ``<run_dir>/run.json`` with ``<run_dir>/model``.
+    """
+    summary_file, run_file = model_dir.parent / TRANSLATION_SUMMARY, model_dir.parent / GLUE_RUN
+    if summary_file.is_file():
+        summary = json.loads(summary_file.read_text())
+        split = summary["reported_split"]
+        results = [{"split": split, "metric": "bleu", "value": summary["bleu"]},
+                   {"split": split, "metric": "chrf", "value": summary["chrf"]}]
+        if split != "validation":
+            results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"]},
+                        {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"]}]
+        settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
+                    "parameters": summary["parameters"], "training pairs": summary["pairs"].get("train")}
+        return results, settings
+    if run_file.is_file():
+        run = json.loads(run_file.read_text())
+        results = [{"split": split, "metric": metric, "value": value}
+                   for split, scores in run["eval"].items() for metric, value in scores.items()]
+        return results, {"learning rate": run["learning_rate"], "optimizer steps": run["steps"]}
+    return [], {}
+
+
+def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, overwrite: bool = False,
+           template_dir=None) -> Path:
+    """Write the Hub-ready folder ``out_dir``; returns its path.
+
+    ``model_dir_or_model``: a saved model folder (its tokenizer, ``target_tokenizer/`` and the recipe's results
+    beside it are picked up) or a model object (then give ``tokenizer``). ``card_context``: a ``CardContext`` or
+    dict of its fields; results found beside a model folder fill in what it does not say. A model exported
+    without results gets a card that warns that its weights are untrained (and a Python warning).
+    """
+    context = CardContext.from_value(card_context)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise ExportError(f"{out_dir} exists and is not empty; choose a new folder or pass overwrite=True.")
+    if isinstance(model_dir_or_model, (str, Path)):
+        model_dir = Path(model_dir_or_model)
+        model, saved_tokenizer = load_for_export(model_dir)
+        tokenizer = tokenizer or saved_tokenizer
+        found_results, found_settings = results_from_run(model_dir)
+        context.results = context.results or found_results
+        context.training_settings = {**found_settings, **context.training_settings}
+    else:
+        model = model_dir_or_model
+        if tokenizer is None:
+            raise ExportError("export of a model object needs its tokenizer (pass tokenizer=...).")
+    if not context.results:
+        warnings.warn(f"exporting {out_dir} without training results: {UNTRAINED_WARNING}", stacklevel=2)
+
+    card = render_card(model.config, context, template_dir)
+    pipe = syntax_pipeline(model.eval(), tokenizer)
+    save_pipeline(pipe, str(out_dir))
+    card.save(out_dir / "README.md")
+    check_export_folder(out_dir)
+    return out_dir
+
+
+def check_export_folder(folder: Path) -> None:
+    """Raise if the folder lacks what a Hub model with remote code and a custom pipeline needs."""
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text())
+    problems = []
+    if not config.get("auto_map"):
+        problems.append("config.json has no auto_map")
+    if not config.get("custom_pipelines"):
+        problems.append("config.json has no custom_pipelines")
+    problems += [f"code file {name} is missing" for name in CODE_FILES if not (folder / name).is_file()]
+    if not list(folder.glob("*.safetensors")):
+        problems.append("no .safetensors weights")
+    problems += [f"non-safetensors weights {path.name}" for pattern in WEIGHT_FILES_NOT_ALLOWED
+                 for path in folder.rglob(pattern)]
+    if config.get("is_encoder_decoder") and not (folder / "generation_config.json").is_file():
+        problems.append("generation_config.json is missing")
+    if not (folder / "tokenizer_config.json").is_file():
+        problems.append("tokenizer files are missing")
+    if problems:
+        raise ExportError(f"export folder {folder} is incomplete: {'; '.join(problems)}.")
+
+
+__all__ = ["CODE_FILES", "ExportError", "TARGET_TOKENIZER_DIR", "check_export_folder", "export", "results_from_run"]
