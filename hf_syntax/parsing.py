@@ -24,6 +24,22 @@ def predicted_heads(parse_log_probs: torch.Tensor, attention_mask: torch.Tensor 
     return heads
 
 
+def output_parse_log_probs(model, sequences: torch.Tensor, **source_inputs) -> torch.Tensor:
+    """Decoder parse-head log-probabilities for generated `sequences` (as `generate` returns them, starting with the
+    decoder start token): row r is the head distribution of token `sequences[r]` over positions 0..r of the same
+    `sequences` (row 0, the start token, carries no tree). `source_inputs`: what `generate` got (`input_ids`,
+    `attention_mask`, feature columns) or `encoder_outputs`."""
+    if not getattr(model.config, "parse_layer_decoder", 0):
+        raise ValueError("This model has no decoder parse head (parse_layer_decoder=0); only DBSA(Dec) models parse "
+                         "their output.")
+    keep = sequences != model.config.pad_token_id
+    keep[:, 0] = True
+    with torch.no_grad():
+        outputs = model(**source_inputs, decoder_input_ids=sequences, decoder_attention_mask=keep.long(),
+                        use_cache=False)
+    return outputs.decoder_parse_log_probs
+
+
 def maximum_spanning_tree(scores, single_root: bool = False) -> list[int]:
     """Best-scoring dependency tree for a square matrix `scores[t, h]` = score of h being the head of t
     (`scores[t, t]`: t is a root), e.g. a parse head's log-probabilities.
@@ -176,6 +192,7 @@ __all__ = [
     "AttachmentScore",
     "attachment_score",
     "maximum_spanning_tree",
+    "output_parse_log_probs",
     "predicted_heads",
     "word_heads_from_parse",
 ]

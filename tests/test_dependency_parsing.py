@@ -122,3 +122,27 @@ def test_attachment_score_counts_only_known_gold_heads():
     assert score.uas == 0.75
     with pytest.raises(ValueError, match="same words"):
         attachment_score([1, 0], [0])
+
+
+def test_output_parse_of_generated_sequences_is_causal_and_matches_teacher_forcing():
+    from hf_syntax.parsing import output_parse_log_probs
+    from hf_syntax.variants import DbsaConfig, DbsaForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = DbsaConfig(vocab_size=30, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                        decoder_attention_heads=2, encoder_ffn_dim=16, decoder_ffn_dim=16, parse_layer_encoder=1,
+                        parse_layer_decoder=2)
+    model = DbsaForConditionalGeneration(config).eval()
+    source = {"input_ids": torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]]),
+              "attention_mask": torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]])}
+    sequences = model.generate(**source, num_beams=2, max_new_tokens=5)
+    log_probs = output_parse_log_probs(model, sequences, **source)
+    length = sequences.shape[1]
+    assert log_probs.shape == (2, length, length)
+    assert log_probs.exp().triu(1).max() < 1e-30
+    heads = torch.tensor([[0, 0, 1, 1, 2, 2, 3][:length - 1]] * 2)  # label-space heads of sequences[:, 1:]
+    trained = model(**source, labels=sequences[:, 1:], dep_heads=torch.full((2, 4), -100), decoder_dep_heads=heads)
+    torch.testing.assert_close(trained.decoder_parse_log_probs, log_probs[:, : length - 1, : length - 1])
+    with pytest.raises(ValueError, match="no decoder parse head"):
+        output_parse_log_probs(DbsaForConditionalGeneration(DbsaConfig(**{**config.to_diff_dict(),
+                                                                           "parse_layer_decoder": 0})), sequences)
