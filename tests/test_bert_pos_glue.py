@@ -15,6 +15,7 @@ from hf_syntax.recipes.glue import (
     get_task,
     handle_empty_texts,
     load_glue_tsv_folder,
+    load_task_dataset,
     run_glue,
     write_glue_predictions,
 )
@@ -209,3 +210,34 @@ def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path):
     assert model.config.id2label == {0: "unacceptable", 1: "acceptable"}
     plain = AutoModelForSequenceClassification.from_pretrained(tmp_path / "bert" / "lr5e-05" / "model")
     assert type(plain).__name__ == "BertForSequenceClassification"
+
+
+def test_saved_datasets_dataset_is_a_data_source(tmp_path):
+    split = datasets.Dataset.from_dict({"sentence": ["Fish swim.", "Swim fish the."], "label": [1, 0]})
+    datasets.DatasetDict({"train": split, "validation": split}).save_to_disk(tmp_path / "cola")
+    loaded = load_task_dataset(get_task("cola"), dataset_path=str(tmp_path / "cola"))
+    check_task_dataset(get_task("cola"), loaded)
+    assert loaded["validation"]["sentence"] == ["Fish swim.", "Swim fish the."]
+    with pytest.raises(ValueError, match="give exactly one data source"):
+        load_task_dataset(get_task("cola"), data_dir="somewhere", dataset_path=str(tmp_path / "cola"))
+
+
+def test_fine_tuning_a_bert_pos_checkpoint_checks_its_pos_settings(tmp_path, tokenizer):
+    from hf_syntax import BertPosConfig
+    from hf_syntax.labels import UPOS_TAGS, LabelVocab
+    from hf_syntax.recipes.glue import build_model
+
+    tiny = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+    BertPosConfig(pos_vocab=LabelVocab("upos", list(reversed(UPOS_TAGS))).to_dict(), **tiny).save_pretrained(
+        tmp_path / "reordered"
+    )
+    settings = dict(task="rte", output_dir=str(tmp_path / "out"), data_dir=str(tmp_path), pos_parser=PARSER)
+    with pytest.raises(ValueError, match="POS vocabulary mismatch"):
+        build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "reordered"), **settings), tokenizer)
+    BertPosConfig(pos_combine="concat", **tiny).save_pretrained(tmp_path / "concat")
+    with pytest.raises(ValueError, match="was built with pos_combine='concat'"):
+        build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "concat"), pos_combine="sum",
+                                                   **settings), tokenizer)
+    with pytest.raises(ValueError, match="the no-POS baseline is stock BERT"):
+        build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "concat"), use_pos=False,
+                                                   **settings), tokenizer)

@@ -25,7 +25,8 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     source.add_argument("--dataset_path", help="a DatasetDict saved with save_to_disk, Hub 'glue' column names")
     parser.add_argument("--no_pos", action="store_true", help="plain BERT baseline, everything else identical")
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm", help="parser spec that tags the text")
-    parser.add_argument("--pos_combine", default="sum", choices=("sum", "concat"))
+    parser.add_argument("--pos_combine", choices=("sum", "concat"),
+                        help="sum (paper, default) or concat + projection; a bert_pos checkpoint keeps its own")
     parser.add_argument("--learning_rates", type=float, nargs="+", default=list(PAPER_LEARNING_RATES),
                         help="grid; the best on dev is reported (paper: 2e-5 3e-5 4e-5 5e-5)")
     parser.add_argument("--batch_size", type=int, default=32)

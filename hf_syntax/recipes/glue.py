@@ -328,7 +328,7 @@ class GlueRunConfig:
     dataset_path: str | None = None  # a DatasetDict saved with save_to_disk, with the Hub 'glue' column names
     use_pos: bool = True
     pos_parser: str = "spacy:en_core_web_sm"
-    pos_combine: str = "sum"
+    pos_combine: str | None = None  # "sum" (paper) for a plain BERT checkpoint; a bert_pos checkpoint keeps its own
     learning_rates: tuple[float, ...] = PAPER_LEARNING_RATES
     batch_size: int = 32
     epochs: float = 3.0
@@ -353,8 +353,9 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     output_dir.mkdir(parents=True, exist_ok=True)
     _check_run_config(config)
 
-    raw = dataset if dataset is not None else _load_raw(task, config)
+    raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
     check_task_dataset(task, raw)
+    raw = _with_example_indices(raw)
     raw = _subsample(raw, task, config)
     if not config.predict_test:
         raw = datasets.DatasetDict({split: part for split, part in raw.items() if split not in task.test_splits})
@@ -376,7 +377,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     summary = {
         "task": task.name,
         "model": config.model_name_or_path,
-        "variant": f"bert+pos ({config.pos_combine})" if config.use_pos else "bert (no POS)",
+        "variant": f"bert+pos ({config.pos_combine or 'sum'})" if config.use_pos else "bert (no POS)",
         "settings": asdict(config),
         "data": {
             "examples": {split: len(part) for split, part in featurized.items()},
@@ -404,12 +405,23 @@ def _check_run_config(config: GlueRunConfig) -> None:
         raise ValueError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
 
 
-def _load_raw(task: GlueTask, config: GlueRunConfig) -> datasets.DatasetDict:
-    if (config.data_dir is None) == (config.dataset_path is None):
+def load_task_dataset(task: GlueTask, data_dir=None, dataset_path=None) -> datasets.DatasetDict:
+    """The task's splits from a GLUE-layout TSV folder or from a ``DatasetDict`` saved with ``save_to_disk``."""
+    if (data_dir is None) == (dataset_path is None):
         raise ValueError("give exactly one data source: data_dir (GLUE-layout TSV folder) or dataset_path.")
-    if config.dataset_path is not None:
-        return datasets.load_from_disk(config.dataset_path)
-    return load_glue_tsv_folder(task, config.data_dir)
+    if dataset_path is not None:
+        return datasets.load_from_disk(dataset_path)
+    return load_glue_tsv_folder(task, data_dir)
+
+
+def _with_example_indices(raw: datasets.DatasetDict) -> datasets.DatasetDict:
+    """GLUE prediction files are keyed by ``idx``; a user dataset without it gets row numbers."""
+    return datasets.DatasetDict(
+        {
+            split: part if "idx" in part.column_names else part.add_column("idx", list(range(len(part))))
+            for split, part in raw.items()
+        }
+    )
 
 
 def _subsample(raw: datasets.DatasetDict, task: GlueTask, config: GlueRunConfig) -> datasets.DatasetDict:
@@ -430,7 +442,7 @@ def _main_split(task: GlueTask) -> str:
 def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
     """Stock ``BertForSequenceClassification`` (baseline) or ``BertPosForSequenceClassification`` from a checkpoint;
     the POS model's vocabulary is checked against the featurizer's, so ids cannot silently mean other tags."""
-    from transformers import AutoConfig, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
 
     from hf_syntax.configuration_bert_pos import BertPosConfig
     from hf_syntax.featurizer import SyntaxFeaturizer
@@ -441,16 +453,22 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
     if not task.is_regression:
         label_options["id2label"] = dict(enumerate(task.label_names))
         label_options["label2id"] = {name: index for index, name in enumerate(task.label_names)}
+    checkpoint_type = BertPosConfig.get_config_dict(config.model_name_or_path)[0].get("model_type")
     if not config.use_pos:
-        checkpoint_type = AutoConfig.from_pretrained(config.model_name_or_path).model_type
         if checkpoint_type != "bert":
             raise ValueError(
                 f"the no-POS baseline is stock BERT; {config.model_name_or_path!r} is a {checkpoint_type!r} checkpoint."
             )
         return BertForSequenceClassification.from_pretrained(config.model_name_or_path, **label_options)
+    new_pos_input = {"pos_combine": config.pos_combine or "sum"} if checkpoint_type == "bert" else {}
     model_config = BertPosConfig.from_pretrained(
-        config.model_name_or_path, pos_parser=config.pos_parser, pos_combine=config.pos_combine, **label_options
+        config.model_name_or_path, pos_parser=config.pos_parser, **new_pos_input, **label_options
     )
+    if config.pos_combine not in (None, model_config.pos_combine):
+        raise ValueError(
+            f"{config.model_name_or_path!r} was built with pos_combine={model_config.pos_combine!r}; its weights "
+            f"cannot be used with pos_combine={config.pos_combine!r}. Drop the option or start from a plain BERT."
+        )
     featurizer = SyntaxFeaturizer(tokenizer, parser=config.pos_parser, features=("pos_ids",))
     model_config.check_pos_vocab(LabelVocab.from_dict(featurizer.label_vocabularies["pos_ids"]))
     return BertPosForSequenceClassification.from_pretrained(config.model_name_or_path, config=model_config)
