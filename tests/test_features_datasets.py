@@ -31,6 +31,10 @@ def ja_en_map(tokenizer):
     return parse_and_align(tokenizer, src_parser=JAPANESE_PARSER, tgt_parser=ENGLISH_PARSER, pretokenized=True)
 
 
+def english_map(tokenizer):
+    return parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="target", pretokenized=True)
+
+
 def test_translation_map_with_two_processes_equals_one_process():
     dataset = enja_dev(24)
     tokenizer = metaspace_bpe()
@@ -72,9 +76,9 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 import datasets
 from transformers import AutoTokenizer
-from test_features_datasets import ja_en_map
+from test_features_datasets import english_map
 dataset = datasets.load_from_disk({str(folder)!r})
-mapped = dataset.map(ja_en_map(AutoTokenizer.from_pretrained({str(tokenizer_folder)!r})), batched=True)
+mapped = dataset.map(english_map(AutoTokenizer.from_pretrained({str(tokenizer_folder)!r})), batched=True)
 print(mapped.cache_files[0]["filename"])
 """
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -84,7 +88,7 @@ print(mapped.cache_files[0]["filename"])
     cache_file = Path(run.stdout.strip().splitlines()[-1])
     written = cache_file.stat().st_mtime_ns
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_folder))
-    mapped = datasets.load_from_disk(str(folder)).map(ja_en_map(tokenizer), batched=True)
+    mapped = datasets.load_from_disk(str(folder)).map(english_map(tokenizer), batched=True)
     assert Path(mapped.cache_files[0]["filename"]) == cache_file
     assert cache_file.stat().st_mtime_ns == written  # reused, not recomputed
 
