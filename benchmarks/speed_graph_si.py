@@ -1,0 +1,125 @@
+"""Cost of the Graph-Transformer and the syntax-infused Transformer relative to the baseline core, in one run.
+
+Training step (forward + backward + AdamW step) time, 32 sentences x 32/64 tokens, at the small CPU size
+(d=256, 3+3 layers, 4 heads, ffn 1024), all models called in turn so load changes hit them alike (median of the
+repeats). Ratios against the baseline measured alongside, with the issue's targets:
+
+  * syntax_infused (POS + case + subword tag, f = 20 of d): <= 1.05x. It needs separate source and target tables
+    (the source one is d - f wide), so it is also compared with a baseline that has separate tables
+    (`baseline_separate_tables`), which isolates the feature embeddings themselves;
+  * graph_transformer_half_dim: <= 1.6x; the other Table 2 rows are listed for information.
+
+Writes benchmarks/results/speed_graph_si.json. Usage: python benchmarks/speed_graph_si.py [--repeats 5] [--threads 2]
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForSeq2SeqLM
+
+from hf_syntax import config_for
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DIMENSIONS = dict(
+    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
+    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=512,
+)
+VARIANTS = {  # name -> (architecture, extra overrides, target ratio against "baseline")
+    "baseline": ("transformer_abs", {}, None),
+    "baseline_separate_tables": ("transformer_abs", {"share_encoder_decoder_embeddings": False}, None),
+    "syntax_infused": ("syntax_infused", {}, 1.05),
+    "graph_transformer_half_dim": ("graph_transformer_half_dim", {}, 1.6),
+    "graph_transformer_half_dim_gate": ("graph_transformer_half_dim_gate", {}, None),
+    "graph_transformer_half_dim_gate_shared_qkv": ("graph_transformer_half_dim_gate_shared_qkv", {}, None),
+    "graph_transformer": ("graph_transformer", {}, None),
+    "graph_transformer_gate": ("graph_transformer_gate", {}, None),
+    "graph_transformer_self_gate": ("graph_transformer_self_gate", {}, None),
+}
+
+
+def build_model(architecture: str, overrides: dict):
+    torch.manual_seed(0)
+    return AutoModelForSeq2SeqLM.from_config(config_for(architecture, **DIMENSIONS, **overrides))
+
+
+def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
+    """Token ids, labels and the three syntax-infused feature columns (valid label ids start at 3)."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def ids(low, high):
+        return torch.randint(low, high, (batch_size, length), generator=generator)
+
+    return {
+        "input_ids": ids(3, DIMENSIONS["vocab_size"]), "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
+        "labels": ids(3, DIMENSIONS["vocab_size"]), "pos_ids": ids(3, 20), "case_ids": ids(3, 7),
+        "subword_tags": ids(3, 7),
+    }
+
+
+def training_step(model, batch):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    needed = {"input_ids", "attention_mask", "labels", *model.config.needs_source_features}
+    inputs = {name: values for name, values in batch.items() if name in needed}
+
+    def step():
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        model(**inputs).loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
+    """Median seconds per call of each function, calling them in turn so that load changes hit all alike."""
+    for function in functions.values():
+        for _ in range(warmup):
+            function()
+    samples = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", type=Path, default=RESULTS / "speed_graph_si.json")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    report = {"threads": args.threads, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
+              "torch": torch.__version__, "dimensions": DIMENSIONS}
+    models = {name: build_model(architecture, overrides) for name, (architecture, overrides, _) in VARIANTS.items()}
+    report["parameters"] = {name: sum(p.numel() for p in model.parameters()) for name, model in models.items()}
+    for length in (32, 64):
+        batch = random_batch(32, length)
+        times = interleaved({name: training_step(model, batch) for name, model in models.items()}, args.repeats)
+        for name, (_, _, target) in VARIANTS.items():
+            if name == "baseline":
+                continue
+            ratio = times[name] / times["baseline"]
+            entry = {"variant_s": times[name], "baseline_s": times["baseline"], "ratio": ratio, "target": target}
+            line = f"training step, 32 x {length:3d} tokens: {name}/baseline time = {ratio:.3f}"
+            if name == "syntax_infused":
+                entry["ratio_vs_separate_tables"] = times[name] / times["baseline_separate_tables"]
+                line += f" (vs baseline_separate_tables {entry['ratio_vs_separate_tables']:.3f})"
+            if target is not None:
+                line += f" (target <= {target}) {'ok' if ratio <= target else 'MISSED'}"
+            report[f"train_step_{length}_{name}"] = entry
+            print(line)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
