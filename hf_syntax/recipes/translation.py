@@ -1,7 +1,9 @@
 """Translation training recipe on ``Seq2SeqTrainer``: one config file in, a trained Hub-ready model + summary out.
 
 The recipe is variant-agnostic: ``model.type`` is any registered seq2seq ``model_type`` (``syntax_transformer``
-and its paper variants, or ``marian`` as a reference) with ``model.kwargs`` for its config, and the optional
+and its paper variants, or ``marian`` as a reference) or a named architecture of ``hf_syntax.variants.ARCHITECTURES``
+(``dbsa_enc_dec``, ``transformer_dep_rel``, ...: its preset, under ``model.kwargs``), with ``model.kwargs`` for its
+config, and the optional
 ``features`` section is handed to the syntax-feature map function unchanged. Everything else is plain
 Transformers: inverse-sqrt schedule with warm-up, generation-based evaluation with local BLEU/chrF metrics,
 best checkpoint by BLEU, ``resume_from_checkpoint``, and ``accelerate launch``/``torchrun`` through the Trainer.
@@ -39,6 +41,7 @@ from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, loa
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_translation_tokenizers
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.recipes.config import ConfigError, apply_overrides, build_dataclass, check_choice, read_config_file
+from hf_syntax.variants import ARCHITECTURES
 
 SAMPLE_DATA_PREFIX = "sample_data:"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
@@ -109,7 +112,8 @@ class TokenizerSection:
 
 @dataclass
 class ModelSection:
-    """Any registered seq2seq ``model_type`` and its config kwargs (vocabulary and special ids are filled in)."""
+    """A registered seq2seq ``model_type`` or named architecture, and its config kwargs (vocabulary and special ids
+    are filled in)."""
 
     type: str = "syntax_transformer"
     kwargs: dict = field(default_factory=dict)
@@ -172,10 +176,7 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     for key in ("max_source_length", "max_target_length"):
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
-    if config.model.type not in CONFIG_MAPPING:
-        close = difflib.get_close_matches(config.model.type, list(CONFIG_MAPPING), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"model.type = {config.model.type!r} is not a registered model type{hint}")
+    resolve_model_type(config.model.type)
     known_arguments = {item.name for item in dataclasses.fields(Seq2SeqTrainingArguments)}
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
@@ -402,6 +403,21 @@ class SaveTargetTokenizer(TrainerCallback):
 
 
 # -------------------------------------------------------------------------------------------------------- model
+def resolve_model_type(name: str) -> tuple[type, dict[str, Any]]:
+    """(config class, preset) of ``model.type``: a named architecture (``dbsa_enc_dec``) or a ``model_type``."""
+    if name in ARCHITECTURES:
+        config_class, preset = ARCHITECTURES[name]
+        return config_class, dict(preset)
+    if name in CONFIG_MAPPING:
+        return CONFIG_MAPPING[name], {}
+    close = difflib.get_close_matches(name, [*CONFIG_MAPPING, *ARCHITECTURES], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(
+        f"model.type = {name!r} is neither a registered model type nor a named architecture{hint}; the "
+        f"architectures are {sorted(ARCHITECTURES)}"
+    )
+
+
 def build_model(config: TranslationRecipeConfig, source, target, feature_settings: dict[str, Any] | None = None):
     """A freshly initialised seq2seq model of ``model.type`` with ``model.kwargs``, sized to the tokenizers.
 
@@ -409,7 +425,7 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
     so the exported model can featurize raw text at inference the way it was trained.
     """
     section = config.model
-    config_class = CONFIG_MAPPING[section.type]
+    config_class, preset = resolve_model_type(section.type)
     accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
     for key in section.kwargs:
         if key not in accepted:
@@ -436,7 +452,7 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
                 f"model.kwargs.{key} = {section.kwargs[key]!r} contradicts the tokenizer or features section "
                 f"({value!r}); drop it from model.kwargs"
             )
-    kwargs = {**section.kwargs, **derived}
+    kwargs = {**preset, **section.kwargs, **derived}
     if "label_smoothing" in accepted and config.training.get("label_smoothing_factor", 0) != 0:
         raise ConfigError(
             f"training.label_smoothing_factor must stay 0 for {section.type}: it smooths in its own loss; "
@@ -464,6 +480,35 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
         **{key: value for key, value in derived.items() if key.endswith("token_id")},
     )
     return model
+
+
+class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` that logs the parts of a syntax model's loss next to ``loss``: ``translation_loss`` and the
+    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss``, averaged over the same training steps."""
+
+    LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._loss_part_sums: dict[str, float] = {}
+        self._loss_part_counts: dict[str, int] = {}
+
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        loss, outputs = super().compute_loss(model, inputs, return_outputs=True, **kwargs)
+        if model.training:
+            for name in self.LOSS_PARTS:
+                value = getattr(outputs, name, None) if not isinstance(outputs, dict) else outputs.get(name)
+                if value is not None:
+                    self._loss_part_sums[name] = self._loss_part_sums.get(name, 0.0) + float(value.detach())
+                    self._loss_part_counts[name] = self._loss_part_counts.get(name, 0) + 1
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs, *args, **kwargs):
+        if "loss" in logs and self._loss_part_counts:
+            logs = {**logs, **{name: round(total / self._loss_part_counts[name], 4)
+                               for name, total in self._loss_part_sums.items()}}
+            self._loss_part_sums, self._loss_part_counts = {}, {}
+        super().log(logs, *args, **kwargs)
 
 
 def _collator(source_tokenizer: PreTrainedTokenizerBase, uses_features: bool):
@@ -583,7 +628,7 @@ def train_translation(
     scorer = GeneratedTranslationScorer(
         target_tokenizer, bleu_tokenize=config.evaluation.bleu_tokenize, lowercase=config.evaluation.lowercase
     )
-    trainer = Seq2SeqTrainer(
+    trainer = SyntaxSeq2SeqTrainer(
         model=model,
         args=args,
         train_dataset=encoded["train"],
@@ -665,12 +710,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
     parser.add_argument("--skip_empty", action="store_true",
                         help="drop (and count) pairs with an empty side instead of stopping with an error")
+    parser.add_argument("--push_to_hub", action="store_true",
+                        help="Trainer's push_to_hub: upload the model to the Hub while training (needs a login)")
+    parser.add_argument("--hub_model_id", help="Trainer's hub_model_id, e.g. me/dbsa-ja-en")
     options = parser.parse_args(argv)
     overrides = list(options.overrides)
     if options.output_dir:
         overrides.append(f"output_dir={options.output_dir}")
     if options.skip_empty:
         overrides.append("data.skip_empty=true")
+    if options.push_to_hub:
+        overrides.append("training.push_to_hub=true")
+    if options.hub_model_id:
+        overrides.append(f"training.hub_model_id={options.hub_model_id}")
     try:
         config = load_recipe_config(options.config, overrides)
         train_translation(config, resume_from_checkpoint=options.resume_from_checkpoint)

