@@ -67,8 +67,8 @@ def _check_supported(config):
     if enabled:
         raise ValueError(
             f"encoder_layer_type='graph' does not combine with {', '.join(enabled)}: the Graph-Transformer's attention "
-            "parts have no relative-position, dependency-depth or parse-head terms. Set them to 0 (decoder-side "
-            "options are fine) or use encoder_layer_type='standard'."
+            "parts have no relative-position, dependency-depth or parse-head terms. Set them to 0 (a decoder parse "
+            "head, parse_layer_decoder, is fine) or use encoder_layer_type='standard'."
         )
     inner_dim = config.d_model // 2 if config.graph_half_dim else config.d_model
     odd_half = config.graph_half_dim and config.d_model % 2
