@@ -53,8 +53,8 @@ class AlignmentStats:
 
     def update(self, other: "AlignmentStats") -> None:
         """Add the counts of ``other`` to these (aggregating over sequences or a corpus)."""
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for name, value in other.__dict__.items():
+            setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -75,23 +75,24 @@ def word_ids_from_offsets(spans, offsets, is_content, text: str = "",
     stats = stats if stats is not None else AlignmentStats()
     if len(offsets) != len(is_content):
         raise AlignmentError(f"{len(offsets)} offsets but {len(is_content)} content flags; they must match.")
-    word_ids, next_word = [], 0
+    word_ids, next_word, word_count = [], 0, len(spans)
     for (start, end), content in zip(offsets, is_content):
         if not content:
             word_ids.append(NO_WORD)
             continue
         stats.subwords += 1
-        while next_word < len(spans) and spans[next_word][1] <= start:
+        while next_word < word_count and spans[next_word][1] <= start:
             next_word += 1
         best, best_overlap, overlapping = NO_WORD, 0, 0
-        candidate = next_word
-        while candidate < len(spans) and spans[candidate][0] < end:
-            overlap = min(end, spans[candidate][1]) - max(start, spans[candidate][0])
+        for candidate in range(next_word, word_count):
+            word_start, word_end = spans[candidate]
+            if word_start >= end:
+                break
+            overlap = (end if end < word_end else word_end) - (start if start > word_start else word_start)
             if overlap > 0:
                 overlapping += 1
                 if overlap > best_overlap:
                     best, best_overlap = candidate, overlap
-            candidate += 1
         if overlapping > 1:
             stats.straddling_subwords += 1
         if best == NO_WORD:
@@ -99,8 +100,8 @@ def word_ids_from_offsets(spans, offsets, is_content, text: str = "",
                 stats.uncovered_subwords += 1
             else:
                 stats.whitespace_subwords += 1
-            if spans:
-                best = min(next_word, len(spans) - 1)
+            if word_count:
+                best = min(next_word, word_count - 1)
         word_ids.append(best)
     return word_ids
 

@@ -9,6 +9,8 @@ vocabulary it was trained with and a featurizer can check that it produces the s
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 PAD_ID = 0
 SPECIAL_ID = 1
 UNKNOWN_ID = 2
@@ -102,8 +104,12 @@ def deprel_base(deprel: str | None) -> str | None:
     return deprel.split(":", 1)[0].lower()
 
 
+@lru_cache(maxsize=1 << 16)
 def word_case(word: str) -> str:
-    """Case class of a word (see ``CASE_TAGS``); scripts without case (CJK, digits) give ``no_case``."""
+    """Case class of a word (see ``CASE_TAGS``); scripts without case (CJK, digits) give ``no_case``.
+
+    Cached: it runs once per word of every featurized sentence, and corpora repeat their words.
+    """
     cased = [char for char in word if char.lower() != char.upper()]
     if not cased:
         return "no_case"
