@@ -115,6 +115,19 @@ def test_glue_pairs_get_pos_ids_for_both_sentences():
     assert batch["labels"].dtype == torch.long and batch["pos_ids"].shape == batch["input_ids"].shape
 
 
+def test_map_function_warns_once_when_alignment_rules_apply(caplog):
+    from hf_syntax.data import features
+
+    features._REPORTED_SIDES.clear()
+    map_function = parse_and_align(metaspace_bpe(), src_parser=ENGLISH_PARSER)
+    with caplog.at_level("WARNING", logger="hf_syntax.data.features"):
+        map_function({"source": ["Birds fly south"]})  # no subword crosses a word: nothing to report
+        assert not caplog.records
+        for _ in range(2):
+            map_function({"source": ["It rained. Then it stopped."]})  # "d." straddles "rained" and "."
+    assert len(caplog.records) == 1 and "straddling_subwords': 2" in caplog.records[0].getMessage()
+
+
 def test_map_function_errors():
     tokenizer = metaspace_bpe()
     with pytest.raises(KeyError, match=r"no column 'src'; its columns are \['source', 'target'\]"):

@@ -11,7 +11,11 @@ it works with ``num_proc`` and hashes to the same fingerprint every time, lettin
 
 from __future__ import annotations
 
+import logging
+
 from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer, normalise_features
+
+logger = logging.getLogger(__name__)
 
 
 class ParseAndAlign:
@@ -72,7 +76,31 @@ class ParseAndAlign:
             pairs = _column(batch, self.pair_column, "pair_column") if self.pair_column else None
         if self.tgt_parser is not None:
             targets = _column(batch, self.target_column, "target_column")
-        return self._featurizer()(texts, text_pair=pairs, text_target=targets)
+        featurizer = self._featurizer()
+        output = featurizer(texts, text_pair=pairs, text_target=targets)
+        _report_alignment_rules(featurizer)
+        return output
+
+
+_REPORTED_SIDES: set = set()
+
+
+def _report_alignment_rules(featurizer: SyntaxFeaturizer) -> None:
+    """Warn (once per process and side) when a straddle/uncovered/swallowed rule had to be applied.
+
+    The rules are documented and counted, but a map function's counters live in worker processes; this warning
+    is how a user learns that, e.g., their tokenizer merges subwords across the parser's word boundaries.
+    """
+    for side, stats in (("source", featurizer.stats), ("target", featurizer.target_stats)):
+        if side in _REPORTED_SIDES or stats.is_clean:
+            continue
+        _REPORTED_SIDES.add(side)
+        logger.warning(
+            "parse_and_align (%s side): alignment rules applied in a batch of %d sequences: %s. Features stay "
+            "aligned (see hf_syntax.align for the rules); many straddling subwords mean the tokenizer merges across "
+            "the parser's words (pre-split punctuation, or pre-segment CJK text). Reported once per process.",
+            side, stats.sequences, stats.as_dict(),
+        )
 
 
 def parse_and_align(tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES, **options) -> ParseAndAlign:
