@@ -14,6 +14,8 @@ WordPiece, SentencePiece/Unigram). The rules, each counted in ``AlignmentStats``
   in the sequence: a head pointing to it is unsupervised (-100) -> ``words_without_subwords`` /
   ``truncated_words`` and ``unsupervised_heads``.
 * Special tokens ([CLS], [SEP], <s>, </s>, language tags) have no word: head -100, depth -1, label id ``SPECIAL_ID``.
+* Multiword tokens (gold UD: French "du" = "de le") are aligned as their one surface token; the featurizer collapses
+  them first (``WordTree.collapse_multiword_tokens`` documents which member's head the token takes).
 
 Subword heads follow DBSA (DESIGN §3): a non-final subword points to the next subword of its word, a final subword
 to the first subword of the head word (``head_rule="last"``: its last subword), a root's final subword to itself.
