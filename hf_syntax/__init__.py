@@ -32,6 +32,7 @@ from .featurizer import SyntaxFeaturizer
 from .labels import LabelVocab
 from .parsers import load_parser, read_conllu
 from .trees import WordTree
+from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
 from .variants import (
     ARCHITECTURES,
     DbsaConfig,
@@ -89,4 +90,6 @@ __all__ = [
     "load_parser",
     "parse_and_align",
     "read_conllu",
+    "PosTextClassificationPipeline",
+    "SyntaxTranslationPipeline",
 ]
