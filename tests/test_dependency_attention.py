@@ -105,10 +105,19 @@ def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
 def test_relative_attention_equals_naive_reference(keys, values, positions, depths, parse_head):
     attention = make_attention(keys, values, positions, depths, parse_head)
     hidden, keep, position_buckets, depth_buckets = random_inputs()
-    output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
-                             position_buckets=position_buckets, depth_buckets=depth_buckets)
+    hidden.requires_grad_()
     expected = naive_attention(attention, hidden, keep, position_buckets, depth_buckets)
-    torch.testing.assert_close(output, expected, rtol=1e-10, atol=1e-10)
+    # With gradients the weights are recomputed in backward (checkpoint); without, they are kept: both must agree.
+    for gradients in (True, False):
+        with torch.set_grad_enabled(gradients):
+            output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
+                                     position_buckets=position_buckets, depth_buckets=depth_buckets)
+        torch.testing.assert_close(output, expected, rtol=1e-10, atol=1e-10)
+    (output_grad,) = torch.autograd.grad(
+        attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), position_buckets=position_buckets,
+                  depth_buckets=depth_buckets)[0].square().sum(), hidden)
+    (expected_grad,) = torch.autograd.grad(expected.square().sum(), hidden)
+    torch.testing.assert_close(output_grad, expected_grad, rtol=1e-10, atol=1e-10)
 
 
 def test_bucket_functions_follow_the_clip_and_the_no_relation_rule():
