@@ -46,7 +46,8 @@ def _batches(items: list, size: int):
         yield items[start : start + size]
 
 
-def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True) -> list[str]:
+def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool = False
+                    ) -> list[str]:
     """Translate lines in batches (empty lines stay empty) with a progress bar on stderr."""
     from tqdm.auto import tqdm
 
@@ -55,7 +56,8 @@ def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = Tr
     translations = []
     with tqdm(total=len(todo), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:
         for batch in _batches(todo, batch_size):
-            translations += [result["translation_text"] for result in pipe(batch, batch_size=len(batch))]
+            results = pipe(batch, batch_size=len(batch), pretokenized=pretokenized)
+            translations += [result["translation_text"] for result in results]
             bar.update(len(batch))
     found = iter(translations)
     return [next(found) if text else "" for text in texts]
@@ -125,7 +127,7 @@ def command_evaluate(options) -> None:
         from hf_syntax.metrics.translation import score_translations
 
         columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
-        hypotheses = translate_lines(pipe, columns["source"], options.batch_size)
+        hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
         scores.update(score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
                                          lowercase=options.lowercase))
         scores["sentences"] = len(hypotheses)
@@ -166,7 +168,8 @@ def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
     pipe = _load_pipeline(options.model, **_generation_options(options))
     lines = sys.stdin.read().splitlines()
-    for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet):
+    for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
+                                       pretokenized=options.pretokenized):
         print(translation)
 
 
@@ -197,7 +200,7 @@ def command_plot_attention(options) -> None:
     pipe = _load_pipeline(options.model)
     if not getattr(pipe.model.config, "is_encoder_decoder", False):
         raise CliError("plot-attention draws a translation model's cross-attention; this model is a classifier.")
-    row = pipe.preprocess(options.text)["row"]
+    row = pipe.preprocess(options.text, pretokenized=options.pretokenized)["row"]
     inputs = pad_columns([row], pipe.tokenizer.pad_token_id)
     path = plot_translation_attention(pipe.model, pipe.tokenizer, inputs, options.out, layer=options.layer,
                                       title=options.title, **_generation_options(options))
@@ -206,6 +209,8 @@ def command_plot_attention(options) -> None:
 
 # ------------------------------------------------------------------------------------------------------ parsing
 def _add_generation_arguments(parser) -> None:
+    parser.add_argument("--pretokenized", action="store_true",
+                        help="input lines are space-separated words (parse them as given, like the training corpus)")
     parser.add_argument("--num-beams", dest="num_beams", type=int, help="beam size (default: the model's)")
     parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=int,
                         help="longest translation (default: the model's)")

@@ -67,12 +67,13 @@ def results_from_run(model_dir: Path) -> tuple[list, dict]:
     return [], {}
 
 
-def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, overwrite: bool = False,
-           template_dir=None) -> Path:
+def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_tokenizer=None,
+           overwrite: bool = False, template_dir=None) -> Path:
     """Write the Hub-ready folder ``out_dir``; returns its path.
 
     ``model_dir_or_model``: a saved model folder (its tokenizer, ``target_tokenizer/`` and the recipe's results
-    beside it are picked up) or a model object (then give ``tokenizer``). ``card_context``: a ``CardContext`` or
+    beside it are picked up) or a model object (then give ``tokenizer``, and ``target_tokenizer`` when the model has
+    separate vocabularies). ``card_context``: a ``CardContext`` or
     dict of its fields; results found beside a model folder fill in what it does not say. A model exported
     without results gets a card that warns that its weights are untrained (and a Python warning).
     """
@@ -95,7 +96,8 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, overwri
         warnings.warn(f"exporting {out_dir} without training results: {UNTRAINED_WARNING}", stacklevel=2)
 
     card = render_card(model.config, context, template_dir)
-    pipe = syntax_pipeline(model.eval(), tokenizer)
+    extra = {"target_tokenizer": target_tokenizer} if target_tokenizer is not None else {}
+    pipe = syntax_pipeline(model.eval(), tokenizer, **extra)
     save_pipeline(pipe, str(out_dir))
     card.save(out_dir / "README.md")
     check_export_folder(out_dir)

@@ -66,8 +66,10 @@ def _featurizer_max_length(tokenizer, config) -> int:
 class SyntaxTranslationPipeline(Pipeline):
     """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.
 
-    ``pipe("text")`` -> ``[{"translation_text": ...}]``; a list gives one such list per text. Generation settings
+    ``pipe("text")`` -> ``[{"translation_text": ...}]``; a list gives one such dict per text. Generation settings
     (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config.
+    ``pretokenized=True``: the texts are space-separated words (as in a pre-tokenized training corpus such as
+    small_parallel_enja), parsed as given instead of re-segmented by the parser.
     ``target_tokenizer``: the target-side tokenizer for models trained with separate vocabularies (loaded from the
     model's ``target_tokenizer/`` subfolder when there is one).
     """
@@ -82,6 +84,14 @@ class SyntaxTranslationPipeline(Pipeline):
         if self.tokenizer is None:
             raise ValueError("SyntaxTranslationPipeline needs the model's tokenizer (pass tokenizer=...).")
         self.target_tokenizer = target_tokenizer or self._saved_target_tokenizer() or self.tokenizer
+        config = self.model.config
+        separate = getattr(config, "decoder_vocab_size", None) not in (None, config.vocab_size)
+        if separate and self.target_tokenizer is self.tokenizer:
+            raise ValueError(
+                f"this model has separate source ({config.vocab_size}) and target ({config.decoder_vocab_size}) "
+                f"vocabularies, but no target tokenizer was found, so its output would be decoded with the source "
+                f"vocabulary. Pass target_tokenizer=... or save it in the model folder's {TARGET_TOKENIZER_DIR}/."
+            )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
         self.featurizer = self._make_featurizer() if self.needed_features else None
 
@@ -132,14 +142,18 @@ class SyntaxTranslationPipeline(Pipeline):
             return [result[0] for result in results]
         return results
 
-    def _sanitize_parameters(self, skip_special_tokens=None, **generate_kwargs):
+    def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, **generate_kwargs):
+        preprocess = {} if pretokenized is None else {"pretokenized": pretokenized}
         postprocess = {} if skip_special_tokens is None else {"skip_special_tokens": skip_special_tokens}
-        return {}, generate_kwargs, postprocess
+        return preprocess, generate_kwargs, postprocess
 
-    def preprocess(self, text):
+    def preprocess(self, text, pretokenized=False):
         check_texts(text)
         if self.featurizer is not None:
-            row = self.featurizer(text)
+            # A batch of one word list: the words are parsed as given, the tokenizer sees them joined by spaces.
+            row = self.featurizer(text) if not pretokenized else {
+                key: values[0] for key, values in self.featurizer([text.split()]).items()
+            }
             row = {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
         else:
             row = dict(self.tokenizer(text, truncation=True,
@@ -232,7 +246,8 @@ def register_for_saving(pipeline_class, task: str, auto_class):
 
 
 def syntax_pipeline(model, tokenizer, **kwargs) -> Pipeline:
-    """The hf_syntax pipeline matching ``model``: classification for BERT+POS, translation otherwise."""
+    """The hf_syntax pipeline matching ``model``: classification for BERT+POS, translation otherwise (which also
+    takes ``target_tokenizer`` for separate vocabularies)."""
     if getattr(model.config, "pos_parser", None) is not None:
         return PosTextClassificationPipeline(model=model, tokenizer=tokenizer, **kwargs)
     if not getattr(model.config, "is_encoder_decoder", False):

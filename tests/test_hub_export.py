@@ -286,3 +286,42 @@ def test_parse_free_variants_never_load_a_parser(tokenizer):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert syntax_pipeline(model.eval(), tokenizer).featurizer is None
+
+
+def test_separate_vocabularies_decode_with_the_target_tokenizer(tmp_path):
+    """A model with per-side vocabularies exports its target tokenizer, and the loaded pipeline decodes with it."""
+    import torch
+    from transformers import pipeline
+
+    from hf_syntax import config_for
+    from hf_syntax.data.tokenizer import train_tokenizer
+    from hub_support import sample_pairs
+
+    english, japanese = sample_pairs(300)
+    source, target = (train_tokenizer(texts, vocab_size=300, model_max_length=64) for texts in (english, japanese))
+    torch.manual_seed(0)
+    config = config_for("transformer_abs", vocab_size=len(source), decoder_vocab_size=len(target), d_model=32,
+                        encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+                        share_encoder_decoder_embeddings=False)
+    from transformers import AutoModelForSeq2SeqLM
+
+    model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    model.generation_config.update(num_beams=1, max_new_tokens=6)
+    with pytest.raises(ValueError, match="separate source .* no target tokenizer"):
+        syntax_pipeline(model, source)
+    with pytest.warns(UserWarning, match="untrained"):
+        folder = export(model, source, tmp_path / "separate", None, target_tokenizer=target)
+    assert (folder / "target_tokenizer" / "tokenizer.json").is_file()
+    loaded = pipeline("translation", model=str(folder), trust_remote_code=True)
+    assert loaded.target_tokenizer.get_vocab() == target.get_vocab()
+    ids = model.generate(**source(SENTENCES[:1], return_tensors="pt"))
+    assert loaded(SENTENCES[0])[0]["translation_text"] == target.decode(ids[0], skip_special_tokens=True).strip()
+
+
+def test_pretokenized_input_is_parsed_as_given(parsing_pipeline):
+    featurizer = parsing_pipeline.featurizer
+    words = "the cat 's bowl is empty .".split()
+    row = parsing_pipeline.preprocess(" ".join(words), pretokenized=True)["row"]
+    assert row == {key: featurizer([words])[key][0] for key in row}
+    assert parsing_pipeline(" ".join(words), pretokenized=True)[0]["translation_text"] is not None
