@@ -65,12 +65,17 @@ def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = Tr
 
 # ----------------------------------------------------------------------------------------------------- commands
 def command_preprocess(options) -> None:
-    """Parse + align a parallel corpus into a ``datasets.save_to_disk`` folder with the feature columns."""
+    """Parse + align a parallel corpus into a ``datasets.save_to_disk`` folder with the feature columns.
+
+    Without ``--tokenizer`` a BPE tokenizer is trained on the training split first and saved in ``<out>/tokenizer``
+    (the recipe's ``tokenizer.path``); the folder itself is a ``data.dataset`` for the recipe.
+    """
     import datasets
-    from transformers import AutoTokenizer
 
     from hf_syntax.data.corpus import load_parallel_corpus
     from hf_syntax.data.features import parse_and_align
+    from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.recipes.translation import load_tokenizers, save_tokenizers
 
     splits = {"train": (options.source, options.target)}
     if options.validation_source or options.validation_target:
@@ -80,20 +85,31 @@ def command_preprocess(options) -> None:
     if not options.src_parser and not options.tgt_parser:
         raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
     corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
-    tokenizer = AutoTokenizer.from_pretrained(options.tokenizer)
-    target_folder = Path(options.tokenizer) / "target_tokenizer"
-    target_tokenizer = AutoTokenizer.from_pretrained(target_folder) if target_folder.is_dir() else None
+    tokenizer_folder = Path(options.tokenizer) if options.tokenizer else Path(options.out) / "tokenizer"
+    if not options.tokenizer:
+        from hf_syntax.data.tokenizer import train_translation_tokenizers
+
+        source, target = train_translation_tokenizers(
+            corpus["train"]["source"], corpus["train"]["target"], joint=not options.separate_vocabularies,
+            vocab_size=options.vocab_size, model_max_length=options.max_length,
+        )
+        save_tokenizers(source, target, tokenizer_folder)
+    try:
+        tokenizer, target_tokenizer = load_tokenizers(tokenizer_folder)
+    except ConfigError as error:
+        raise CliError(f"--tokenizer: {error}") from error
     map_function = parse_and_align(
         tokenizer, src_parser=options.src_parser, tgt_parser=options.tgt_parser, features=options.features,
-        target_tokenizer=target_tokenizer, pretokenized=options.pretokenized, max_length=options.max_length,
-        truncation=True,
+        target_tokenizer=target_tokenizer if target_tokenizer is not tokenizer else None,
+        pretokenized=options.pretokenized, max_length=options.max_length, truncation=True,
     )
     featurized = datasets.DatasetDict({
         name: split.map(map_function, batched=True, num_proc=options.num_proc, desc=f"Parsing and aligning {name}")
         for name, split in corpus.items()
     })
     featurized.save_to_disk(options.out)
-    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out}")
+    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out} "
+          f"(tokenizer: {tokenizer_folder})")
 
 
 def command_train(options) -> None:
@@ -228,8 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
     preprocess.add_argument("--target", required=True, help="target side, line-aligned with --source")
     preprocess.add_argument("--validation-source", dest="validation_source")
     preprocess.add_argument("--validation-target", dest="validation_target")
-    preprocess.add_argument("--tokenizer", required=True,
-                            help="saved tokenizer folder (e.g. <run>/tokenizer; a target_tokenizer/ in it is used)")
+    preprocess.add_argument("--tokenizer",
+                            help="saved tokenizer folder (a target_tokenizer/ in it is used); default: train one")
+    preprocess.add_argument("--vocab-size", dest="vocab_size", type=int, default=8000,
+                            help="size of the BPE vocabulary trained when no --tokenizer is given")
+    preprocess.add_argument("--separate-vocabularies", dest="separate_vocabularies", action="store_true",
+                            help="train one vocabulary per side instead of a joint one")
     preprocess.add_argument("--src-parser", dest="src_parser", help="e.g. spacy:ja_ginza, spacy:en_core_web_sm")
     preprocess.add_argument("--tgt-parser", dest="tgt_parser", help="parse the target too (labels, decoder_dep_heads)")
     preprocess.add_argument("--features", nargs="+", default=["dep_heads", "dep_depths", "pos_ids", "case_ids",

