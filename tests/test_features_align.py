@@ -1,7 +1,7 @@
 """Offset alignment rules, DBSA subword heads and their inversion, on synthetic offsets and real tokenizers."""
 
 import pytest
-from features_support import TREEBANKS, byte_level_bpe, metaspace_bpe, minilm_wordpiece, treebank
+from features_support import TREEBANKS, byte_level_bpe, metaspace_bpe, minilm_wordpiece, treebank, unigram
 
 from hf_syntax.align import (
     IGNORE_INDEX, NO_WORD, AlignmentStats, subword_columns, word_heads_from_subword_heads, word_ids_from_offsets,
@@ -99,9 +99,9 @@ def round_trip(tokenizer, trees):
 
 
 @pytest.mark.parametrize("lang", sorted(TREEBANKS))
-@pytest.mark.parametrize("tokenizer_name", ["byte_level_bpe", "metaspace_bpe", "minilm_wordpiece"])
+@pytest.mark.parametrize("tokenizer_name", ["byte_level_bpe", "metaspace_bpe", "unigram", "minilm_wordpiece"])
 def test_gold_trees_round_trip_exactly_from_pre_split_words(lang, tokenizer_name):
-    tokenizer = {"byte_level_bpe": byte_level_bpe, "metaspace_bpe": metaspace_bpe,
+    tokenizer = {"byte_level_bpe": byte_level_bpe, "metaspace_bpe": metaspace_bpe, "unigram": unigram,
                  "minilm_wordpiece": minilm_wordpiece}[tokenizer_name]()
     sentences = [sentence for sentence, _ in zip(iter_conllu(treebank(lang)), range(200))]
     # Multiword tokens are one surface token: the tokenizer sees the surface form (collapse rule in trees.py).
