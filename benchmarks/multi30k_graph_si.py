@@ -8,6 +8,9 @@ overrides (printed before it starts); after each run the table of validation BLE
 benchmarks/results/multi30k_graph_si.{json,md}, so finished runs survive an interrupted session.
 
     OMP_NUM_THREADS=2 python benchmarks/multi30k_graph_si.py --max_steps 1000 [--runs en_de_baseline ...]
+
+(on a shared machine: one driver per pair, `--runs en_de_baseline en_de_syntax_infused` and
+`--runs de_en_baseline de_en_graph_half_dim_gate`, each with OMP_NUM_THREADS=1).
 """
 
 import argparse
@@ -67,12 +70,19 @@ def run(name: str, max_steps: int, work_dir: Path) -> dict:
             "epochs": summary.get("epochs")}
 
 
-def write_table(results: dict):
-    lines = ["| pair | model | steps | epochs | parameters | val BLEU | train s |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for entry in results.values():
+def write_table(name: str, entry: dict):
+    """Merge one finished run into the results files (two drivers may run the two pairs side by side)."""
+    existing = RESULTS / "multi30k_graph_si.json"
+    results = json.loads(existing.read_text()) if existing.exists() else {}
+    results[name] = entry
+    lines = [
+        "| pair | model | steps | epochs | parameters | val BLEU | train s |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in results.values():
         lines.append(
-            f"| {entry['pair']} | {entry['model']} | {entry['max_steps']} | {entry['epochs']:.2f} | "
-            f"{entry['parameters'] / 1e6:.2f}M | {entry['validation_bleu']:.2f} | {entry['train_seconds']:.0f} |"
+            f"| {row['pair']} | {row['model']} | {row['max_steps']} | {row['epochs']:.2f} | "
+            f"{row['parameters'] / 1e6:.2f}M | {row['validation_bleu']:.2f} | {row['train_seconds']:.0f} |"
         )
     (RESULTS / "multi30k_graph_si.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / "multi30k_graph_si.md").write_text("\n".join(lines) + "\n")
@@ -86,11 +96,8 @@ def main():
     parser.add_argument("--work_dir", type=Path, default=ROOT / "runs" / "multi30k_graph_si")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    existing = RESULTS / "multi30k_graph_si.json"
-    results = json.loads(existing.read_text()) if existing.exists() else {}
     for name in args.runs:
-        results[name] = run(name, args.max_steps, args.work_dir)
-        write_table(results)
+        write_table(name, run(name, args.max_steps, args.work_dir))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ repeats). Ratios against the baseline measured alongside, with the issue's targe
     (`baseline_separate_tables`), which isolates the feature embeddings themselves;
   * graph_transformer_half_dim: <= 1.6x; the other Table 2 rows are listed for information.
 
-Writes benchmarks/results/speed_graph_si.json. Usage: python benchmarks/speed_graph_si.py [--repeats 5] [--threads 2]
+Writes benchmarks/results/speed_graph_si.json. Usage:
+    python benchmarks/speed_graph_si.py [--repeats 5] [--threads 2] [--variants syntax_infused ...]
+(on a machine shared with other jobs, --threads 1 avoids threads spinning while they wait for each other).
 """
 
 import argparse
@@ -55,9 +57,10 @@ def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
         return torch.randint(low, high, (batch_size, length), generator=generator)
 
     return {
-        "input_ids": ids(3, DIMENSIONS["vocab_size"]), "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
-        "labels": ids(3, DIMENSIONS["vocab_size"]), "pos_ids": ids(3, 20), "case_ids": ids(3, 7),
-        "subword_tags": ids(3, 7),
+        "input_ids": ids(3, DIMENSIONS["vocab_size"]),
+        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
+        "labels": ids(3, DIMENSIONS["vocab_size"]),
+        "pos_ids": ids(3, 20), "case_ids": ids(3, 7), "subword_tags": ids(3, 7),
     }
 
 
@@ -94,22 +97,26 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", type=Path, default=RESULTS / "speed_graph_si.json")
+    parser.add_argument("--variants", nargs="+", choices=[name for name in VARIANTS if name != "baseline"],
+                        default=[name for name in VARIANTS if name != "baseline"],
+                        help="models to compare with the baseline (default: all)")
     args = parser.parse_args()
+    chosen = {name: VARIANTS[name] for name in ("baseline", *args.variants)}
     torch.set_num_threads(args.threads)
     report = {"threads": args.threads, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
               "torch": torch.__version__, "dimensions": DIMENSIONS}
-    models = {name: build_model(architecture, overrides) for name, (architecture, overrides, _) in VARIANTS.items()}
+    models = {name: build_model(architecture, overrides) for name, (architecture, overrides, _) in chosen.items()}
     report["parameters"] = {name: sum(p.numel() for p in model.parameters()) for name, model in models.items()}
     for length in (32, 64):
         batch = random_batch(32, length)
         times = interleaved({name: training_step(model, batch) for name, model in models.items()}, args.repeats)
-        for name, (_, _, target) in VARIANTS.items():
+        for name, (_, _, target) in chosen.items():
             if name == "baseline":
                 continue
             ratio = times[name] / times["baseline"]
             entry = {"variant_s": times[name], "baseline_s": times["baseline"], "ratio": ratio, "target": target}
             line = f"training step, 32 x {length:3d} tokens: {name}/baseline time = {ratio:.3f}"
-            if name == "syntax_infused":
+            if name == "syntax_infused" and "baseline_separate_tables" in times:
                 entry["ratio_vs_separate_tables"] = times[name] / times["baseline_separate_tables"]
                 line += f" (vs baseline_separate_tables {entry['ratio_vs_separate_tables']:.3f})"
             if target is not None:

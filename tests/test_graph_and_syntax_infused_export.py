@@ -26,7 +26,8 @@ def _spread_weights(model, std=0.5):
 
 def test_both_variants_load_in_a_fresh_process_without_hf_syntax(tmp_path):
     graph = _spread_weights(GraphTransformerForConditionalGeneration(GraphTransformerConfig(**TINY)))
-    infused = _spread_weights(SyntaxInfusedForConditionalGeneration(SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)))
+    infused_config = SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)
+    infused = _spread_weights(SyntaxInfusedForConditionalGeneration(infused_config))
     generator = torch.Generator().manual_seed(4)
     inputs = {
         "input_ids": torch.randint(3, 90, (2, 7), generator=generator),
@@ -45,10 +46,11 @@ def test_both_variants_load_in_a_fresh_process_without_hf_syntax(tmp_path):
     assert (tmp_path / "graph" / "graph_transformer.py").exists()
     assert json.loads((tmp_path / "infused" / "config.json").read_text())["model_type"] == "syntax_infused"
 
+    as_lists = json.dumps({name: values.tolist() for name, values in inputs.items()})
     code = (
         "import json, torch\n"
         "from transformers import AutoModelForSeq2SeqLM\n"
-        f"inputs = {{k: torch.tensor(v) for k, v in {json.dumps({k: v.tolist() for k, v in inputs.items()})}.items()}}\n"
+        f"inputs = {{k: torch.tensor(v) for k, v in {as_lists}.items()}}\n"
         "plain = {k: inputs[k] for k in ('input_ids', 'attention_mask')}\n"
         f"settings = {settings!r}\n"
         "result = {}\n"

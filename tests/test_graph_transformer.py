@@ -1,5 +1,5 @@
 """Graph-Transformer (Duan et al. 2020, reconstructed): layer behaviour, the exact reduction to a standard layer,
-Table 2 parameter counts and cached generation (the fresh-process export is in test_graph_and_syntax_infused_export.py)."""
+Table 2 parameter counts and cached generation (the fresh-process export: test_graph_and_syntax_infused_export.py)."""
 
 import pytest
 import torch
@@ -114,7 +114,8 @@ def test_encoder_feeds_each_layer_the_two_previous_full_representations():
 
 @pytest.mark.parametrize(("fusion", "half_dim", "shared_qkv"), [("gate", True, True), ("self_gate", False, False)])
 def test_padding_does_not_leak_into_real_tokens(fusion, half_dim, shared_qkv):
-    model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config(fusion, half_dim, shared_qkv))).eval()
+    config = _graph_config(fusion, half_dim, shared_qkv)
+    model = _spread_weights(GraphTransformerForConditionalGeneration(config)).eval()
     input_ids, attention_mask = _batch()
     with torch.no_grad():
         padded = model.model.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[1, :5]

@@ -59,7 +59,8 @@ def test_source_embedding_layout(combine, word_width):
         embedded = model.model.encoder(**batch, output_hidden_states=True).hidden_states[0]
         word = model.model.encoder.embed_tokens(batch["input_ids"]) * 32**0.5
         tables = model.model.encoder.feature_embedding.tables
-        features = [tables[name](batch[column]) for name, column in zip(("pos", "case", "subword_tag"), FEATURE_COLUMNS)]
+        names = ("pos", "case", "subword_tag")
+        features = [tables[name](batch[column]) for name, column in zip(names, FEATURE_COLUMNS)]
         if combine == "concat_sum":
             expected = torch.cat([word, sum(features)], dim=-1)
         elif combine == "concat_each":
