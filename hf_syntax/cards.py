@@ -154,7 +154,8 @@ def parser_section(config) -> str:
         return (
             f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "
             f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
-            f"{parser_install_hint(spec)}\n```"
+            f"{parser_install_hint(spec)}\n```\n\nInput that is already split into words the way the training "
+            f"corpus was (words separated by spaces) is parsed as given with `pipeline(..., pretokenized=True)`."
         )
     trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
                     if value]
