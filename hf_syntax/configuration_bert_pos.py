@@ -96,11 +96,18 @@ class BertPosConfig(BertConfig):
     def pos_label_vocab(self) -> LabelVocab:
         return LabelVocab.from_dict(self.pos_vocab)
 
-    def check_pos_vocab(self, featurizer_vocab: LabelVocab) -> None:
-        """Raise if the featurizer's POS ids would not mean what this model's embedding rows mean."""
-        if featurizer_vocab == self.pos_label_vocab:
+    def check_pos_vocab(self, featurizer_vocab: LabelVocab | dict) -> None:
+        """Raise if the featurizer's POS ids would not mean what this model's embedding rows mean.
+
+        Compared as plain dicts: in remote code, the config's and the featurizer's ``labels`` module may be two
+        separately loaded copies, whose ``LabelVocab`` classes are not the same class.
+        """
+        if not isinstance(featurizer_vocab, dict):
+            featurizer_vocab = featurizer_vocab.to_dict()
+        theirs = LabelVocab.from_dict(featurizer_vocab)
+        ours = self.pos_label_vocab
+        if theirs.to_dict() == ours.to_dict():
             return
-        ours, theirs = self.pos_label_vocab, featurizer_vocab
         first_difference = next(
             (
                 f"id {index + 3}: model {a!r} vs featurizer {b!r}"

@@ -46,7 +46,9 @@ class BertPosEmbeddings(BertEmbeddings):
         self.pos_combine = config.pos_combine
         self.pos_embeddings = PosTagEmbedding(config.num_pos_tags, config.pos_embedding_size, padding_idx=0)
         if config.pos_combine == "concat":
-            self.pos_projection = PosConcatProjection(config.hidden_size + config.pos_embedding_size, config.hidden_size)
+            self.pos_projection = PosConcatProjection(
+                config.hidden_size + config.pos_embedding_size, config.hidden_size
+            )
 
     def token_and_pos_embeddings(
         self,
@@ -66,6 +68,21 @@ class BertPosEmbeddings(BertEmbeddings):
 class BertPosPreTrainedModel(BertPreTrainedModel):
     config_class = BertPosConfig
     config: BertPosConfig
+
+    def prepare_inputs(self, tokenizer, text, text_pair=None, return_tensors: str | None = "pt") -> dict:
+        """Tokenize raw text and tag it with the parser this model was fine-tuned with (``config.pos_parser``).
+
+        Works from a Hub folder loaded with ``trust_remote_code=True`` too: the featurizer travels with the model
+        code. Inputs longer than the position table are truncated ``longest_first``, as in training.
+        """
+        from .featurizer import SyntaxFeaturizer
+
+        featurizer = SyntaxFeaturizer(
+            tokenizer, parser=self.config.pos_parser, features=("pos_ids",),
+            max_length=min(tokenizer.model_max_length, self.config.max_position_embeddings), truncation=True,
+        )
+        self.config.check_pos_vocab(featurizer.label_vocabularies["pos_ids"])
+        return featurizer(text, text_pair=text_pair, return_tensors=return_tensors)
 
     @torch.no_grad()
     def _init_weights(self, module):
@@ -136,7 +153,8 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
 
 
 class BertPosForSequenceClassification(BertPosPreTrainedModel, BertForSequenceClassification):
-    """``BertForSequenceClassification`` (pooled [CLS] -> dropout -> linear; loss by ``problem_type``) on ``BertPosModel``."""
+    """``BertForSequenceClassification`` (pooled [CLS] -> dropout -> linear, loss by ``problem_type``) on
+    ``BertPosModel``."""
 
     def __init__(self, config: BertPosConfig):
         BertPreTrainedModel.__init__(self, config)

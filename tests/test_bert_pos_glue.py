@@ -66,10 +66,12 @@ def test_layouts_of_tasks_not_shipped_here(tmp_path):
     mnli = tmp_path / "MNLI"
     mnli.mkdir()
     header = "index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\tlabel1\tgold_label\n"
-    (mnli / "train.tsv").write_text(header + "0\t1\t1n\tgov\tA man sleeps.\tA man is awake.\tcontradiction\tcontradiction\n")
+    row = "0\t1\t1n\tgov\tA man sleeps.\tA man is awake.\tcontradiction\tcontradiction\n"
+    (mnli / "train.tsv").write_text(header + row)
     for name in ("dev_matched.tsv", "dev_mismatched.tsv"):
         (mnli / name).write_text(header + "0\t2\t2e\tfic\tIt rains.\tIt is wet.\tentailment\tentailment\n")
-    (mnli / "test_matched.tsv").write_text("index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\n7\t3\t3\tgov\tA.\tB.\n")
+    test_header = "index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\n"
+    (mnli / "test_matched.tsv").write_text(test_header + "7\t3\t3\tgov\tA.\tB.\n")
     dataset = load_glue_tsv_folder(get_task("mnli"), tmp_path)
     assert sorted(dataset) == ["test_matched", "train", "validation_matched", "validation_mismatched"]
     assert dataset["train"][0] == {"premise": "A man sleeps.", "hypothesis": "A man is awake.", "label": 2, "idx": 0}
@@ -136,7 +138,8 @@ def test_empty_sentence_policies(tokenizer):
     handle_empty_texts(task, kept, "keep")
     featurized = featurize(task, kept, tokenizer, use_pos=True, pos_parser=PARSER, max_length=128)
     one_side_empty = featurized["train"][2]  # "Cats sleep." + ""
-    assert tokenizer.convert_ids_to_tokens(one_side_empty["input_ids"]) == ["[CLS]", "cats", "sleep", ".", "[SEP]", "[SEP]"]
+    tokens = tokenizer.convert_ids_to_tokens(one_side_empty["input_ids"])
+    assert tokens == ["[CLS]", "cats", "sleep", ".", "[SEP]", "[SEP]"]
     assert one_side_empty["pos_ids"][0] == 1 and one_side_empty["pos_ids"][-2:] == [1, 1]
     assert all(pos > 2 for pos in one_side_empty["pos_ids"][1:4])
     with pytest.raises(ValueError, match="empty_text policy must be one of"):
@@ -233,7 +236,8 @@ def test_fine_tuning_a_bert_pos_checkpoint_checks_its_pos_settings(tmp_path, tok
     )
     settings = dict(task="rte", output_dir=str(tmp_path / "out"), data_dir=str(tmp_path), pos_parser=PARSER)
     with pytest.raises(ValueError, match="POS vocabulary mismatch"):
-        build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "reordered"), **settings), tokenizer)
+        build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "reordered"), **settings),
+                    tokenizer)
     BertPosConfig(pos_combine="concat", **tiny).save_pretrained(tmp_path / "concat")
     with pytest.raises(ValueError, match="was built with pos_combine='concat'"):
         build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "concat"), pos_combine="sum",

