@@ -42,8 +42,7 @@ RUNS = {  # name -> (pair, label, overrides)
                                                           *ENGLISH_FEATURES]),
     "de_en_baseline": ("De->En", "baseline", _direction("de", "en")),
     "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate", [
-        *_direction("de", "en"), "model.type=graph_transformer", "model.kwargs.graph_fusion=gate",
-        "model.kwargs.graph_half_dim=true",
+        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
     ]),
 }
 

@@ -149,7 +149,7 @@ ARCHITECTURES = {
     **{
         name: (GraphTransformerConfig, {"graph_fusion": fusion, "graph_half_dim": half_dim, "graph_shared_qkv": shared})
         for name, fusion, half_dim, shared in (
-            ("graph_transformer", "sum", False, False),
+            ("graph_transformer_sum", "sum", False, False),
             ("graph_transformer_half_dim", "sum", True, False),
             ("graph_transformer_gate", "gate", False, False),
             ("graph_transformer_self_gate", "self_gate", False, False),
@@ -206,7 +206,7 @@ PAPER_TABLE_ROWS = {
     ("omote2019", "Table 3", "neither"): ("transformer_noabs", "word"),
     # Duan et al. Table 2: the same rows for De-En and En-De, at the sizes of DUAN2020_SIZES.
     ("duan2020", "Table 2", "TF (small) / TF (base)"): ("transformer_abs", "bpe"),
-    ("duan2020", "Table 2", "Our model"): ("graph_transformer", "bpe"),
+    ("duan2020", "Table 2", "Our model"): ("graph_transformer_sum", "bpe"),
     ("duan2020", "Table 2", "+half-dim"): ("graph_transformer_half_dim", "bpe"),
     ("duan2020", "Table 2", "+gate"): ("graph_transformer_gate", "bpe"),
     ("duan2020", "Table 2", "+self-gate"): ("graph_transformer_self_gate", "bpe"),

@@ -185,3 +185,13 @@ def test_plain_core_config_can_ask_for_graph_layers():
     config = SyntaxTransformerConfig(**TINY, encoder_layer_type="graph", graph_fusion="self_gate")
     model = SyntaxTransformerForConditionalGeneration(config)
     assert all(isinstance(layer, GraphEncoderLayer) for layer in model.model.encoder.layers)
+
+
+def test_architecture_names_that_are_model_types_mean_the_same_model():
+    """`model.type: syntax_infused` in a recipe must not build something else than `SyntaxInfusedConfig()`."""
+    from transformers import CONFIG_MAPPING
+
+    shared_names = [name for name in ARCHITECTURES if name in CONFIG_MAPPING]
+    assert "syntax_infused" in shared_names
+    for name in shared_names:
+        assert config_for(name).to_dict() == CONFIG_MAPPING[name]().to_dict(), name
