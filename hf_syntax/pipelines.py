@@ -20,6 +20,7 @@ only around a save (a folder's ``config.custom_pipelines`` entry is looked up be
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 
@@ -237,11 +238,17 @@ def register_for_saving(pipeline_class, task: str, auto_class):
     imports) only for a registered class; restoring keeps a built-in task such as text-classification intact.
     """
     previous = PIPELINE_REGISTRY.supported_tasks.get(task)
-    PIPELINE_REGISTRY.register_pipeline(task, pipeline_class=pipeline_class, pt_model=auto_class, type="text")
+    registry_logger = logging.getLogger("transformers.pipelines.base")
+    level = registry_logger.level
+    registry_logger.setLevel(logging.ERROR)  # its "Overwriting pipeline for task ..." would be false: we restore it
     try:
+        PIPELINE_REGISTRY.register_pipeline(task, pipeline_class=pipeline_class, pt_model=auto_class, type="text")
         yield
     finally:
-        if previous is not None:
+        registry_logger.setLevel(level)
+        if previous is None:
+            PIPELINE_REGISTRY.supported_tasks.pop(task, None)
+        else:
             PIPELINE_REGISTRY.supported_tasks[task] = previous
 
 
