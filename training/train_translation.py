@@ -4,6 +4,17 @@
     python training/train_translation.py --config my.yaml --set training.max_steps=2000 --resume_from_checkpoint latest
     accelerate launch training/train_translation.py --config my.yaml      # or torchrun --nproc_per_node 2 ...
 
+Every seq2seq variant trains from the same config: ``model.type`` is a model type (``dbsa``, ``dep_rpe``, ...) or a
+named architecture of ``hf_syntax.ARCHITECTURES`` (``dbsa_enc_dec``, ``transformer_dep_rel``, ...), and the
+``features`` section supplies the parses the variant trains on, e.g.
+
+    python training/train_translation.py --config training/configs/demo_ja_en.yaml --set model.type=dbsa_enc_dec \
+        --set 'features={src_parser: "spacy:ja_ginza", tgt_parser: "spacy:en_core_web_sm", pretokenized: true,
+                         features: [dep_heads]}'
+
+DBSA runs log ``translation_loss``, ``encoder_parse_loss`` and ``decoder_parse_loss`` next to ``loss``.
+``--push_to_hub --hub_model_id me/name`` are the Trainer's own Hub options. ``hf-syntax train`` is the same command.
+
 Prints the final summary (BLEU, chrF, steps, time, a few translations) and writes it to <output_dir>/summary.json;
 the Hub-ready model folder is <output_dir>/model.
 """
