@@ -127,13 +127,14 @@ def test_empty_sentence_policies(tokenizer):
     task = get_task("rte")
     data = datasets.DatasetDict({
         "train": _pairs(["A dog barks.", "  ", "Cats sleep."], ["It is loud.", "Nothing.", ""], [0, 1, 0]),
-        "test": _pairs(["", "Birds fly."], ["Empty premise.", "They do."], [-1, -1]),
+        "test": _pairs([None, "Birds fly."], ["Missing premise.", "They do."], [-1, -1]),
     })
     with pytest.raises(ValueError, match=r"rte train: 2 empty text\(s\), first in row 1 \(idx 1\), column 'sentence1'"):
         handle_empty_texts(task, datasets.DatasetDict(data), "error")
     skipped = datasets.DatasetDict(data)
     assert handle_empty_texts(task, skipped, "skip") == {"train": 2, "test": 1}
     assert skipped["train"]["idx"] == [0] and len(skipped["test"]) == 2, "test rows are kept: each needs a prediction"
+    assert skipped["test"][0]["sentence1"] == ""
     kept = datasets.DatasetDict(data)
     handle_empty_texts(task, kept, "keep")
     featurized = featurize(task, kept, tokenizer, use_pos=True, pos_parser=PARSER, max_length=128)

@@ -267,7 +267,7 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
             if text is None or not text.strip()
         ]
         counts[split] = len({row for row, _ in empty_rows})
-        if not empty_rows or policy == "keep":
+        if not empty_rows:
             continue
         if policy == "error":
             row, column = empty_rows[0]
@@ -277,11 +277,11 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
                 f"choose empty_text='skip' (drop labelled examples with an empty text) or 'keep' (encode it as an "
                 f"empty segment)."
             )
-        if split in task.test_splits:
-            dataset[split] = part.map(lambda example: {c: example[c] or "" for c in task.text_columns})
-            continue
-        bad = {row for row, _ in empty_rows}
-        dataset[split] = part.select([row for row in range(len(part)) if row not in bad])
+        if policy == "skip" and split not in task.test_splits:
+            bad = {row for row, _ in empty_rows}
+            dataset[split] = part.select([row for row in range(len(part)) if row not in bad])
+        else:  # kept rows: a missing text (None) becomes an empty segment
+            dataset[split] = part.map(lambda example: {column: example[column] or "" for column in task.text_columns})
     return counts
 
 
