@@ -325,3 +325,16 @@ def test_pretokenized_input_is_parsed_as_given(parsing_pipeline):
     row = parsing_pipeline.preprocess(" ".join(words), pretokenized=True)["row"]
     assert row == {key: featurizer([words])[key][0] for key in row}
     assert parsing_pipeline(" ".join(words), pretokenized=True)[0]["translation_text"] is not None
+
+
+def test_results_are_read_from_the_glue_recipe_run(tmp_path):
+    from hf_syntax.export import results_from_run
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"learning_rate": 5e-5, "steps": 240, "eval": {"validation": {"accuracy": 57.04, "f1": 61.2}}}))
+    results, settings = results_from_run(tmp_path / "model")
+    assert results == [{"split": "validation", "metric": "accuracy", "value": 57.04},
+                       {"split": "validation", "metric": "f1", "value": 61.2}]
+    assert settings == {"learning rate": 5e-5, "optimizer steps": 240}
+    assert results_from_run(tmp_path / "elsewhere" / "model") == ([], {})
