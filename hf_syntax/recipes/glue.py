@@ -349,9 +349,9 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     from transformers import AutoTokenizer
 
     task = get_task(config.task)
+    _check_run_config(config)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    _check_run_config(config)
 
     raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
     check_task_dataset(task, raw)
