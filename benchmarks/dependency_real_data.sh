@@ -2,12 +2,14 @@
 # Real-data check of issue 4: the baseline core, DBSA(Enc+Dec) and Transformer_dep+rel trained on small_parallel_enja
 # ja->en with the same data, tokenizer settings, steps and seed (the small CPU configuration, shortened), then the
 # encoder parse head's attachment score against GiNZA on dev. Logs, summaries and the table go to
-# benchmarks/results/dependency_real_data/. Run from anywhere: bash benchmarks/dependency_real_data.sh [steps] [pairs]
+# benchmarks/results/dependency_real_data/. Run from anywhere: bash benchmarks/dependency_real_data.sh [steps] [train pairs] [dev pairs]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 steps=${1:-1000}
 pairs=${2:-20000}
+dev_pairs=${3:-500}
+warmup=$(( steps < 1600 ? steps / 4 : 400 ))
 python=${PYTHON:-$root/.venv/bin/python}
 results=benchmarks/results/dependency_real_data
 runs=runs/dependency_real_data
@@ -16,7 +18,7 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_N
 
 common=(
   --config training/configs/small_cpu_ja_en.yaml
-  --set data.max_train_pairs="$pairs" --set training.max_steps="$steps" --set training.warmup_steps=400
+  --set data.max_train_pairs="$pairs" --set training.max_steps="$steps" --set data.max_eval_pairs="$dev_pairs" --set training.warmup_steps="$warmup"
   --set training.eval_steps="$steps" --set training.save_steps="$steps" --set training.logging_steps=50
   --set seed=42 --set overwrite_output_dir=true
 )
