@@ -14,20 +14,15 @@ Usage: python benchmarks/speed.py [--repeats 5] [--threads 2]
 import argparse
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import torch
+from timing import SMALL_CPU_SIZE, interleaved, random_batch, training_step
 from transformers import MarianConfig, MarianMTModel
 
 from hf_syntax.marian import from_marian
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DIMENSIONS = dict(
-    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
-    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=512,
-)
 
 
 def build_pair():
@@ -35,46 +30,11 @@ def build_pair():
     is off on our side because MarianMTModel's loss is plain cross-entropy: both steps compute the same thing."""
     torch.manual_seed(0)
     config = MarianConfig(
-        **DIMENSIONS, activation_function="relu", scale_embedding=True, dropout=0.1, pad_token_id=0,
+        **SMALL_CPU_SIZE, activation_function="relu", scale_embedding=True, dropout=0.1, pad_token_id=0,
         decoder_start_token_id=1, eos_token_id=2, bos_token_id=1,
     )
     marian = MarianMTModel(config)
     return marian, from_marian(marian, label_smoothing=0.0)
-
-
-def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
-    """Median seconds per call of each function, calling them in turn so that load changes hit all alike."""
-    for function in functions.values():
-        for _ in range(warmup):
-            function()
-    samples = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, function in functions.items():
-            start = time.perf_counter()
-            function()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
-
-
-def training_step(model, batch):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def step():
-        model.train()
-        optimizer.zero_grad(set_to_none=True)
-        model(**batch).loss.backward()
-        optimizer.step()
-
-    return step
-
-
-def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
-    generator = torch.Generator().manual_seed(seed)
-    return {
-        "input_ids": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
-        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
-        "labels": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
-    }
 
 
 def generation(model, batch, new_tokens: int, **settings):
@@ -98,11 +58,12 @@ def main():
     torch.set_num_threads(args.threads)
     marian, ours = build_pair()
     report = {"threads": args.threads, "repeats": args.repeats, "machine": platform.processor() or platform.machine(),
-              "torch": torch.__version__, "dimensions": DIMENSIONS}
+              "torch": torch.__version__, "dimensions": SMALL_CPU_SIZE}
 
     for length in (32, 64, 128):
         batch = random_batch(32, length)
-        times = interleaved({"ours": training_step(ours, batch), "marian": training_step(marian, batch)}, args.repeats)
+        steps = {"ours": training_step(ours, batch), "marian": training_step(marian, batch)}
+        times = interleaved(steps, args.repeats)["wall"]
         ratio = times["ours"] / times["marian"]
         report[f"train_step_{length}"] = {"ours_s": times["ours"], "marian_s": times["marian"], "ratio": ratio}
         print(f"training step, 32 x {length:3d} tokens: ours/Marian time = {ratio:.3f} (target <= 1.0)")
@@ -111,7 +72,7 @@ def main():
     times = interleaved(
         {"ours": generation(ours, batch, 32, num_beams=4), "marian": generation(marian, batch, 32, num_beams=4)},
         max(2, args.repeats // 2),
-    )
+    )["wall"]
     ratio = times["marian"] / times["ours"]
     report["beam4_generation"] = {"ours_s": times["ours"], "marian_s": times["marian"], "throughput_ratio": ratio,
                                   "tokens": 32 * 32}
@@ -123,7 +84,7 @@ def main():
             {"cached": generation(model, batch, 64, use_cache=True),
              "uncached": generation(model, batch, 64, use_cache=False)},
             max(2, args.repeats // 2),
-        )
+        )["wall"]
         speedup = times["uncached"] / times["cached"]
         report[f"cache_speedup_{name}"] = {**times, "speedup": speedup}
         print(f"{name}: cached decoding of 64 tokens is {speedup:.1f}x faster than uncached (target >= 10x)")

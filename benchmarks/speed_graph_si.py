@@ -20,20 +20,16 @@ Writes benchmarks/results/speed_graph_si.json. Usage:
 import argparse
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import torch
+from timing import SMALL_CPU_SIZE as DIMENSIONS
+from timing import interleaved, random_batch, training_step
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_syntax import config_for
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DIMENSIONS = dict(
-    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
-    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=512,
-)
 VARIANTS = {  # name -> (architecture, extra overrides, target ratio against "baseline")
     "baseline": ("transformer_abs", {}, None),
     "baseline_separate_tables": ("transformer_abs", {"share_encoder_decoder_embeddings": False}, None),
@@ -50,51 +46,6 @@ VARIANTS = {  # name -> (architecture, extra overrides, target ratio against "ba
 def build_model(architecture: str, overrides: dict):
     torch.manual_seed(0)
     return AutoModelForSeq2SeqLM.from_config(config_for(architecture, **DIMENSIONS, **overrides))
-
-
-def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
-    """Token ids, labels and the three syntax-infused feature columns (valid label ids start at 3)."""
-    generator = torch.Generator().manual_seed(seed)
-
-    def ids(low, high):
-        return torch.randint(low, high, (batch_size, length), generator=generator)
-
-    return {
-        "input_ids": ids(3, DIMENSIONS["vocab_size"]),
-        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
-        "labels": ids(3, DIMENSIONS["vocab_size"]),
-        "pos_ids": ids(3, 20), "case_ids": ids(3, 7), "subword_tags": ids(3, 7),
-    }
-
-
-def training_step(model, batch):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    needed = {"input_ids", "attention_mask", "labels", *model.config.needs_source_features}
-    inputs = {name: values for name, values in batch.items() if name in needed}
-
-    def step():
-        model.train()
-        optimizer.zero_grad(set_to_none=True)
-        model(**inputs).loss.backward()
-        optimizer.step()
-
-    return step
-
-
-def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
-    """Median wall and CPU seconds per call of each function, calling them in turn so load changes hit all alike."""
-    for function in functions.values():
-        for _ in range(warmup):
-            function()
-    samples = {clock: {name: [] for name in functions} for clock in ("wall", "cpu")}
-    for _ in range(repeats):
-        for name, function in functions.items():
-            wall, cpu = time.perf_counter(), time.process_time()
-            function()
-            samples["wall"][name].append(time.perf_counter() - wall)
-            samples["cpu"][name].append(time.process_time() - cpu)
-    return {clock: {name: statistics.median(times) for name, times in by_name.items()}
-            for clock, by_name in samples.items()}
 
 
 def main():

@@ -14,20 +14,16 @@ Usage: python benchmarks/speed_variants.py [--repeats 5] [--threads 2]
 import argparse
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import torch
+from timing import SMALL_CPU_SIZE as DIMENSIONS
+from timing import interleaved, random_batch, training_step
 
 from hf_syntax import config_for
 from hf_syntax.variants import ARCHITECTURES
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DIMENSIONS = dict(
-    vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
-    decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=1024,
-)
 VARIANTS = {  # name -> (architecture, target ratio)
     "baseline": ("transformer_abs", None),
     "dbsa_enc_dec": ("dbsa_enc_dec", 1.10),
@@ -46,56 +42,6 @@ def build_model(architecture: str):
     from transformers import AutoModelForSeq2SeqLM
 
     return AutoModelForSeq2SeqLM.from_config(config_for(architecture, **overrides))
-
-
-def random_tree_heads(batch_size: int, length: int, generator: torch.Generator) -> torch.Tensor:
-    """Heads of random trees in which every token points to an earlier one (token 0 is the root: itself)."""
-    heads = (torch.rand(batch_size, length, generator=generator) * torch.arange(length)).long()
-    heads[:, 0] = 0
-    return heads
-
-
-def random_batch(batch_size: int, length: int, seed: int = 0) -> dict:
-    """Every column any variant reads: ids, labels, source/target heads and source depths."""
-    generator = torch.Generator().manual_seed(seed)
-    heads = random_tree_heads(batch_size, length, generator)
-    depths = torch.zeros(batch_size, length, dtype=torch.long)
-    for position in range(1, length):
-        depths[:, position] = depths.gather(1, heads[:, position:position + 1]).squeeze(1) + 1
-    return {
-        "input_ids": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
-        "attention_mask": torch.ones(batch_size, length, dtype=torch.long),
-        "labels": torch.randint(3, DIMENSIONS["vocab_size"], (batch_size, length), generator=generator),
-        "dep_heads": heads,
-        "dep_depths": depths,
-        "decoder_dep_heads": random_tree_heads(batch_size, length, generator),
-    }
-
-
-def training_step(model, batch):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def step():
-        model.train()
-        optimizer.zero_grad(set_to_none=True)
-        model(**batch).loss.backward()
-        optimizer.step()
-
-    return step
-
-
-def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
-    """Median seconds per call of each function, calling them in turn so that load changes hit all alike."""
-    for function in functions.values():
-        for _ in range(warmup):
-            function()
-    samples = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, function in functions.items():
-            start = time.perf_counter()
-            function()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def peak_step_memory_mib(model, batch) -> float:
@@ -127,7 +73,8 @@ def main():
     models = {name: build_model(architecture) for name, (architecture, _) in VARIANTS.items()}
     for length in (32, 64, 128):
         batch = random_batch(32, length)
-        times = interleaved({name: training_step(model, batch) for name, model in models.items()}, args.repeats)
+        steps = {name: training_step(model, batch) for name, model in models.items()}
+        times = interleaved(steps, args.repeats)["wall"]
         for name, (_, target) in VARIANTS.items():
             if target is None:
                 continue
