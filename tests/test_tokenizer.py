@@ -47,6 +47,17 @@ def test_offsets_stay_inside_one_word(trained, sample_pairs):
                 assert line[start:end] == token.lstrip(WORD_START), (line, token)
 
 
+def test_punctuation_glued_to_words_gets_its_own_pieces(trained):
+    """Raw text: a parser splits "rained." into two words, so no piece may cover both (and decoding is lossless)."""
+    line = "it rained, didn't it? yes, twice."  # lower case: the sample corpus is lower-cased
+    encoded = trained(line, return_offsets_mapping=True)
+    pieces = [line[start:end] for start, end in encoded["offset_mapping"] if end > start]
+    for piece in pieces:
+        assert piece.isalnum() or all(not character.isalnum() for character in piece), piece
+    assert trained.unk_token_id not in encoded["input_ids"]
+    assert trained.decode(encoded["input_ids"], skip_special_tokens=True) == line
+
+
 def test_save_and_load_gives_identical_encodings(trained, sample_pairs, tmp_path):
     trained.save_pretrained(tmp_path)
     loaded = AutoTokenizer.from_pretrained(tmp_path)

@@ -5,7 +5,8 @@ itself. The result is a ``PreTrainedTokenizerFast`` that saves/loads with ``save
 has fixed special ids (``<pad>``=0, ``<s>``=1, ``</s>``=2, ``<unk>``=3), appends ``</s>`` to every encoded
 sentence (sources and ``text_target`` alike) and returns character offsets, which the syntax features need to
 align parser words with subwords. Words are split on whitespace first (SentencePiece-style ``▁`` marks a word
-start), so a subword never straddles two whitespace-separated words.
+start) and punctuation is isolated, so a subword never straddles two whitespace-separated words nor a word and the
+punctuation a parser splits off it in raw text ("rained." -> "▁rained" "."; decoding restores the text).
 """
 
 from __future__ import annotations
@@ -33,9 +34,14 @@ def _untrained_tokenizer(model: str, normalization: str | None) -> Tokenizer:
         raise ValueError(f"unknown normalization {normalization!r}; choose one of {NORMALIZATIONS}")
     if normalization == "nfkc":
         tokenizer.normalizer = normalizers.NFKC()
-    # Split on whitespace first so offsets cover the word only (not the space before it), then mark word starts.
+    # Split on whitespace first so offsets cover the word only (not the space before it), mark word starts, then
+    # isolate punctuation: raw text glues it to words, parsers split it off, and a merged piece would straddle both.
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="always")]
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="always"),
+            pre_tokenizers.Punctuation(behavior="isolated"),
+        ]
     )
     tokenizer.decoder = decoders.Metaspace(replacement=WORD_START, prepend_scheme="always")
     return tokenizer
