@@ -28,8 +28,8 @@ def softmax_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
-    """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask."""
-    if attention_mask is None:
+    """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask; None when nothing is masked (no work per step)."""
+    if attention_mask is None or attention_mask.all():
         return None
     return additive_mask(attention_mask[:, None, None, :].bool(), dtype)
 

@@ -273,7 +273,9 @@ class SyntaxTransformerDecoder(nn.Module):
             hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
-        self_mask = causal_mask(positions, total, attention_mask, hidden.dtype)
+        # One new token (cached decoding) may see every key: no mask to build or add at each step.
+        needs_self_mask = length > 1 or (attention_mask is not None and not attention_mask.all())
+        self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
         position_buckets = None
         if config.relative_position_clip > 0 and config.relative_position_in_decoder:
