@@ -91,7 +91,7 @@ def byte_level_bpe():
 
 @lru_cache(maxsize=None)
 def metaspace_bpe():
-    """The project's own NMT tokenizer (whitespace split + SentencePiece-style ▁), trained on the same lines."""
+    """The project's own NMT tokenizer (whitespace split, SentencePiece-style ▁, punctuation isolated), same lines."""
     from hf_syntax.data.tokenizer import train_tokenizer
 
     return train_tokenizer(list(training_lines()), vocab_size=8000)
