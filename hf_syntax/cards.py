@@ -144,6 +144,14 @@ def parser_install_hint(spec: str) -> str:
     return f"(parser backend {backend!r}: see hf_syntax.parsers)"
 
 
+def _segmentation_note(config) -> str:
+    if getattr(config, "source_pretokenized", False):
+        return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
+                "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text.")
+    return ("Input that is already split into words (separated by spaces) is parsed as given with "
+            "`pipeline(..., pretokenized=True)`.")
+
+
 def parser_section(config) -> str:
     """Which parser the model needs at inference and how to install it, from the config."""
     if getattr(config, "pos_parser", None) is not None:
@@ -154,8 +162,7 @@ def parser_section(config) -> str:
         return (
             f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "
             f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
-            f"{parser_install_hint(spec)}\n```\n\nInput that is already split into words the way the training "
-            f"corpus was (words separated by spaces) is parsed as given with `pipeline(..., pretokenized=True)`."
+            f"{parser_install_hint(spec)}\n```\n\n{_segmentation_note(config)}"
         )
     trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
                     if value]

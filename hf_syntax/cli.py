@@ -46,7 +46,7 @@ def _batches(items: list, size: int):
         yield items[start : start + size]
 
 
-def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool = False
+def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool | None = None
                     ) -> list[str]:
     """Translate lines in batches (empty lines stay empty) with a progress bar on stderr."""
     from tqdm.auto import tqdm
@@ -225,8 +225,12 @@ def command_plot_attention(options) -> None:
 
 # ------------------------------------------------------------------------------------------------------ parsing
 def _add_generation_arguments(parser) -> None:
-    parser.add_argument("--pretokenized", action="store_true",
-                        help="input lines are space-separated words (parse them as given, like the training corpus)")
+    words = parser.add_mutually_exclusive_group()
+    words.add_argument("--pretokenized", action="store_true", default=None,
+                       help="input lines are space-separated words: parse them as given (default: as the model was "
+                            "trained, config.source_pretokenized)")
+    words.add_argument("--raw-text", dest="pretokenized", action="store_false", default=None,
+                       help="let the parser segment the input even if the model was trained on pre-split words")
     parser.add_argument("--num-beams", dest="num_beams", type=int, help="beam size (default: the model's)")
     parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=int,
                         help="longest translation (default: the model's)")

@@ -57,7 +57,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     "add": d-wide feature embeddings added), `num_pos_tags`, `num_case_tags`, `num_subword_tags`.
 
     Featurizing at inference: `source_parser` / `target_parser` (parser spec strings such as
-    "spacy:ja_ginza"), `feature_labels` (label vocabularies the features were built with).
+    "spacy:ja_ginza"), `feature_labels` (label vocabularies the features were built with), `source_pretokenized`
+    (the training corpus was split into space-separated words, so pipelines parse input as given by default).
     """
 
     model_type = "syntax_transformer"
@@ -125,6 +126,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     source_parser: str | None = None
     target_parser: str | None = None
     feature_labels: dict | None = None
+    source_pretokenized: bool = False
 
     def __post_init__(self, **kwargs):
         self._reject_unknown_keys(kwargs)

@@ -70,7 +70,8 @@ class SyntaxTranslationPipeline(Pipeline):
     ``pipe("text")`` -> ``[{"translation_text": ...}]``; a list gives one such dict per text. Generation settings
     (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config.
     ``pretokenized=True``: the texts are space-separated words (as in a pre-tokenized training corpus such as
-    small_parallel_enja), parsed as given instead of re-segmented by the parser.
+    small_parallel_enja), parsed as given instead of re-segmented by the parser. The default is
+    ``config.source_pretokenized``, i.e. what the model was trained on.
     ``target_tokenizer``: the target-side tokenizer for models trained with separate vocabularies (loaded from the
     model's ``target_tokenizer/`` subfolder when there is one).
     """
@@ -148,8 +149,10 @@ class SyntaxTranslationPipeline(Pipeline):
         postprocess = {} if skip_special_tokens is None else {"skip_special_tokens": skip_special_tokens}
         return preprocess, generate_kwargs, postprocess
 
-    def preprocess(self, text, pretokenized=False):
+    def preprocess(self, text, pretokenized=None):
         check_texts(text)
+        if pretokenized is None:
+            pretokenized = getattr(self.model.config, "source_pretokenized", False)
         if self.featurizer is not None:
             # A batch of one word list: the words are parsed as given, the tokenizer sees them joined by spaces.
             row = self.featurizer(text) if not pretokenized else {

@@ -44,6 +44,15 @@ def test_every_command_has_help(command, capsys):
         assert all(name in text for name in SUBCOMMANDS)
 
 
+def test_word_segmentation_defaults_to_the_model_and_can_be_forced_either_way():
+    def pretokenized(*flags):
+        return build_parser().parse_args(["translate", "--model", "m", *flags]).pretokenized
+
+    assert (pretokenized(), pretokenized("--pretokenized"), pretokenized("--raw-text")) == (None, True, False)
+    with pytest.raises(SystemExit):
+        pretokenized("--pretokenized", "--raw-text")
+
+
 def test_console_script_is_declared():
     assert build_parser().prog == "hf-syntax"
     from importlib.metadata import entry_points

@@ -14,7 +14,7 @@ from fresh_process import run_without_hf_syntax  # noqa: E402
 from hub_support import SENTENCES, VARIANTS, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
 from hf_syntax.cards import VARIANTS as CARD_VARIANTS  # noqa: E402
-from hf_syntax.cards import CardError, load_template, render_card  # noqa: E402
+from hf_syntax.cards import CardError, load_template, parser_section, render_card  # noqa: E402
 from hf_syntax.export import CODE_FILES, ExportError, check_export_folder, export  # noqa: E402
 from hf_syntax.parsers import ParserNotAvailableError  # noqa: E402
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline  # noqa: E402
@@ -325,6 +325,20 @@ def test_pretokenized_input_is_parsed_as_given(parsing_pipeline):
     row = parsing_pipeline.preprocess(" ".join(words), pretokenized=True)["row"]
     assert row == {key: featurizer([words])[key][0] for key in row}
     assert parsing_pipeline(" ".join(words), pretokenized=True)[0]["translation_text"] is not None
+
+
+def test_a_model_trained_on_pre_split_words_parses_its_input_as_given_by_default(tokenizer):
+    """config.source_pretokenized (set by the recipe) is the pipeline's default; the call can still override it."""
+    pipe = syntax_pipeline(tiny_model("dep_rpe", tokenizer).eval(), tokenizer)
+    text = "the cat's bowl is empty."  # raw: cat / 's / empty / . -- as given: cat's / empty.
+    as_given = pipe.preprocess(text, pretokenized=True)["row"]
+    raw = pipe.preprocess(text, pretokenized=False)["row"]
+    assert as_given["dep_depths"] != raw["dep_depths"]
+    assert pipe.preprocess(text)["row"] == raw
+    pipe.model.config.source_pretokenized = True
+    assert pipe.preprocess(text)["row"] == as_given
+    assert pipe.preprocess(text, pretokenized=False)["row"] == raw
+    assert "parses its input as given" in parser_section(pipe.model.config)
 
 
 def test_results_are_read_from_the_glue_recipe_run(tmp_path):

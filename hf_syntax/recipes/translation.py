@@ -335,6 +335,7 @@ def add_syntax_features(
         "source_parser": features.get("src_parser"),
         "target_parser": features.get("tgt_parser"),
         "feature_labels": map_function._featurizer().label_vocabularies,
+        "source_pretokenized": bool(features.get("pretokenized", False)),
     }
     return featurized, model_settings
 
