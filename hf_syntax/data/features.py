@@ -11,11 +11,15 @@ it works with ``num_proc`` and hashes to the same fingerprint every time, lettin
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer, normalise_features
 
 logger = logging.getLogger(__name__)
+
+FEATURES_RECORD = "hf_syntax_features.json"
 
 
 class ParseAndAlign:
@@ -69,6 +73,15 @@ class ParseAndAlign:
         """The label vocabularies of the produced id columns (plain dicts, for a model config)."""
         return self._featurizer().label_vocabularies
 
+    @property
+    def settings(self) -> dict:
+        """What decides the produced columns, under the names of the recipe's ``features`` section."""
+        return {
+            "src_parser": self.src_parser, "tgt_parser": self.tgt_parser, "features": list(self.features),
+            "pretokenized": self.pretokenized, "head_rule": self.head_rule, "max_length": self.max_length,
+            "max_target_length": self.max_target_length, "truncation": self.truncation, "strict": self.strict,
+        }
+
     def __call__(self, batch: dict) -> dict:
         texts = pairs = targets = None
         if self.src_parser is not None:
@@ -106,6 +119,30 @@ def _report_alignment_rules(featurizer: SyntaxFeaturizer) -> None:
 def parse_and_align(tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES, **options) -> ParseAndAlign:
     """The batched ``datasets`` map function (see ``ParseAndAlign`` for the options); use ``batched=True``."""
     return ParseAndAlign(tokenizer, src_parser=src_parser, tgt_parser=tgt_parser, features=features, **options)
+
+
+def save_features_record(dataset_folder, map_function: ParseAndAlign, tokenizer_folder) -> Path:
+    """Record next to a saved dataset how its feature columns were made, so training can reuse them unparsed."""
+    folder, tokenizer_folder = Path(dataset_folder).resolve(), Path(tokenizer_folder).resolve()
+    # Relative when the tokenizer sits inside the dataset folder, so the folder can be moved as a whole.
+    tokenizer = tokenizer_folder.relative_to(folder) if tokenizer_folder.is_relative_to(folder) else tokenizer_folder
+    path = folder / FEATURES_RECORD
+    path.write_text(json.dumps({
+        "tokenizer": str(tokenizer),
+        "features": map_function.settings,
+        "feature_labels": map_function.label_vocabularies,
+    }, indent=2) + "\n")
+    return path
+
+
+def load_features_record(dataset_folder) -> dict | None:
+    """The record written by ``save_features_record`` (tokenizer path made absolute); None if there is none."""
+    path = Path(dataset_folder) / FEATURES_RECORD
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    record["tokenizer"] = str((Path(dataset_folder) / record["tokenizer"]).resolve())
+    return record
 
 
 def _column(batch: dict, name: str, argument: str) -> list:

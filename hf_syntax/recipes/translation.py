@@ -4,7 +4,8 @@ The recipe is variant-agnostic: ``model.type`` is any registered seq2seq ``model
 and its paper variants, or ``marian`` as a reference) or a named architecture of ``hf_syntax.variants.ARCHITECTURES``
 (``dbsa_enc_dec``, ``transformer_dep_rel``, ...: its preset, under ``model.kwargs``), with ``model.kwargs`` for its
 config, and the optional
-``features`` section is handed to the syntax-feature map function unchanged. Everything else is plain
+``features`` section is handed to the syntax-feature map function unchanged (a ``data.dataset`` made by
+``hf-syntax preprocess`` brings its feature columns and tokenizer along, and is not parsed again). Everything else is plain
 Transformers: inverse-sqrt schedule with warm-up, generation-based evaluation with local BLEU/chrF metrics,
 best checkpoint by BLEU, ``resume_from_checkpoint``, and ``accelerate launch``/``torchrun`` through the Trainer.
 """
@@ -15,6 +16,7 @@ import dataclasses
 import difflib
 import inspect
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -42,6 +44,8 @@ from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_tra
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.recipes.config import ConfigError, apply_overrides, build_dataclass, check_choice, read_config_file
 from hf_syntax.variants import ARCHITECTURES
+
+logger = logging.getLogger(__name__)
 
 SAMPLE_DATA_PREFIX = "sample_data:"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
@@ -214,8 +218,13 @@ def _check_dataset_texts(dataset: datasets.Dataset, split: str, skip_empty: bool
     return dataset, len(empty_rows)
 
 
-def load_translation_data(data: DataSection) -> tuple[datasets.DatasetDict, dict[str, int]]:
-    """Splits ``train``/``validation`` (and ``test`` if configured) with ``source``/``target`` columns + skip counts."""
+def load_translation_data(
+    data: DataSection, keep_columns: tuple[str, ...] = ()
+) -> tuple[datasets.DatasetDict, dict[str, int]]:
+    """Splits ``train``/``validation`` (and ``test`` if configured) with ``source``/``target`` columns + skip counts.
+
+    ``keep_columns``: further columns of a ``data.dataset`` to keep where present (preprocessed feature columns).
+    """
     limits = {"train": data.max_train_pairs, "validation": data.max_eval_pairs, "test": data.max_eval_pairs}
     if data.dataset is None:
         files = {"train": data.train, "validation": data.validation, "test": data.test}
@@ -246,7 +255,8 @@ def load_translation_data(data: DataSection) -> tuple[datasets.DatasetDict, dict
         for key, column in (("source_column", data.source_column), ("target_column", data.target_column)):
             if column not in dataset.column_names:
                 raise ConfigError(f"data.{key} = {column!r} is not a column of split {split!r}: {dataset.column_names}")
-        dataset = dataset.select_columns([data.source_column, data.target_column])
+        kept = [column for column in keep_columns if column in dataset.column_names]
+        dataset = dataset.select_columns([data.source_column, data.target_column, *kept])
         dataset = dataset.rename_columns({data.source_column: SOURCE_COLUMN, data.target_column: TARGET_COLUMN})
         dataset, skipped[name] = _check_dataset_texts(dataset, split, data.skip_empty)
         if limits[name] is not None:
@@ -331,26 +341,90 @@ def add_syntax_features(
     except (TypeError, ValueError) as error:
         raise ConfigError(f"features section: {error}") from error
     featurized = corpus.map(map_function, batched=True, num_proc=data.num_proc, desc="Parsing and aligning")
-    model_settings = {
-        "source_parser": features.get("src_parser"),
-        "target_parser": features.get("tgt_parser"),
-        "feature_labels": map_function._featurizer().label_vocabularies,
-        "source_pretokenized": bool(features.get("pretokenized", False)),
+    return featurized, _model_feature_settings(map_function.settings, map_function.label_vocabularies)
+
+
+def _model_feature_settings(made_with: dict[str, Any], label_vocabularies: dict) -> dict[str, Any]:
+    """What a model config keeps so its pipeline featurizes raw text the way the training data was featurized."""
+    return {
+        "source_parser": made_with.get("src_parser"),
+        "target_parser": made_with.get("tgt_parser"),
+        "feature_labels": label_vocabularies,
+        "source_pretokenized": bool(made_with.get("pretokenized", False)),
     }
-    return featurized, model_settings
+
+
+# Columns of a preprocessed dataset that the recipe reuses (besides the source feature columns it records).
+PREPROCESSED_COLUMNS = ("input_ids", "attention_mask", "labels", "decoder_dep_heads")
+
+
+def reusable_preprocessed_features(config: TranslationRecipeConfig) -> dict[str, Any] | None:
+    """The features record of a ``data.dataset`` made by ``hf-syntax preprocess``, if its columns can be reused.
+
+    Reused when the ``features`` section is absent or asks for nothing the dataset was not made with (same parsers,
+    options, and a subset of its feature columns); otherwise the texts are parsed again, and the log says why.
+    """
+    from hf_syntax.data.features import load_features_record
+    from hf_syntax.featurizer import normalise_features
+
+    if config.data.dataset is None:
+        return None
+    record = load_features_record(resolve_data_path(config.data.dataset))
+    if record is None:
+        return None
+    made_with, wanted = record["features"], dict(config.features or {})
+    requested = set(normalise_features(wanted.pop("features", made_with["features"])))
+    differing = sorted(key for key, value in wanted.items() if made_with.get(key) != value)
+    missing = sorted(requested - set(made_with["features"]))
+    if differing or missing:
+        logger.warning(
+            "data.dataset was featurized with %s; parsing again because %s", made_with,
+            "; ".join([*(f"features.{key} = {wanted[key]!r}" for key in differing),
+                       *([f"it lacks the columns {missing}"] if missing else [])]),
+        )
+        return None
+    if config.tokenizer.path and Path(config.tokenizer.path).expanduser().resolve() != Path(record["tokenizer"]):
+        raise ConfigError(
+            f"tokenizer.path = {config.tokenizer.path!r}, but the feature columns of data.dataset were aligned to the "
+            f"subwords of the tokenizer in {record['tokenizer']}; drop tokenizer.path (the recipe then uses that one) "
+            f"or run hf-syntax preprocess again with --tokenizer {config.tokenizer.path}"
+        )
+    return record
+
+
+def attach_preprocessed_features(
+    encoded: datasets.DatasetDict, loaded: datasets.DatasetDict, record: dict[str, Any], data: DataSection
+) -> tuple[datasets.DatasetDict, dict[str, Any]]:
+    """Replace the recipe's token columns with the preprocessed ones (the features are aligned to those)."""
+    attached = {}
+    for split, dataset in encoded.items():
+        columns = loaded[split].remove_columns([SOURCE_COLUMN, TARGET_COLUMN])
+        longest = max((len(ids) for ids in columns["input_ids"]), default=0)
+        if longest > data.max_source_length:
+            raise ConfigError(
+                f"data.dataset split {split!r} has sources of {longest} tokens, more than data.max_source_length="
+                f"{data.max_source_length}; raise the limit or preprocess again with --max-length "
+                f"{data.max_source_length}"
+            )
+        dataset = dataset.remove_columns([name for name in columns.column_names if name in dataset.column_names])
+        attached[split] = datasets.concatenate_datasets([dataset, columns], axis=1)
+    return datasets.DatasetDict(attached), _model_feature_settings(record["features"], record["feature_labels"])
 
 
 # ---------------------------------------------------------------------------------------------------- tokenizer
 def prepare_tokenizers(
-    config: TranslationRecipeConfig, train: datasets.Dataset, args: Seq2SeqTrainingArguments, resume_dir: Path | None
+    config: TranslationRecipeConfig, train: datasets.Dataset, args: Seq2SeqTrainingArguments, resume_dir: Path | None,
+    dataset_tokenizer: str | None = None,
 ) -> tuple[PreTrainedTokenizerBase, PreTrainedTokenizerBase]:
-    """Load (configured path, or the checkpoint being resumed) or train + save the source/target tokenizers.
+    """Load (configured path, the tokenizer a preprocessed dataset was made with, or the checkpoint being resumed)
+    or train + save the source/target tokenizers.
 
     The main process trains and saves first; other processes (``torchrun``) then load the saved files, so
     every rank uses the identical vocabulary.
     """
     section = config.tokenizer
-    load_from = Path(section.path).expanduser() if section.path else resume_dir
+    configured = section.path or dataset_tokenizer
+    load_from = Path(configured).expanduser() if configured else resume_dir
     if load_from is None:
         saved = Path(config.output_dir) / "tokenizer"
         with args.main_process_first(desc="training the tokenizer"):
@@ -616,12 +690,19 @@ def train_translation(
     set_seed(config.seed)
     args = training_arguments(config)
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
-    raw, skipped = load_translation_data(config.data)
-    source_tokenizer, target_tokenizer = prepare_tokenizers(config, raw["train"], args, resume_dir)
+    preprocessed = reusable_preprocessed_features(config)
+    keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
+    loaded, skipped = load_translation_data(config.data, keep_columns=keep)
+    raw = loaded.select_columns([SOURCE_COLUMN, TARGET_COLUMN])
+    source_tokenizer, target_tokenizer = prepare_tokenizers(
+        config, raw["train"], args, resume_dir, dataset_tokenizer=preprocessed["tokenizer"] if preprocessed else None
+    )
     with args.main_process_first(desc="tokenizing"):
         encoded, truncated = tokenize_translation_data(raw, source_tokenizer, target_tokenizer, config.data)
         feature_settings: dict[str, Any] = {}
-        if config.features is not None:
+        if preprocessed is not None:
+            encoded, feature_settings = attach_preprocessed_features(encoded, loaded, preprocessed, config.data)
+        elif config.features is not None:
             encoded, feature_settings = add_syntax_features(
                 encoded, source_tokenizer, target_tokenizer, config.features, config.data
             )
@@ -635,7 +716,7 @@ def train_translation(
         train_dataset=encoded["train"],
         eval_dataset=encoded["validation"],
         processing_class=source_tokenizer,
-        data_collator=_collator(source_tokenizer, config.features is not None),
+        data_collator=_collator(source_tokenizer, bool(feature_settings)),
         compute_metrics=scorer,
         callbacks=[
             *(callbacks or []),
