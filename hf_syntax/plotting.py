@@ -5,9 +5,12 @@ decoder paid to every source subword while it produced target subword t. The tra
 replayed with teacher forcing so the attention of every step comes out of one forward pass; with the cache and
 without it the model computes the same thing, so the replay shows what generation saw.
 
-matplotlib is only needed for drawing and is imported inside `plot_cross_attention`.
+matplotlib is only needed for drawing and is imported inside `plot_cross_attention`. Its default font (DejaVu
+Sans) has no CJK glyphs, so the labels are drawn with the first installed font that has every character they use.
 """
 
+import functools
+import warnings
 from pathlib import Path
 
 import torch
@@ -49,8 +52,9 @@ def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title
     figure = Figure(figsize=(width, height), dpi=100)
     axes = figure.subplots()
     image = axes.imshow(attention.numpy(), cmap="viridis", vmin=0.0, aspect="auto")
-    axes.set_xticks(range(len(source_tokens)), labels=source_tokens, rotation=90)
-    axes.set_yticks(range(len(target_tokens)), labels=target_tokens)
+    font = label_font([*source_tokens, *target_tokens])
+    axes.set_xticks(range(len(source_tokens)), labels=source_tokens, rotation=90, font=font)
+    axes.set_yticks(range(len(target_tokens)), labels=target_tokens, font=font)
     axes.set_xlabel("source subword")
     axes.set_ylabel("target subword")
     if title:
@@ -61,6 +65,35 @@ def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format="png")
     return path
+
+
+def label_font(labels):
+    """FontProperties of matplotlib's default font if it has every character of the labels, else of the first
+    installed font that has them all; with none, the default and a warning naming the characters it lacks."""
+    from matplotlib import font_manager
+
+    needed = {ord(character) for label in labels for character in label if not character.isspace()}
+    default = font_manager.findfont(font_manager.FontProperties())
+    # matplotlib's "Last Resort" font has a placeholder for every code point: it would always match, uselessly.
+    installed = [entry.fname for entry in font_manager.fontManager.ttflist if "LastResort" not in entry.fname]
+    for path in dict.fromkeys([default, *sorted(installed)]):
+        if needed <= _characters_of(path):
+            return font_manager.FontProperties(fname=path)
+    missing = "".join(sorted(chr(point) for point in needed - _characters_of(default)))
+    warnings.warn(
+        f"no installed font has glyphs for all of {missing!r}; those labels are drawn as boxes. Install a font "
+        f"that covers them (for Japanese/Chinese/Korean: `apt install fonts-noto-cjk` on Debian/Ubuntu), then delete "
+        f"matplotlib's font cache (~/.cache/matplotlib/fontlist-*.json) so it finds the new font.",
+        stacklevel=3,
+    )
+    return font_manager.FontProperties(fname=default)
+
+
+@functools.lru_cache(maxsize=None)
+def _characters_of(font_path: str) -> frozenset:
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(font_path).get_charmap())
 
 
 def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: int = -1, title: str | None = None,

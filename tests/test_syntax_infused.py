@@ -2,12 +2,17 @@
 the encoder, clear errors for missing features, generation with features, real spaCy features and the attention
 plot (the paper's Figure 3)."""
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
 from hf_syntax import SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration
 from hf_syntax.embeddings import sinusoidal_positions
-from hf_syntax.plotting import plot_cross_attention, plot_translation_attention, translation_cross_attention
+from hf_syntax.plotting import (
+    label_font, plot_cross_attention, plot_translation_attention, translation_cross_attention,
+)
 from hf_syntax.variants import ARCHITECTURES, config_for
 
 TINY = dict(
@@ -163,6 +168,20 @@ def test_cross_attention_replay_matches_generation_and_plots(tmp_path):
         plot_cross_attention(attention, ["only", "two"], ["t"], tmp_path / "bad.png")
     with pytest.raises(ValueError, match="out of range"):
         translation_cross_attention(model, inputs, layer=5, max_new_tokens=3)
+
+
+def test_labels_are_drawn_with_a_font_that_has_their_glyphs(tmp_path, recwarn):
+    """matplotlib's default font has no Fraktur (nor CJK) letters; the bundled STIX font has Fraktur."""
+    from matplotlib.ft2font import FT2Font
+
+    assert Path(label_font(["the", "cat", "▁is"]).get_file()).name == "DejaVuSans.ttf"
+    chosen = label_font(["𝔄𝔅", "cat"]).get_file()
+    assert {ord("𝔄"), ord("𝔅"), ord("c")} <= set(FT2Font(chosen).get_charmap())
+    assert not recwarn.list
+    unknown = "\U0010fffd"  # a private-use code point no font draws
+    with pytest.warns(UserWarning, match=rf"no installed font has glyphs for all of {re.escape(repr(unknown))}.*noto-cjk"):
+        fallback = label_font([f"s{unknown}"])
+    assert Path(fallback.get_file()).name == "DejaVuSans.ttf"
 
 
 def test_real_spacy_features_drive_generation_and_the_figure(sample_pairs, tmp_path):
