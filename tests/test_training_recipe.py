@@ -1,6 +1,10 @@
 """The translation recipe end to end on the embedded sample: a tiny real run, its Hub-ready folder, exact resume."""
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -64,11 +68,38 @@ def logged_losses(output_dir: Path) -> dict[int, float]:
     return {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
 
 
-class StopAfterFirstCheckpoint(TrainerCallback):
-    """Interrupts training right after the first checkpoint is on disk, like a job killed at that point."""
+class HoldAfterCheckpoint(TrainerCallback):
+    """Marks that a checkpoint is completely on disk, then keeps the run busy until the test kills it."""
+
+    def __init__(self, marker: str):
+        self.marker = Path(marker)
 
     def on_save(self, args, state, control, **kwargs):
-        control.should_training_stop = True
+        self.marker.write_text(str(state.global_step))
+        time.sleep(600)
+
+
+def run_until_killed_after_first_checkpoint(tmp_path: Path, name: str) -> None:
+    """A real training process, SIGKILLed while it is running after its first checkpoint (as a preempted job)."""
+    marker = tmp_path / "checkpoint-written"
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from pathlib import Path\n"
+        f"from test_training_recipe import HoldAfterCheckpoint, run\n"
+        f"run(Path({str(tmp_path)!r}), {name!r}, callbacks=[HoldAfterCheckpoint({str(marker)!r})])\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 600
+        while not marker.exists():
+            if process.poll() is not None:
+                raise AssertionError(f"the training process ended early:\n{process.stderr.read().decode()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError("no checkpoint within 10 minutes")
+            time.sleep(0.2)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGKILL and marker.read_text() == str(CHECKPOINT_STEP)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +136,7 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
 @pytest.mark.slow
 def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     reference_dir = uninterrupted[0] / "uninterrupted"
-    run(tmp_path, "resumed", callbacks=[StopAfterFirstCheckpoint()])
+    run_until_killed_after_first_checkpoint(tmp_path, "resumed")
     interrupted_dir = tmp_path / "resumed"
     assert [path.name for path in interrupted_dir.glob("checkpoint-*")] == [f"checkpoint-{CHECKPOINT_STEP}"]
 
