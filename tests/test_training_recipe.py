@@ -118,6 +118,8 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
     assert summary["best_checkpoint"].endswith((f"checkpoint-{CHECKPOINT_STEP}", f"checkpoint-{TOTAL_STEPS}"))
     assert json.loads((output_dir / "summary.json").read_text())["bleu"] == summary["bleu"]
     assert len(summary["examples"]) == 3
+    predictions = Path(summary["predictions_file"]).read_text(encoding="utf-8").splitlines()
+    assert len(predictions) == 8 and predictions[:3] == [example["hypothesis"] for example in summary["examples"]]
 
     model_dir = Path(summary["model_dir"])
     for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",

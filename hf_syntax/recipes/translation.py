@@ -757,9 +757,12 @@ def train_translation(
         "empty_pairs_skipped": skipped,
         "truncated": truncated,
         "model_dir": str(model_dir),
+        # One line per sentence of the reported split, in corpus order (for sacrebleu --paired-bs and the like).
+        "predictions_file": str(Path(config.output_dir) / f"predictions_{final_split}.txt"),
         "examples": examples,
     }
     if trainer.is_world_process_zero():
+        Path(summary["predictions_file"]).write_text("".join(f"{line}\n" for line in hypotheses), encoding="utf-8")
         (Path(config.output_dir) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         print_summary(summary)
     return summary
