@@ -14,13 +14,16 @@ benchmarks/results/multi30k_graph_si.{json,md}, so finished runs survive an inte
 """
 
 import argparse
+import gzip
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+LOGS = RESULTS / "multi30k_graph_si_logs"  # per run: training log and validation translations (<name>.val.txt)
 CONFIG = ROOT / "training" / "configs" / "multi30k_small_cpu.yaml"
 DATA = "../shared/data/multi30k"
 
@@ -58,10 +61,11 @@ def run(name: str, max_steps: int, work_dir: Path) -> dict:
         *[argument for override in overrides for argument in ("--set", override)],
     ]
     print("$", " ".join(command), flush=True)
-    log = RESULTS / "multi30k_graph_si_logs" / f"{name}.log"
+    log = LOGS / f"{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as handle:
         subprocess.run(command, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT, check=True)
+    shutil.copy(output_dir / "predictions_validation.txt", LOGS / f"{name}.val.txt")
     summary = json.loads((output_dir / "summary.json").read_text())
     return {"pair": pair, "model": label, "command": " ".join(command[1:]), "max_steps": max_steps,
             "validation_bleu": summary["validation_bleu"], "chrf": summary.get("chrf"),
@@ -88,6 +92,28 @@ def write_table(name: str, entry: dict):
     print("\n".join(lines), flush=True)
 
 
+def paired_bootstrap() -> None:
+    """Per pair whose two runs have finished: sacreBLEU's paired bootstrap of the model against the baseline."""
+    reports = []
+    for baseline in (name for name in RUNS if name.endswith("_baseline")):
+        model = next(name for name in RUNS if name != baseline and RUNS[name][0] == RUNS[baseline][0])
+        if not all((LOGS / f"{name}.val.txt").exists() for name in (baseline, model)):
+            continue
+        target = RUNS[baseline][0].split("->")[1].lower()
+        reference = LOGS / f"val.reference.{target}"
+        reference.write_text(gzip.open(ROOT.parent / "shared" / "data" / "multi30k" / f"val.{target}.gz", "rt",
+                                       encoding="utf-8").read(), encoding="utf-8")
+        report = subprocess.run(
+            [str(Path(sys.executable).with_name("sacrebleu")), reference.name, "-i", f"{baseline}.val.txt",
+             f"{model}.val.txt", "--paired-bs", "--paired-bs-n", "1000", "-m", "bleu", "chrf", "-f", "text"],
+            cwd=LOGS, capture_output=True, text=True, check=True,
+        ).stdout
+        reports.append(f"## {RUNS[baseline][0]}: {RUNS[model][1]} vs baseline\n\n{report}")
+    if reports:
+        (RESULTS / "multi30k_graph_si_paired_bootstrap.txt").write_text("\n".join(reports))
+        print("\n".join(reports), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max_steps", type=int, default=1000)
@@ -97,6 +123,7 @@ def main():
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in args.runs:
         write_table(name, run(name, args.max_steps, args.work_dir))
+    paired_bootstrap()
 
 
 if __name__ == "__main__":
