@@ -44,7 +44,7 @@ for name in baseline dbsa_enc_dec transformer_dep_rel; do
 done
 # Is a BLEU/chrF difference more than chance? sacreBLEU's paired bootstrap, each model against the baseline.
 head -n "$dev_pairs" ../shared/data/small_parallel_enja/dev.en > "$results/dev.reference.txt"
-(cd "$results" && "$root/.venv/bin/sacrebleu" dev.reference.txt -i baseline.dev.txt dbsa_enc_dec.dev.txt \
+(cd "$results" && "$python" -m sacrebleu dev.reference.txt -i baseline.dev.txt dbsa_enc_dec.dev.txt \
   transformer_dep_rel.dev.txt --paired-bs --paired-bs-n 1000 -m bleu chrf -f text > paired_bootstrap.txt 2> /dev/null)
 "$python" benchmarks/dependency_parse_score.py "$runs/dbsa_enc_dec/model" --output "$results/dbsa_enc_dec.uas.json" \
   > "$results/dbsa_enc_dec.uas.log" 2>&1
