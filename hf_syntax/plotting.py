@@ -74,13 +74,15 @@ def label_font(labels):
 
     needed = {ord(character) for label in labels for character in label if not character.isspace()}
     default = font_manager.findfont(font_manager.FontProperties())
+    if needed <= _characters_of(default):
+        return font_manager.FontProperties(fname=default)
     # matplotlib's "Last Resort" font has a placeholder for every code point: it would always match, uselessly.
     # Upright regular faces first, so a CJK family is drawn in its regular weight rather than bold or thin.
     installed = sorted(
         (entry.style != "normal", abs(font_manager.weight_dict.get(entry.weight, entry.weight) - 400), entry.fname)
         for entry in font_manager.fontManager.ttflist if "LastResort" not in entry.fname
     )
-    for path in dict.fromkeys([default, *(fname for *_, fname in installed)]):
+    for *_, path in installed:
         if needed <= _characters_of(path):
             return font_manager.FontProperties(fname=path)
     missing = "".join(sorted(chr(point) for point in needed - _characters_of(default)))

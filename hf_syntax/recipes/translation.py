@@ -25,6 +25,7 @@ from typing import Any
 
 import datasets
 import numpy as np
+import pyarrow.compute
 import torch
 from transformers import (
     AutoModelForSeq2SeqLM,
@@ -399,7 +400,8 @@ def attach_preprocessed_features(
     attached = {}
     for split, dataset in encoded.items():
         columns = loaded[split].remove_columns([SOURCE_COLUMN, TARGET_COLUMN])
-        longest = max((len(ids) for ids in columns["input_ids"]), default=0)
+        lengths = pyarrow.compute.list_value_length(columns.data.column("input_ids"))  # no copy into Python lists
+        longest = pyarrow.compute.max(lengths).as_py() or 0
         if longest > data.max_source_length:
             raise ConfigError(
                 f"data.dataset split {split!r} has sources of {longest} tokens, more than data.max_source_length="
