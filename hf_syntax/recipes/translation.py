@@ -400,7 +400,8 @@ def attach_preprocessed_features(
     attached = {}
     for split, dataset in encoded.items():
         columns = loaded[split].remove_columns([SOURCE_COLUMN, TARGET_COLUMN])
-        lengths = pyarrow.compute.list_value_length(columns.data.column("input_ids"))  # no copy into Python lists
+        # Arrow, not Python lists: no copy of the column; the arrow format honours a select()ed subset.
+        lengths = pyarrow.compute.list_value_length(columns.with_format("arrow")["input_ids"])
         longest = pyarrow.compute.max(lengths).as_py() or 0
         if longest > data.max_source_length:
             raise ConfigError(
