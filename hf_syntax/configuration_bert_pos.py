@@ -13,6 +13,7 @@ from transformers import BertConfig
 from .labels import UPOS_VOCAB, LabelVocab
 
 POS_COMBINE_MODES = ("sum", "concat")
+POS_INIT_MODES = ("normal", "zeros")
 LOADABLE_MODEL_TYPES = ("bert", "bert_pos")
 
 
@@ -29,6 +30,11 @@ class BertPosConfig(BertConfig):
       ``"concat"`` concatenates a ``pos_embedding_size`` POS embedding and projects back to ``hidden_size``.
     - ``pos_embedding_size``: width of the POS embedding for ``"concat"`` (0 = ``hidden_size``, as in the paper);
       ``"sum"`` always uses ``hidden_size``.
+    - ``pos_init``: how a new POS table starts. ``"normal"`` (default): N(0, ``initializer_range``) like BERT's
+      token-type table, so the tags matter from the first step (a zero table barely moves at fine-tuning learning
+      rates, and with ``"concat"`` it would never move, so that pair is refused). ``"zeros"``: the model computes exactly what the BERT checkpoint
+      computes until fine-tuning changes the table. Either way no number is drawn from the global RNG, so the task
+      head starts as a plain BERT's would at the same seed.
     - ``pos_parser``: parser spec (``spacy:<package or path>``, ``stanza:<lang>``) that tags raw text at inference;
       it should be the parser the model was fine-tuned with.
     """
@@ -39,6 +45,7 @@ class BertPosConfig(BertConfig):
     num_pos_tags: int = 0
     pos_combine: str = "sum"
     pos_embedding_size: int = 0
+    pos_init: str = "normal"
     pos_parser: str = "spacy:en_core_web_sm"
 
     def __post_init__(self, **kwargs):
@@ -59,6 +66,14 @@ class BertPosConfig(BertConfig):
         if self.pos_combine not in POS_COMBINE_MODES:
             raise ValueError(
                 f"BertPosConfig: pos_combine must be one of {POS_COMBINE_MODES}; got {self.pos_combine!r}."
+            )
+        if self.pos_init not in POS_INIT_MODES:
+            raise ValueError(f"BertPosConfig: pos_init must be one of {POS_INIT_MODES}; got {self.pos_init!r}.")
+        if self.pos_init == "zeros" and self.pos_combine == "concat":
+            raise ValueError(
+                "BertPosConfig: pos_init='zeros' with pos_combine='concat' would never train the POS input (the "
+                "table and the projection's POS columns both start at zero, so neither gets a gradient). "
+                "Use pos_init='normal'."
             )
         if self.pos_combine == "sum" and self.pos_embedding_size != self.hidden_size:
             raise ValueError(

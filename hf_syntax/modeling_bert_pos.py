@@ -2,9 +2,10 @@
 
 Every WordPiece carries the UPOS tag of its word (``pos_ids``, made by hf_syntax's featurizer); a trainable POS
 embedding is combined with the token embedding *before* BERT's embedding LayerNorm, and everything after that is
-transformers' own BERT. The POS table starts at zero (and the ``concat`` projection at ``[I | 0]``), so before
-fine-tuning the model computes exactly what the BERT checkpoint it was loaded from computes; any difference after
-fine-tuning comes from the POS input.
+transformers' own BERT. A new POS table starts as BERT's own small tables do (``pos_init="normal"``) or at zero
+(``pos_init="zeros"``: until fine-tuning the model computes exactly what the BERT checkpoint computes); the
+``concat`` projection starts at ``[I | 0]``. The table is drawn from its own generator, so a BERT + POS run and a
+plain BERT run with the same seed start with the same task head and differ only by the POS input.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ POS_FEATURIZER_HINT = (
 
 
 class PosTagEmbedding(nn.Embedding):
-    """The POS table; its own class so that weight init can zero it without drawing random numbers (an RNG draw
-    here would shift the task head's initialisation and break the "identical to ``--no_pos`` at step 0" property)."""
+    """The POS table; its own class so that weight init can fill it without touching the global RNG (a draw from it
+    would shift the task head's initialisation away from the ``--no_pos`` baseline's at the same seed)."""
 
 
 class PosConcatProjection(nn.Linear):
@@ -87,7 +88,7 @@ class BertPosPreTrainedModel(BertPreTrainedModel):
     @torch.no_grad()
     def _init_weights(self, module):
         if isinstance(module, PosTagEmbedding):
-            init.zeros_(module.weight)
+            init.copy_(module.weight, self._initial_pos_table(module.weight.shape))
             return
         if isinstance(module, PosConcatProjection):
             identity_then_zeros = torch.zeros_like(module.weight)
@@ -96,6 +97,15 @@ class BertPosPreTrainedModel(BertPreTrainedModel):
             init.zeros_(module.bias)
             return
         super()._init_weights(module)
+
+    def _initial_pos_table(self, shape: torch.Size) -> torch.Tensor:
+        """Zeros, or N(0, initializer_range) from a generator seeded with torch's current seed; padding row 0."""
+        table = torch.zeros(shape)
+        if self.config.pos_init == "normal":
+            generator = torch.Generator().manual_seed(torch.initial_seed())
+            table.normal_(mean=0.0, std=self.config.initializer_range, generator=generator)
+            table[0] = 0.0
+        return table
 
 
 class BertPosModel(BertPosPreTrainedModel, BertModel):

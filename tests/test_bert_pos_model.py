@@ -50,17 +50,18 @@ def batch():
     return dict(encoded), pos_ids
 
 
-@pytest.mark.parametrize("pos_combine", ["sum", "concat"])
-def test_zero_initialised_pos_input_reproduces_base_bert_exactly(batch, pos_combine):
+@pytest.mark.parametrize("pos_combine, pos_init", [("sum", "zeros"), ("concat", "normal")])
+def test_pos_input_that_starts_inert_reproduces_base_bert_exactly(batch, pos_combine, pos_init):
+    """A zero table (sum), or any table behind the [I | 0] projection (concat): step 0 is exactly the base BERT."""
     inputs, pos_ids = batch
     set_seed(0)
     base_classifier = BertForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
     set_seed(0)
     pos_classifier = BertPosForSequenceClassification.from_pretrained(
-        MINILM, num_labels=3, pos_combine=pos_combine
+        MINILM, num_labels=3, pos_combine=pos_combine, pos_init=pos_init
     ).eval()
     base_encoder = BertModel.from_pretrained(MINILM).eval()
-    pos_encoder = BertPosModel.from_pretrained(MINILM, pos_combine=pos_combine).eval()
+    pos_encoder = BertPosModel.from_pretrained(MINILM, pos_combine=pos_combine, pos_init=pos_init).eval()
     with torch.no_grad():
         assert torch.equal(base_classifier(**inputs).logits, pos_classifier(**inputs, pos_ids=pos_ids).logits)
         base_output = base_encoder(**inputs)
@@ -69,12 +70,48 @@ def test_zero_initialised_pos_input_reproduces_base_bert_exactly(batch, pos_comb
     assert torch.equal(base_output.pooler_output, pos_output.pooler_output)
 
 
+def test_default_pos_table_is_bert_scaled_seeded_and_leaves_the_task_head_as_plain_bert(batch):
+    inputs, pos_ids = batch
+    set_seed(3)
+    base = BertForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
+    set_seed(3)
+    model = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
+    set_seed(3)
+    again = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3)
+    table = model.bert.embeddings.pos_embeddings.weight
+    assert torch.equal(model.classifier.weight, base.classifier.weight), "the POS draw must not shift the head"
+    assert torch.equal(table, again.bert.embeddings.pos_embeddings.weight), "same seed, same table"
+    assert torch.count_nonzero(table[0]) == 0, "padding row"
+    assert abs(table[1:].std().item() - model.config.initializer_range) < 0.002
+    with torch.no_grad():
+        assert not torch.allclose(base(**inputs).logits, model(**inputs, pos_ids=pos_ids).logits, atol=1e-4)
+
+
+@pytest.mark.parametrize("pos_combine", ["sum", "concat"])
+def test_every_pos_parameter_trains_within_two_steps(batch, pos_combine):
+    """With concat, step 1 moves only the projection's POS columns; the table follows on step 2."""
+    inputs, pos_ids = batch
+    model = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3, pos_combine=pos_combine).train()
+    embeddings = model.bert.embeddings
+    pos_parameters = [embeddings.pos_embeddings.weight]
+    if pos_combine == "concat":
+        pos_parameters.append(embeddings.pos_projection.weight)
+    before = [parameter.detach().clone() for parameter in pos_parameters]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for _ in range(2):
+        model(**inputs, pos_ids=pos_ids, labels=torch.tensor([0, 2])).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    for parameter, initial in zip(pos_parameters, before):
+        assert not torch.equal(parameter, initial)
+
+
 def test_token_classification_head_matches_bert_and_trains(batch):
     inputs, pos_ids = batch
     set_seed(0)
     base = BertForTokenClassification.from_pretrained(MINILM, num_labels=5).eval()
     set_seed(0)
-    model = BertPosForTokenClassification.from_pretrained(MINILM, num_labels=5).eval()
+    model = BertPosForTokenClassification.from_pretrained(MINILM, num_labels=5, pos_init="zeros").eval()
     with torch.no_grad():
         assert torch.equal(base(**inputs).logits, model(**inputs, pos_ids=pos_ids).logits)
     labels = torch.where(inputs["attention_mask"].bool(), pos_ids % 5, torch.full_like(pos_ids, -100))
@@ -93,7 +130,6 @@ def test_plain_bert_checkpoint_loads_every_weight_and_only_pos_and_head_are_new(
     plain = BertModel.from_pretrained(MINILM)
     for name, tensor in plain.state_dict().items():
         assert torch.equal(model.bert.state_dict()[name], tensor), name
-    assert model.bert.embeddings.pos_embeddings.weight.abs().sum() == 0
 
 
 def test_auto_classes_resolve_bert_pos_configs():
@@ -128,6 +164,10 @@ def test_config_rejects_inconsistent_pos_settings():
     with pytest.raises(Exception, match="pos_combine='sum' adds the POS embedding"):
         BertPosConfig(pos_embedding_size=16)
     assert BertPosConfig(pos_combine="concat", pos_embedding_size=16).pos_embedding_size == 16
+    with pytest.raises(Exception, match="pos_init must be one of"):
+        BertPosConfig(pos_init="uniform")
+    with pytest.raises(Exception, match="would never train the POS input"):
+        BertPosConfig(pos_combine="concat", pos_init="zeros")
 
 
 def test_pos_vocabulary_must_match_the_featurizer():

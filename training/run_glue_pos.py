@@ -28,6 +28,8 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm", help="parser spec that tags the text")
     parser.add_argument("--pos_combine", choices=("sum", "concat"),
                         help="sum (paper, default) or concat + projection; a bert_pos checkpoint keeps its own")
+    parser.add_argument("--pos_init", choices=("normal", "zeros"), default="normal",
+                        help="a new POS table: normal(0, initializer_range) or zeros (= the base BERT until trained)")
     parser.add_argument("--learning_rates", type=float, nargs="+", default=list(PAPER_LEARNING_RATES),
                         help="grid; the best on dev is reported (paper: 2e-5 3e-5 4e-5 5e-5)")
     parser.add_argument("--batch_size", type=int, default=32)
@@ -51,6 +53,7 @@ def parse_arguments(argv=None) -> GlueRunConfig:
         use_pos=not arguments.no_pos,
         pos_parser=arguments.pos_parser,
         pos_combine=arguments.pos_combine,
+        pos_init=arguments.pos_init,
         learning_rates=tuple(arguments.learning_rates),
         batch_size=arguments.batch_size,
         epochs=arguments.epochs,

@@ -5,8 +5,8 @@ and a BERT checkpoint; it attaches POS ids with hf_syntax's ``parse_and_align`` 
 ``Trainer`` for every learning rate of the grid (paper: batch 32, 3 epochs, lr in {2,3,4,5}e-5, chosen per task on
 dev), and writes a results JSON plus GLUE-server prediction files for the test split(s) of the best run.
 ``use_pos=False`` is the baseline: stock ``BertForSequenceClassification``, the same tokenization, seed and
-hyper-parameters, no parser. Because the POS table starts at zero (and its initialisation draws no random numbers),
-both models compute identical logits before the first update.
+hyper-parameters, no parser. The POS table is drawn from its own generator, so both models start with the same task
+head at the same seed; with ``pos_init="zeros"`` they compute identical logits before the first update.
 
 Sequences longer than ``max_length`` WordPieces (default 128 as in BERT's GLUE recipe, at most 512 = BERT's
 position table) are truncated with the tokenizer's ``longest_first`` strategy: WordPieces are removed one at a time
@@ -329,6 +329,7 @@ class GlueRunConfig:
     use_pos: bool = True
     pos_parser: str = "spacy:en_core_web_sm"
     pos_combine: str | None = None  # "sum" (paper) for a plain BERT checkpoint; a bert_pos checkpoint keeps its own
+    pos_init: str = "normal"  # how a new POS table starts (BertPosConfig.pos_init); unused for a bert_pos checkpoint
     learning_rates: tuple[float, ...] = PAPER_LEARNING_RATES
     batch_size: int = 32
     epochs: float = 3.0
@@ -459,7 +460,9 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
                 f"the no-POS baseline is stock BERT; {config.model_name_or_path!r} is a {checkpoint_type!r} checkpoint."
             )
         return BertForSequenceClassification.from_pretrained(config.model_name_or_path, **label_options)
-    new_pos_input = {"pos_combine": config.pos_combine or "sum"} if checkpoint_type == "bert" else {}
+    new_pos_input = (
+        {"pos_combine": config.pos_combine or "sum", "pos_init": config.pos_init} if checkpoint_type == "bert" else {}
+    )
     model_config = BertPosConfig.from_pretrained(
         config.model_name_or_path, pos_parser=config.pos_parser, **new_pos_input, **label_options
     )
