@@ -13,6 +13,7 @@ from transformers import GenerationConfig, PreTrainedConfig
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
 ENCODER_LAYER_TYPES = ("standard", "graph")
 GRAPH_FUSIONS = ("sum", "gate", "self_gate")
+GRAPH_MIDDLE_STREAMS = ("full", "previous")
 SOURCE_FEATURES = ("pos", "case", "subword_tag")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
@@ -49,7 +50,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     `subword_head_rule` ("first" / "last": which subword of the head word a word's final subword points to).
 
     Graph-Transformer (Duan et al.): `encoder_layer_type` ("standard" / "graph"), `graph_fusion`
-    ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`.
+    ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (what the two
+    middle parts pair with the incremental representation: "full" = F_{l-1}, "previous" = F_{l-2}).
 
     Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
     "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
@@ -115,6 +117,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     graph_fusion: str = "sum"
     graph_half_dim: bool = False
     graph_shared_qkv: bool = False
+    graph_middle_stream: str = "full"
 
     source_features: list[str] | tuple[str, ...] = ()
     feature_embedding_dim: int = 20
@@ -152,6 +155,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             "activation_function": ACTIVATIONS,
             "encoder_layer_type": ENCODER_LAYER_TYPES,
             "graph_fusion": GRAPH_FUSIONS,
+            "graph_middle_stream": GRAPH_MIDDLE_STREAMS,
             "feature_combine": FEATURE_COMBINES,
             "subword_head_rule": SUBWORD_HEAD_RULES,
         }

@@ -57,7 +57,8 @@ class GraphTransformerConfig(SyntaxTransformerConfig):
     Graph-Transformer (Duan et al. 2020): every encoder layer attends over the full representation F and the
     incremental one I = F_{l-1} - F_{l-2} in three parts (high: I->I, middle: I->F and F->I) and fuses them with
     the low-order part F (`graph_fusion`: "sum" / "gate" / "self_gate"); `graph_half_dim` halves the parts' width,
-    `graph_shared_qkv` shares one Q/K/V set per stream. The decoder is the Transformer's. The paper's equations are
+    `graph_shared_qkv` shares one Q/K/V set per stream, `graph_middle_stream="previous"` pairs I with F_{l-2}
+    instead of F in the middle parts. The decoder is the Transformer's. The paper's equations are
     lost: this is a reconstruction (see `hf_syntax/graph_transformer.py` for which parts are sourced and which
     inferred). Defaults = the paper's best En-De row, "+half-dim&gate". Every other field is a
     `SyntaxTransformerConfig` field.

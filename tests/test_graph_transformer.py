@@ -7,7 +7,7 @@ import torch
 from hf_syntax import GraphTransformerConfig, GraphTransformerForConditionalGeneration, SyntaxTransformerConfig
 from hf_syntax import SyntaxTransformerForConditionalGeneration
 from hf_syntax.attention import padding_mask
-from hf_syntax.graph_transformer import GraphEncoderLayer
+from hf_syntax.graph_transformer import ATTENTION_PARTS, GraphEncoderLayer
 from hf_syntax.layers import EncoderLayer
 from hf_syntax.variants import ARCHITECTURES, DUAN2020_SIZES, PAPER_TABLE_ROWS, config_for
 
@@ -96,6 +96,25 @@ def test_sum_layer_with_zero_middle_parts_is_a_standard_layer(training):
     # In a later layer I = F - F_{-2} != F, so the graph layer really differs from the standard one there.
     later, _, _ = graph.eval()(hidden, mask, previous_hidden_states=torch.randn(3, 8, 32))
     assert not torch.allclose(later, standard.eval()(hidden, mask)[0], atol=1e-3)
+
+
+@pytest.mark.parametrize("middle_stream", ["full", "previous"])
+def test_middle_parts_pair_the_incremental_stream_with_the_configured_one(middle_stream):
+    """Recompute every part's attention weights by hand: high reads I only; the middle parts pair I with
+    F_{l-1} ("full") or with F_{l-2} ("previous")."""
+    torch.manual_seed(0)
+    layer = _spread_weights(GraphEncoderLayer(_graph_config(graph_middle_stream=middle_stream), 1), std=0.2).eval()
+    full, previous = torch.randn(3, 8, 32), torch.randn(3, 8, 32)
+    streams = {"incremental": full - previous, "full": full if middle_stream == "full" else previous}
+    mask = padding_mask(_batch()[1], full.dtype)
+    with torch.no_grad():
+        _, weights, _ = layer(full, mask, previous_hidden_states=previous, output_attentions=True)
+        for index, (part, (query_stream, key_stream)) in enumerate(ATTENTION_PARTS.items()):
+            projections = layer.projections[part]
+            query = projections.q_proj(streams[query_stream]).view(3, 8, 4, 8).transpose(1, 2)
+            key = projections.k_proj(streams[key_stream]).view(3, 8, 4, 8).transpose(1, 2)
+            expected = torch.softmax(query @ key.transpose(-1, -2) / 8**0.5 + mask, dim=-1)
+            assert torch.allclose(weights[:, 4 * index : 4 * (index + 1)], expected, atol=1e-6), part
 
 
 def test_encoder_feeds_each_layer_the_two_previous_full_representations():
