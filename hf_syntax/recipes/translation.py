@@ -287,30 +287,34 @@ def tokenize_translation_data(
     source_tokenizer: PreTrainedTokenizerBase,
     target_tokenizer: PreTrainedTokenizerBase,
     data: DataSection,
+    *,
+    encode_source: bool = True,
 ) -> tuple[datasets.DatasetDict, dict[str, dict[str, int]]]:
-    """Add ``input_ids``/``attention_mask``/``labels``; returns how many sources/targets were truncated per split."""
+    """Add ``input_ids``/``attention_mask``/``labels``; returns how many sources/targets were truncated per split.
+
+    ``encode_source=False`` makes ``labels`` only: a preprocessed dataset brings source ids its features align to.
+    """
 
     def encode(batch: dict[str, list[str]]) -> dict[str, list]:
-        input_ids, source_cut = _encode_with_length_policy(
-            source_tokenizer, batch[SOURCE_COLUMN], data.max_source_length, data.long_lines, "source"
-        )
         labels, target_cut = _encode_with_length_policy(
             target_tokenizer, batch[TARGET_COLUMN], data.max_target_length, data.long_lines, "target"
         )
-        return {
-            "input_ids": input_ids,
-            "attention_mask": [[1] * len(ids) for ids in input_ids],
-            "labels": labels,
-            "source_truncated": source_cut,
-            "target_truncated": target_cut,
-        }
+        columns = {"labels": labels, "target_truncated": target_cut}
+        if encode_source:
+            input_ids, source_cut = _encode_with_length_policy(
+                source_tokenizer, batch[SOURCE_COLUMN], data.max_source_length, data.long_lines, "source"
+            )
+            columns.update(input_ids=input_ids, attention_mask=[[1] * len(ids) for ids in input_ids],
+                           source_truncated=source_cut)
+        return columns
 
     encoded = corpus.map(encode, batched=True, num_proc=data.num_proc, desc="Tokenizing")
+    sides = ("source", "target") if encode_source else ("target",)
     truncated = {
-        split: {"source": int(sum(dataset["source_truncated"])), "target": int(sum(dataset["target_truncated"]))}
+        split: {"source": 0, **{side: int(sum(dataset[f"{side}_truncated"])) for side in sides}}
         for split, dataset in encoded.items()
     }
-    return encoded.remove_columns(["source_truncated", "target_truncated"]), truncated
+    return encoded.remove_columns([f"{side}_truncated" for side in sides]), truncated
 
 
 def add_syntax_features(
@@ -701,7 +705,9 @@ def train_translation(
         config, raw["train"], args, resume_dir, dataset_tokenizer=preprocessed["tokenizer"] if preprocessed else None
     )
     with args.main_process_first(desc="tokenizing"):
-        encoded, truncated = tokenize_translation_data(raw, source_tokenizer, target_tokenizer, config.data)
+        encoded, truncated = tokenize_translation_data(
+            raw, source_tokenizer, target_tokenizer, config.data, encode_source=preprocessed is None
+        )
         feature_settings: dict[str, Any] = {}
         if preprocessed is not None:
             encoded, feature_settings = attach_preprocessed_features(encoded, loaded, preprocessed, config.data)
