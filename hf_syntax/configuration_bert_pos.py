@@ -32,9 +32,9 @@ class BertPosConfig(BertConfig):
       ``"sum"`` always uses ``hidden_size``.
     - ``pos_init``: how a new POS table starts. ``"normal"`` (default): N(0, ``initializer_range``) like BERT's
       token-type table, so the tags matter from the first step (a zero table barely moves at fine-tuning learning
-      rates, and with ``"concat"`` it would never move, so that pair is refused). ``"zeros"``: the model computes exactly what the BERT checkpoint
-      computes until fine-tuning changes the table. Either way no number is drawn from the global RNG, so the task
-      head starts as a plain BERT's would at the same seed.
+      rates; with ``"concat"`` it would never move, so that pair is refused). ``"zeros"``: the model computes
+      exactly what the BERT checkpoint computes until fine-tuning changes the table. Either way no number is drawn
+      from the global RNG, so the task head starts as a plain BERT's would at the same seed.
     - ``pos_parser``: parser spec (``spacy:<package or path>``, ``stanza:<lang>``) that tags raw text at inference;
       it should be the parser the model was fine-tuned with.
     """
