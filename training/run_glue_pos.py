@@ -42,6 +42,8 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     parser.add_argument("--max_train_samples", type=int)
     parser.add_argument("--max_eval_samples", type=int)
     parser.add_argument("--num_proc", type=int, default=1, help="processes for parsing")
+    parser.add_argument("--featurized_cache_dir",
+                        help="keep the parsed + aligned splits here; later runs (other seeds) reuse them")
     parser.add_argument("--no_save_model", action="store_true")
     parser.add_argument("--no_predict_test", action="store_true")
     arguments = parser.parse_args(argv)
@@ -65,6 +67,7 @@ def parse_arguments(argv=None) -> GlueRunConfig:
         max_train_samples=arguments.max_train_samples,
         max_eval_samples=arguments.max_eval_samples,
         num_proc=arguments.num_proc,
+        featurized_cache_dir=arguments.featurized_cache_dir,
         save_model=not arguments.no_save_model,
         predict_test=not arguments.no_predict_test,
     )

@@ -286,11 +286,16 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
 
 
 # ------------------------------------------------------------------------------------------------ featurizing
-def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_length: int, num_proc: int = 1):
+def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_length: int, num_proc: int = 1,
+              cache_dir: str | Path | None = None):
     """Tokenize (and POS-tag with ``parse_and_align``) every split; ``label`` becomes ``labels``.
 
     Both paths call the tokenizer with the same arguments (``truncation=True`` = ``longest_first``,
-    ``max_length``), so the baseline and the POS model see identical ``input_ids``.
+    ``max_length``), so the baseline and the POS model see identical ``input_ids``. With ``cache_dir`` the
+    featurized splits are written there as Arrow files named by a hash of the split's content and the map
+    function (tokenizer, parser spec, features, ``max_length``), so the next run with other seeds or learning
+    rates reads them instead of parsing again. The parser model's own version is not part of the key: clear
+    the folder after upgrading a parser.
     """
     first, second = task.text_columns[0], (task.text_columns[1] if len(task.text_columns) > 1 else None)
     if use_pos:
@@ -308,8 +313,26 @@ def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_leng
     featurized = dataset.map(
         map_function, batched=True, num_proc=num_proc if num_proc > 1 else None, remove_columns=text_columns,
         desc=f"{'parse + align' if use_pos else 'tokenize'} {task.name}",
+        cache_file_names=featurized_cache_files(dataset, map_function, cache_dir) if cache_dir else None,
     )
     return featurized.rename_column("label", "labels")
+
+
+def featurized_cache_files(dataset: datasets.DatasetDict, map_function, cache_dir: str | Path) -> dict[str, str]:
+    """One Arrow file per split, named by a hash of the split's fingerprint and the map function.
+
+    An in-memory dataset (read from TSV) has no cache of its own in ``datasets``. Its fingerprint hashes the content
+    it was built from and the transforms since (``select`` for ``max_train_samples``...), and ``parse_and_align``
+    hashes to the same value in every process, so a run that reads the same files the same way meets the same names.
+    """
+    from datasets.fingerprint import Hasher
+
+    folder = Path(cache_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    return {
+        split: str(folder / f"{split}-{Hasher.hash((part._fingerprint, map_function))}.arrow")
+        for split, part in dataset.items()
+    }
 
 
 def count_truncated(featurized: datasets.DatasetDict, max_length: int) -> dict[str, int]:
@@ -340,6 +363,7 @@ class GlueRunConfig:
     max_eval_samples: int | None = None
     max_steps: int = -1
     num_proc: int = 1
+    featurized_cache_dir: str | None = None  # keep featurized splits here between runs (see featurize)
     save_model: bool = True
     predict_test: bool = True
     logging_steps: int = 50
@@ -364,7 +388,10 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
 
     tokenizer = AutoTokenizer.from_pretrained(config.model_name_or_path)
     started = time.time()
-    featurized = featurize(task, raw, tokenizer, config.use_pos, config.pos_parser, config.max_length, config.num_proc)
+    featurized = featurize(
+        task, raw, tokenizer, config.use_pos, config.pos_parser, config.max_length, config.num_proc,
+        cache_dir=config.featurized_cache_dir,
+    )
     featurize_seconds = time.time() - started
 
     runs = []
