@@ -6,7 +6,8 @@ For every (task, seed) the plain BERT baseline (``--no_pos``) and BERT + POS are
 two processes with ``--variants bert`` / ``--variants bert+pos``). After each run the aggregate over every finished
 run (mean +- std over seeds, difference and ratio against the baseline with the same seeds) is rewritten to
 ``benchmarks/results/glue_pos.{json,md}``, so partial results survive an interrupted session. Per-run summaries
-go to ``benchmarks/results/glue_pos_runs/``; models and checkpoints stay in ``--work_dir`` (not in the repository).
+go to ``benchmarks/results/glue_pos_runs/``; models, checkpoints and the featurized splits (reused by later seeds)
+stay in ``--work_dir`` (not in the repository).
 """
 
 from __future__ import annotations
