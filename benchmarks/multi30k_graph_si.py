@@ -47,6 +47,14 @@ RUNS = {  # name -> (pair, label, overrides)
     "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate", [
         *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
     ]),
+    # The other reading of the paper's middle attention parts (graph_middle_stream, see hf_syntax/graph_transformer.py).
+    "de_en_graph_half_dim_gate_middle_previous": ("De->En", "Graph-Transformer +half-dim&gate, middle = F_{l-2}", [
+        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
+        "model.kwargs.graph_middle_stream=previous",
+    ]),
+    "de_en_graph_sum_middle_previous": ("De->En", "Graph-Transformer sum, middle = F_{l-2}", [
+        *_direction("de", "en"), "model.type=graph_transformer_sum", "model.kwargs.graph_middle_stream=previous",
+    ]),
 }
 
 
@@ -93,11 +101,12 @@ def write_table(name: str, entry: dict):
 
 
 def paired_bootstrap() -> None:
-    """Per pair whose two runs have finished: sacreBLEU's paired bootstrap of the model against the baseline."""
+    """Per pair: sacreBLEU's paired bootstrap of every finished model against the pair's baseline."""
     reports = []
     for baseline in (name for name in RUNS if name.endswith("_baseline")):
-        model = next(name for name in RUNS if name != baseline and RUNS[name][0] == RUNS[baseline][0])
-        if not all((LOGS / f"{name}.val.txt").exists() for name in (baseline, model)):
+        models = [name for name in RUNS if name != baseline and RUNS[name][0] == RUNS[baseline][0]
+                  and (LOGS / f"{name}.val.txt").exists()]
+        if not models or not (LOGS / f"{baseline}.val.txt").exists():
             continue
         target = RUNS[baseline][0].split("->")[1].lower()
         reference = LOGS / f"val.reference.{target}"
@@ -105,10 +114,12 @@ def paired_bootstrap() -> None:
                                        encoding="utf-8").read(), encoding="utf-8")
         report = subprocess.run(
             [str(Path(sys.executable).with_name("sacrebleu")), reference.name, "-i", f"{baseline}.val.txt",
-             f"{model}.val.txt", "--paired-bs", "--paired-bs-n", "1000", "-m", "bleu", "chrf", "-f", "text"],
+             *[f"{model}.val.txt" for model in models], "--paired-bs", "--paired-bs-n", "1000", "-m", "bleu", "chrf",
+             "-f", "text"],
             cwd=LOGS, capture_output=True, text=True, check=True,
         ).stdout
-        reports.append(f"## {RUNS[baseline][0]}: {RUNS[model][1]} vs baseline\n\n{report}")
+        labels = ", ".join(RUNS[model][1] for model in models)
+        reports.append(f"## {RUNS[baseline][0]}: {labels} vs baseline\n\n{report}")
     if reports:
         (RESULTS / "multi30k_graph_si_paired_bootstrap.txt").write_text("\n".join(reports))
         print("\n".join(reports), flush=True)
