@@ -292,7 +292,7 @@ def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_leng
 
     Both paths call the tokenizer with the same arguments (``truncation=True`` = ``longest_first``,
     ``max_length``), so the baseline and the POS model see identical ``input_ids``. With ``cache_dir`` the
-    featurized splits are written there as Arrow files named by a hash of the split's content and the map
+    featurized splits are written there as Arrow files named by a hash of the split's fingerprint and the map
     function (tokenizer, parser spec, features, ``max_length``), so the next run with other seeds or learning
     rates reads them instead of parsing again. The parser model's own version is not part of the key: clear
     the folder after upgrading a parser.
