@@ -44,10 +44,11 @@ RUNS = {  # name -> (pair, label, overrides)
     "en_de_syntax_infused": ("En->De", "syntax-infused", [*_direction("en", "de"), "model.type=syntax_infused",
                                                           *ENGLISH_FEATURES]),
     "de_en_baseline": ("De->En", "baseline", _direction("de", "en")),
-    "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate", [
-        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
+    # graph_middle_stream: which representation the middle attention parts read (see hf_syntax/graph_transformer.py);
+    # "full" is the default, spelled out so the two readings stay apart.
+    "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate, middle = F_{l-1}", [
+        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate", "model.kwargs.graph_middle_stream=full",
     ]),
-    # The other reading of the paper's middle attention parts (graph_middle_stream, see hf_syntax/graph_transformer.py).
     "de_en_graph_half_dim_gate_middle_previous": ("De->En", "Graph-Transformer +half-dim&gate, middle = F_{l-2}", [
         *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
         "model.kwargs.graph_middle_stream=previous",

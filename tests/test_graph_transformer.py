@@ -117,6 +117,20 @@ def test_middle_parts_pair_the_incremental_stream_with_the_configured_one(middle
             assert torch.allclose(weights[:, 4 * index : 4 * (index + 1)], expected, atol=1e-6), part
 
 
+def test_previous_middle_stream_leaves_only_the_first_layers_p_reading_weights_untrained():
+    """Why "previous" is not the default: the first layer's P = F_{-1} is zero, so the weights that read P there
+    get no gradient. Everything else trains (the "full" default trains every parameter: test above)."""
+    torch.manual_seed(0)
+    model = GraphTransformerForConditionalGeneration(_graph_config(graph_middle_stream="previous", dropout=0.0))
+    input_ids, attention_mask = _batch()
+    model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids[:, :6]).loss.backward()
+    no_gradient = {name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0}
+    first_layer = "model.encoder.layers.0."
+    assert {f"{first_layer}projections.middle_incremental.k_proj.weight",
+            f"{first_layer}projections.middle_full.q_proj.weight"} <= no_gradient
+    assert all(name.startswith(first_layer) and ".middle_" in name for name in no_gradient), no_gradient
+
+
 def test_encoder_feeds_each_layer_the_two_previous_full_representations():
     torch.manual_seed(0)
     model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", encoder_layers=3))).eval()
