@@ -163,7 +163,7 @@ def test_longer_than_512_wordpieces_is_truncated_longest_first_with_aligned_pos(
     assert 3 not in long_example["pos_ids"][:1]
 
 
-def test_featurized_splits_are_cached_by_content_and_settings(glue_dir, tokenizer, tmp_path):
+def test_featurized_splits_are_cached_by_fingerprint_and_settings(glue_dir, tokenizer, tmp_path):
     def read_rte():  # as a new run would: from the TSV files again
         rte = load_glue_tsv_folder(get_task("rte"), glue_dir)
         return datasets.DatasetDict({split: rte[split].select(range(12)) for split in ("train", "validation")})
