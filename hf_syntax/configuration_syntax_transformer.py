@@ -11,6 +11,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
+WEIGHT_INITS = ("xavier", "normal")
 ENCODER_LAYER_TYPES = ("standard", "graph")
 GRAPH_FUSIONS = ("sum", "gate", "self_gate")
 GRAPH_MIDDLE_STREAMS = ("full", "previous")
@@ -37,8 +38,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     `d_model`, `encoder_layers`, `decoder_layers`, `encoder_attention_heads`, `decoder_attention_heads`,
     `encoder_ffn_dim`, `decoder_ffn_dim`, `activation_function`, `dropout`, `attention_dropout`,
     `activation_dropout`, `max_position_embeddings`, `scale_embedding`, `share_encoder_decoder_embeddings`,
-    `tie_word_embeddings`, `label_smoothing`, `init_std`, `output_bias` (a bias on the output projection, as
-    converted OPUS-MT checkpoints carry).
+    `tie_word_embeddings`, `label_smoothing`, `output_bias` (a bias on the output projection, as
+    converted OPUS-MT checkpoints carry), `weight_init` ("xavier": Vaswani/fairseq, Xavier-uniform projections and
+    N(0, d^-1/2) embeddings; "normal": N(0, `init_std`) for every projection and embedding, as transformers' Marian).
 
     Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative positions (Shaw et al. 2018):
     `relative_position_clip` k (0 = off), `relative_position_keys` (a^K), `relative_position_values` (a^V),
@@ -90,6 +92,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     tie_word_embeddings: bool = True
     label_smoothing: float | int = 0.1
     output_bias: bool = False
+    weight_init: str = "xavier"
     init_std: float = 0.02
     use_cache: bool = True
     is_encoder_decoder: bool = True
@@ -153,6 +156,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         """Called by `@strict` on construction: every option value is checked against what the model supports."""
         choices = {
             "activation_function": ACTIVATIONS,
+            "weight_init": WEIGHT_INITS,
             "encoder_layer_type": ENCODER_LAYER_TYPES,
             "graph_fusion": GRAPH_FUSIONS,
             "graph_middle_stream": GRAPH_MIDDLE_STREAMS,

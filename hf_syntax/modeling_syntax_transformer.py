@@ -119,14 +119,20 @@ class SyntaxTransformerPreTrainedModel(PreTrainedModel):
 
     @torch.no_grad()
     def _init_weights(self, module):
-        """Vaswani/fairseq initialisation: Xavier-uniform projections, N(0, d^-1/2) embeddings (unit variance after
-        the sqrt(d) scale); biaffine parse scores start at zero (uniform heads); relative tables Xavier-uniform."""
+        """``weight_init="xavier"`` (Vaswani/fairseq): Xavier-uniform projections, N(0, d^-1/2) embeddings (unit
+        variance after the sqrt(d) scale); ``"normal"`` (transformers' Marian): N(0, init_std) for both. Either way
+        biaffine parse scores start at zero (uniform heads) and relative tables are Xavier-uniform."""
+        normal = self.config.weight_init == "normal"
         if isinstance(module, nn.Linear):
-            init.xavier_uniform_(module.weight)
+            if normal:
+                init.normal_(module.weight, mean=0.0, std=self.config.init_std)
+            else:
+                init.xavier_uniform_(module.weight)
             if module.bias is not None:
                 init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
-            init.normal_(module.weight, mean=0.0, std=module.embedding_dim**-0.5)
+            std = self.config.init_std if normal else module.embedding_dim**-0.5
+            init.normal_(module.weight, mean=0.0, std=std)
             if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
                 init.zeros_(module.weight[module.padding_idx])
         elif isinstance(module, nn.LayerNorm):

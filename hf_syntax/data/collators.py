@@ -47,6 +47,19 @@ class SyntaxSeq2SeqCollator(_SyntaxCollator):
 
     required_columns = ("input_ids", "labels")
 
+    def __init__(self, tokenizer, pad_to_multiple_of: int | None = None, required_features=(), model=None):
+        super().__init__(tokenizer, pad_to_multiple_of, required_features)
+        self.model = model
+
+    def __call__(self, examples):
+        """With ``model`` given, also ``decoder_input_ids`` (as ``DataCollatorForSeq2Seq`` does): a Trainer that
+        smooths labels itself (``label_smoothing_factor``) pops ``labels``, and a stock model such as Marian then
+        has no decoder input at all."""
+        batch = super().__call__(examples)
+        if self.model is not None and hasattr(self.model, "prepare_decoder_input_ids_from_labels"):
+            batch["decoder_input_ids"] = self.model.prepare_decoder_input_ids_from_labels(labels=batch["labels"])
+        return batch
+
 
 class SyntaxClassificationCollator(_SyntaxCollator):
     """Pads the source columns (e.g. ``pos_ids`` for BERT+POS); a scalar ``labels`` column is stacked as is

@@ -30,7 +30,6 @@ import torch
 from transformers import (
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
-    DataCollatorForSeq2Seq,
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
@@ -40,9 +39,11 @@ from transformers import (
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.trainer_utils import get_last_checkpoint
 
+from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_translation_tokenizers
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
+from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
 from hf_syntax.recipes.config import ConfigError, apply_overrides, build_dataclass, check_choice, read_config_file
 from hf_syntax.variants import ARCHITECTURES
 
@@ -593,15 +594,11 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
         super().log(logs, *args, **kwargs)
 
 
-def _collator(source_tokenizer: PreTrainedTokenizerBase, uses_features: bool):
-    """Our syntax collator when it is available (it pads every feature column); plain seq2seq padding otherwise."""
-    try:
-        from hf_syntax.data.collators import SyntaxSeq2SeqCollator
-    except ImportError:
-        if uses_features:
-            raise
-        return DataCollatorForSeq2Seq(source_tokenizer, label_pad_token_id=-100)
-    return SyntaxSeq2SeqCollator(source_tokenizer)
+def _collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqCollator:
+    """Pads every feature column; a model other than ours (the Marian reference) gets its decoder inputs made here,
+    because the Trainer's label smoother takes ``labels`` away before the forward."""
+    is_ours = isinstance(model, SyntaxTransformerPreTrainedModel)
+    return SyntaxSeq2SeqCollator(source_tokenizer, model=None if is_ours else model)
 
 
 # ------------------------------------------------------------------------------------------------------ running
@@ -725,7 +722,7 @@ def train_translation(
         train_dataset=encoded["train"],
         eval_dataset=encoded["validation"],
         processing_class=source_tokenizer,
-        data_collator=_collator(source_tokenizer, bool(feature_settings)),
+        data_collator=_collator(source_tokenizer, model),
         compute_metrics=scorer,
         callbacks=[
             *(callbacks or []),
