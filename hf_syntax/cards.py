@@ -186,7 +186,7 @@ MODEL_SETTINGS = {
                 "absolute_positions"),
     "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv"),
     "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
-    "bert_pos": ("pos_combine", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
+    "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
 }
 SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
                  "encoder_ffn_dim", "label_smoothing")

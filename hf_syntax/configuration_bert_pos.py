@@ -31,10 +31,16 @@ class BertPosConfig(BertConfig):
     - ``pos_embedding_size``: width of the POS embedding for ``"concat"`` (0 = ``hidden_size``, as in the paper);
       ``"sum"`` always uses ``hidden_size``.
     - ``pos_init``: how a new POS table starts. ``"normal"`` (default): N(0, ``initializer_range``) like BERT's
-      token-type table, so the tags matter from the first step (a zero table barely moves at fine-tuning learning
-      rates; with ``"concat"`` it would never move, so that pair is refused). ``"zeros"``: the model computes
-      exactly what the BERT checkpoint computes until fine-tuning changes the table. Either way no number is drawn
-      from the global RNG, so the task head starts as a plain BERT's would at the same seed.
+      token-type table, so the tags matter from the first step (with ``"concat"`` a zero table would never move, so
+      that pair is refused). ``"zeros"``: the model computes exactly what the BERT checkpoint computes until
+      fine-tuning changes the table; at BERT's fine-tuning rate a zero table barely moves, so give it a rate of its
+      own (the GLUE recipe's ``pos_learning_rate``). Either way no number is drawn from the global RNG, so the task
+      head starts as a plain BERT's would at the same seed.
+    - ``pos_gate``: multiply the POS embedding by a learned scalar that starts at 0 (``"sum"`` only). The model
+      then equals the BERT checkpoint at step 0 while the tags still steer training: the gate's gradient is the
+      loss gradient at the embeddings dotted with the (non-zero, ``pos_init="normal"``) table, whereas the table's
+      gradient is scaled by the gate and is exactly zero on the first step. The gate moves on step 1 and the table
+      from step 2. A zero table behind a zero gate would give neither a gradient, so that pair is refused.
     - ``pos_parser``: parser spec (``spacy:<package or path>``, ``stanza:<lang>``) that tags raw text at inference;
       it should be the parser the model was fine-tuned with.
     """
@@ -46,6 +52,7 @@ class BertPosConfig(BertConfig):
     pos_combine: str = "sum"
     pos_embedding_size: int = 0
     pos_init: str = "normal"
+    pos_gate: bool = False
     pos_parser: str = "spacy:en_core_web_sm"
 
     def __post_init__(self, **kwargs):
@@ -74,6 +81,13 @@ class BertPosConfig(BertConfig):
                 "BertPosConfig: pos_init='zeros' with pos_combine='concat' would never train the POS input (the "
                 "table and the projection's POS columns both start at zero, so neither gets a gradient). "
                 "Use pos_init='normal'."
+            )
+        if self.pos_gate and (self.pos_combine, self.pos_init) != ("sum", "normal"):
+            raise ValueError(
+                f"BertPosConfig: pos_gate needs pos_combine='sum' and pos_init='normal'; got "
+                f"pos_combine={self.pos_combine!r}, pos_init={self.pos_init!r}. A gate at 0 in front of a zero table, "
+                f"or in front of the concat projection's zero POS columns, gets no gradient and neither does what it "
+                f"gates, so the POS input would never train (concat already starts as the base BERT without a gate)."
             )
         if self.pos_combine == "sum" and self.pos_embedding_size != self.hidden_size:
             raise ValueError(

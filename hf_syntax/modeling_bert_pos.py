@@ -4,8 +4,10 @@ Every WordPiece carries the UPOS tag of its word (``pos_ids``, made by hf_syntax
 embedding is combined with the token embedding *before* BERT's embedding LayerNorm, and everything after that is
 transformers' own BERT. A new POS table starts as BERT's own small tables do (``pos_init="normal"``) or at zero
 (``pos_init="zeros"``: until fine-tuning the model computes exactly what the BERT checkpoint computes); the
-``concat`` projection starts at ``[I | 0]``. The table is drawn from its own generator, so a BERT + POS run and a
-plain BERT run with the same seed start with the same task head and differ only by the POS input.
+``concat`` projection starts at ``[I | 0]``; the optional scalar gate (``pos_gate``) starts at 0, which also makes
+step 0 the BERT checkpoint's. The table is drawn from its own generator, so a BERT + POS run and a plain BERT run with
+the same seed start with the same task head and differ only by the POS input. ``pos_parameter_names`` lists the
+parameters a BERT checkpoint lacks on the input side, so a trainer can give them a learning rate of their own.
 """
 
 from __future__ import annotations
@@ -39,6 +41,21 @@ class PosConcatProjection(nn.Linear):
     """``[token; pos] -> hidden`` for ``pos_combine="concat"``; initialised (without RNG draws) to ``[I | 0]``."""
 
 
+class PosGate(nn.Module):
+    """A learned scalar that scales the POS embedding; starts at 0 (see ``BertPosConfig.pos_gate`` for why it and
+    then the table still receive gradients)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(()))
+
+    def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return self.weight * embeddings
+
+
+POS_MODULE_TYPES = (PosTagEmbedding, PosConcatProjection, PosGate)
+
+
 class BertPosEmbeddings(BertEmbeddings):
     """BERT's embeddings with a POS embedding combined into the token embedding ahead of position/segment/LayerNorm."""
 
@@ -50,6 +67,7 @@ class BertPosEmbeddings(BertEmbeddings):
             self.pos_projection = PosConcatProjection(
                 config.hidden_size + config.pos_embedding_size, config.hidden_size
             )
+        self.pos_gate = PosGate() if config.pos_gate else None
 
     def token_and_pos_embeddings(
         self,
@@ -61,6 +79,8 @@ class BertPosEmbeddings(BertEmbeddings):
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)
         pos_embeddings = self.pos_embeddings(pos_ids)
+        if self.pos_gate is not None:
+            pos_embeddings = self.pos_gate(pos_embeddings)
         if self.pos_combine == "sum":
             return inputs_embeds + pos_embeddings
         return self.pos_projection(torch.cat([inputs_embeds, pos_embeddings], dim=-1))
@@ -85,6 +105,19 @@ class BertPosPreTrainedModel(BertPreTrainedModel):
         self.config.check_pos_vocab(featurizer.label_vocabularies["pos_ids"])
         return featurizer(text, text_pair=text_pair, return_tensors=return_tensors)
 
+    def pos_parameter_names(self) -> list[str]:
+        """Names (as in ``named_parameters``) of the POS input's parameters: table, gate and concat projection.
+
+        These are what a BERT checkpoint lacks besides the task head; the GLUE recipe trains them at
+        ``pos_learning_rate``. The whole projection counts, its token columns included: it is one new weight.
+        """
+        return [
+            f"{module_name}.{parameter_name}"
+            for module_name, module in self.named_modules()
+            if isinstance(module, POS_MODULE_TYPES)
+            for parameter_name, _ in module.named_parameters()
+        ]
+
     @torch.no_grad()
     def _init_weights(self, module):
         if isinstance(module, PosTagEmbedding):
@@ -95,6 +128,9 @@ class BertPosPreTrainedModel(BertPreTrainedModel):
             identity_then_zeros[:, : module.out_features] = torch.eye(module.out_features)
             init.copy_(module.weight, identity_then_zeros)
             init.zeros_(module.bias)
+            return
+        if isinstance(module, PosGate):
+            init.zeros_(module.weight)
             return
         super()._init_weights(module)
 

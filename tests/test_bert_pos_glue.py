@@ -5,11 +5,13 @@ import json
 import datasets
 import numpy as np
 import pytest
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainingArguments
 
 from hf_syntax.recipes.glue import (
     GlueMetricComputer,
     GlueRunConfig,
+    PosLearningRateTrainer,
     check_task_dataset,
     featurize,
     get_task,
@@ -218,13 +220,90 @@ def test_cli_maps_flags_to_the_run_config():
                               "--featurized_cache_dir", "cache"])
     assert (config.use_pos, config.learning_rates, config.max_length, config.batch_size) == (False, (3e-5,), 256, 32)
     assert config.featurized_cache_dir == "cache"
+    assert (config.pos_gate, config.pos_learning_rate) == (False, None)
+    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
+                              "--pos_init", "zeros", "--pos_learning_rate", "1e-3"])
+    assert (config.pos_init, config.pos_learning_rate, config.pos_gate) == ("zeros", 1e-3, False)
+    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
+                              "--pos_gate"])
+    assert config.pos_gate
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"pos_learning_rate": -1e-3}, "pos_learning_rate must be a positive number"),
+        ({"pos_learning_rate": 0.0}, "pos_learning_rate must be a positive number"),
+        ({"pos_init": "uniform"}, r"pos_init must be one of \('normal', 'zeros'\); got 'uniform'"),
+        ({"pos_combine": "product"}, r"pos_combine must be one of \('sum', 'concat'\)"),
+        ({"use_pos": False, "pos_learning_rate": 1e-3}, "the no-POS baseline .* lacks; drop them"),
+        ({"use_pos": False, "pos_gate": True}, "the no-POS baseline .* lacks; drop them"),
+    ],
+)
+def test_bad_pos_training_options_fail_before_any_data_is_read(tmp_path, options, message):
+    config = GlueRunConfig(task="rte", output_dir=str(tmp_path), model_name_or_path=MINILM,
+                           data_dir=str(tmp_path / "absent"), **options)
+    with pytest.raises(ValueError, match=message):
+        run_glue(config)
+
+
+def _gated_model_and_trainer(tmp_path, num_training_steps: int, weight_decay: float):
+    from hf_syntax import BertPosForSequenceClassification
+
+    model = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, pos_gate=True)
+    arguments = TrainingArguments(output_dir=str(tmp_path), learning_rate=5e-5, weight_decay=weight_decay, report_to=[],
+                                  use_cpu=True)
+    trainer = PosLearningRateTrainer(model=model, args=arguments, pos_learning_rate=1e-3)
+    trainer.create_optimizer_and_scheduler(num_training_steps=num_training_steps)
+    return model, trainer
+
+
+def test_pos_parameters_get_their_own_rate_under_the_same_schedule(tmp_path):
+    model, trainer = _gated_model_and_trainer(tmp_path, num_training_steps=4, weight_decay=0.01)
+    pos_parameters = {id(model.get_parameter(name)) for name in model.pos_parameter_names()}
+    rates = {}
+    for group in trainer.optimizer.param_groups:
+        kinds = {id(parameter) in pos_parameters for parameter in group["params"]}
+        assert len(kinds) == 1, "a group holds POS parameters or others, never both"
+        rates.setdefault(kinds.pop(), set()).add(group["lr"])
+    assert rates == {True: {1e-3}, False: {5e-5}}
+    grouped = [parameter for group in trainer.optimizer.param_groups for parameter in group["params"]]
+    assert len(grouped) == len({id(parameter) for parameter in grouped}) == len(list(model.parameters()))
+    decayed = {id(parameter) for group in trainer.optimizer.param_groups if group["weight_decay"] > 0
+               for parameter in group["params"]}
+    assert id(model.bert.embeddings.pos_embeddings.weight) in decayed, "Trainer's decay rule still applies"
+    trainer.optimizer.step()
+    trainer.lr_scheduler.step()  # linear decay over 4 steps: both rates at 3/4
+    assert sorted(set(trainer.lr_scheduler.get_last_lr())) == pytest.approx([5e-5 * 0.75, 1e-3 * 0.75])
+
+
+def test_every_pos_parameter_moves_within_two_optimizer_steps(tmp_path, tokenizer):
+    """Gate first (the table's first gradient is zero, see BertPosConfig.pos_gate), then the table."""
+    model, trainer = _gated_model_and_trainer(tmp_path, num_training_steps=10, weight_decay=0.0)  # moved by gradient
+    inputs = tokenizer(["The sailors rode the breeze.", "Fish swim."], padding=True, return_tensors="pt")
+    pos_ids = torch.where(inputs["attention_mask"].bool(), torch.full_like(inputs["input_ids"], 8), 0)
+    pos_ids[:, 0] = 1
+    gate, table = model.bert.embeddings.pos_gate.weight, model.bert.embeddings.pos_embeddings.weight
+    history = [(gate.item(), table.detach().clone())]
+    model.train()
+    for _ in range(2):
+        model(**inputs, pos_ids=pos_ids, labels=torch.tensor([1, 0])).loss.backward()
+        trainer.optimizer.step()
+        trainer.lr_scheduler.step()
+        trainer.optimizer.zero_grad()
+        history.append((gate.item(), table.detach().clone()))
+    (gate_0, table_0), (gate_1, table_1), (gate_2, table_2) = history
+    assert gate_0 == 0.0 and gate_1 != 0.0 and gate_2 != gate_1
+    assert torch.equal(table_1, table_0), "a gate at 0 gives the table no gradient on the first step"
+    assert not torch.equal(table_2[8], table_1[8]) and torch.equal(table_2[5], table_1[5]), "only the used rows"
 
 
 @pytest.mark.slow
 def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path):
     settings = dict(task="cola", model_name_or_path=MINILM, data_dir=str(glue_dir), pos_parser=PARSER,
                     learning_rates=(5e-5,), batch_size=8, max_steps=3, max_train_samples=48, max_eval_samples=40)
-    summary = run_glue(GlueRunConfig(output_dir=str(tmp_path / "pos"), **settings))
+    summary = run_glue(GlueRunConfig(output_dir=str(tmp_path / "pos"), pos_gate=True, pos_learning_rate=1e-3,
+                                     **settings))
     baseline = run_glue(GlueRunConfig(output_dir=str(tmp_path / "bert"), use_pos=False, **settings))
     written = json.loads((tmp_path / "pos" / "results.json").read_text())
     assert written["best"] == summary["best"] and written["main_metric"] == "validation/matthews_correlation"
@@ -235,7 +314,8 @@ def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path):
         assert -100 <= run["eval"]["validation"]["matthews_correlation"] <= 100
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "pos" / "lr5e-05" / "model")
     assert type(model).__name__ == "BertPosForSequenceClassification" and model.config.pos_parser == PARSER
-    assert model.bert.embeddings.pos_embeddings.weight.abs().sum() > 0, "three steps must have moved the POS table"
+    assert model.config.pos_gate and model.bert.embeddings.pos_gate.weight.abs() > 1e-4, "the gate must have opened"
+    assert summary["settings"]["pos_learning_rate"] == 1e-3
     assert model.config.id2label == {0: "unacceptable", 1: "acceptable"}
     plain = AutoModelForSequenceClassification.from_pretrained(tmp_path / "bert" / "lr5e-05" / "model")
     assert type(plain).__name__ == "BertForSequenceClassification"

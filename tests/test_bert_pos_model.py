@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 import torch
+from fresh_process import run_without_hf_syntax
 from transformers import (
     AutoModel,
     AutoModelForSequenceClassification,
@@ -50,18 +51,24 @@ def batch():
     return dict(encoded), pos_ids
 
 
-@pytest.mark.parametrize("pos_combine, pos_init", [("sum", "zeros"), ("concat", "normal")])
-def test_pos_input_that_starts_inert_reproduces_base_bert_exactly(batch, pos_combine, pos_init):
-    """A zero table (sum), or any table behind the [I | 0] projection (concat): step 0 is exactly the base BERT."""
+@pytest.mark.parametrize(
+    "pos_options",
+    [{"pos_init": "zeros"}, {"pos_combine": "concat"}, {"pos_gate": True}],
+    ids=["zero_table", "concat", "gate"],
+)
+def test_pos_input_that_starts_inert_reproduces_base_bert_exactly(batch, pos_options):
+    """A zero table (sum), any table behind the [I | 0] projection (concat), or a N(0, 0.02) table behind a gate at
+    0: step 0 is exactly the base BERT with the same weights."""
     inputs, pos_ids = batch
     set_seed(0)
     base_classifier = BertForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
     set_seed(0)
-    pos_classifier = BertPosForSequenceClassification.from_pretrained(
-        MINILM, num_labels=3, pos_combine=pos_combine, pos_init=pos_init
-    ).eval()
+    pos_classifier = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3, **pos_options).eval()
+    if pos_options.get("pos_gate"):
+        table = pos_classifier.bert.embeddings.pos_embeddings.weight
+        assert torch.count_nonzero(table[1:]) == table[1:].numel(), "the gate, not the table, makes step 0 inert"
     base_encoder = BertModel.from_pretrained(MINILM).eval()
-    pos_encoder = BertPosModel.from_pretrained(MINILM, pos_combine=pos_combine, pos_init=pos_init).eval()
+    pos_encoder = BertPosModel.from_pretrained(MINILM, **pos_options).eval()
     with torch.no_grad():
         assert torch.equal(base_classifier(**inputs).logits, pos_classifier(**inputs, pos_ids=pos_ids).logits)
         base_output = base_encoder(**inputs)
@@ -104,6 +111,36 @@ def test_every_pos_parameter_trains_within_two_steps(batch, pos_combine):
         optimizer.zero_grad()
     for parameter, initial in zip(pos_parameters, before):
         assert not torch.equal(parameter, initial)
+
+
+def test_gate_gets_the_first_gradient_and_a_zero_table_gets_one_without_gate(batch):
+    """What BertPosConfig.pos_gate promises: at step 0 a gate at 0 in front of a N(0, 0.02) table gets a gradient
+    and the table gets exactly none; an ungated zero table gets one on the rows the batch uses."""
+    inputs, pos_ids = batch
+    labels = torch.tensor([0, 2])
+    gated = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3, pos_gate=True).train()
+    gated(**inputs, pos_ids=pos_ids, labels=labels).loss.backward()
+    embeddings = gated.bert.embeddings
+    assert embeddings.pos_gate.weight.grad.abs() > 0
+    assert torch.count_nonzero(embeddings.pos_embeddings.weight.grad) == 0
+    zero_table = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3, pos_init="zeros").train()
+    zero_table(**inputs, pos_ids=pos_ids, labels=labels).loss.backward()
+    gradient_rows = zero_table.bert.embeddings.pos_embeddings.weight.grad.abs().sum(dim=1)
+    used_rows = pos_ids[pos_ids > 0].unique()
+    assert torch.all(gradient_rows[used_rows] > 0) and gradient_rows[0] == 0, "padding row 0 stays out"
+
+
+def test_pos_parameter_names_list_what_a_bert_checkpoint_lacks_on_the_input_side():
+    _, info = BertPosForSequenceClassification.from_pretrained(
+        MINILM, num_labels=2, pos_gate=True, output_loading_info=True
+    )
+    gated = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, pos_gate=True)
+    assert set(gated.pos_parameter_names()) == set(info["missing_keys"]) - {"classifier.weight", "classifier.bias"}
+    concat = BertPosModel(BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                        intermediate_size=37, pos_combine="concat", pos_embedding_size=8))
+    assert concat.pos_parameter_names() == [
+        "embeddings.pos_embeddings.weight", "embeddings.pos_projection.weight", "embeddings.pos_projection.bias",
+    ]
 
 
 def test_token_classification_head_matches_bert_and_trains(batch):
@@ -168,6 +205,10 @@ def test_config_rejects_inconsistent_pos_settings():
         BertPosConfig(pos_init="uniform")
     with pytest.raises(Exception, match="would never train the POS input"):
         BertPosConfig(pos_combine="concat", pos_init="zeros")
+    with pytest.raises(Exception, match="pos_gate needs pos_combine='sum' and pos_init='normal'.*pos_init='zeros'"):
+        BertPosConfig(pos_gate=True, pos_init="zeros")
+    with pytest.raises(Exception, match="pos_gate needs .*pos_combine='concat'"):
+        BertPosConfig(pos_gate=True, pos_combine="concat")
 
 
 def test_pos_vocabulary_must_match_the_featurizer():
@@ -239,3 +280,36 @@ def test_saved_model_runs_on_raw_text_in_a_fresh_process_without_hf_syntax(tmp_p
     assert loaded["module"].startswith("transformers_modules."), "must be the copied remote code"
     assert loaded["pos_ids"] == inputs["pos_ids"].tolist()
     assert torch.allclose(torch.tensor(loaded["logits"]), expected, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_gated_model_reloads_with_trust_remote_code_in_a_fresh_process_with_identical_logits(tmp_path):
+    """A trained gate and table (set by hand to non-zero values) survive save_pretrained and a remote-code load."""
+    set_seed(0)
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+                           num_labels=3, pos_gate=True)
+    model = BertPosForSequenceClassification(config).eval()
+    with torch.no_grad():
+        model.bert.embeddings.pos_gate.weight.fill_(0.7)
+    input_ids = torch.tensor([[2, 15, 27, 33, 3], [2, 41, 3, 0, 0]])
+    pos_ids = torch.tensor([[1, 9, 10, 16, 1], [1, 4, 1, 0, 0]])
+    attention_mask = (input_ids > 0).long()
+    with torch.no_grad():
+        expected = model(input_ids=input_ids, pos_ids=pos_ids, attention_mask=attention_mask).logits
+        ungated = model(input_ids=input_ids, pos_ids=torch.ones_like(pos_ids), attention_mask=attention_mask).logits
+    assert not torch.allclose(expected, ungated), "the POS ids must matter, or the comparison proves nothing"
+    model.save_pretrained(tmp_path / "model")
+    code = textwrap.dedent(f"""
+        import json, torch
+        from transformers import AutoModelForSequenceClassification
+        model = AutoModelForSequenceClassification.from_pretrained("model", trust_remote_code=True).eval()
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor({input_ids.tolist()}), pos_ids=torch.tensor({pos_ids.tolist()}),
+                           attention_mask=torch.tensor({attention_mask.tolist()})).logits
+        print(json.dumps({{"module": type(model).__module__, "gate": model.bert.embeddings.pos_gate.weight.item(),
+                          "logits": logits.tolist()}}))
+    """)
+    loaded = json.loads(run_without_hf_syntax(code, tmp_path).strip().splitlines()[-1])
+    assert loaded["module"].startswith("transformers_modules.")
+    assert loaded["gate"] == pytest.approx(0.7)
+    assert torch.equal(torch.tensor(loaded["logits"]), expected)

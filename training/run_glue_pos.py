@@ -3,6 +3,9 @@
     python training/run_glue_pos.py --task cola --data_dir ../shared/data/glue \\
         --model_name_or_path bert-base-uncased --pos_parser spacy:en_core_web_sm --output_dir runs/cola_pos
 
+Add --pos_init zeros --pos_learning_rate 1e-3 (or --pos_gate) to start exactly as the BERT checkpoint and still let
+the POS input learn.
+
 Writes <output_dir>/results.json, one folder per learning rate (model, run.json, test predictions) and the best
 run's GLUE-server files in <output_dir>/glue_submission/.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from hf_syntax.configuration_bert_pos import POS_INIT_MODES
+from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
 from hf_syntax.recipes.glue import EMPTY_TEXT_POLICIES, GLUE_TASKS, PAPER_LEARNING_RATES, GlueRunConfig, run_glue
 
 
@@ -27,10 +30,14 @@ def parse_arguments(argv=None) -> GlueRunConfig:
     source.add_argument("--dataset_path", help="a DatasetDict saved with save_to_disk, Hub 'glue' column names")
     parser.add_argument("--no_pos", action="store_true", help="plain BERT baseline, everything else identical")
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm", help="parser spec that tags the text")
-    parser.add_argument("--pos_combine", choices=("sum", "concat"),
+    parser.add_argument("--pos_combine", choices=POS_COMBINE_MODES,
                         help="sum (paper, default) or concat + projection; a bert_pos checkpoint keeps its own")
     parser.add_argument("--pos_init", choices=POS_INIT_MODES, default="normal",
                         help="a new POS table: normal(0, initializer_range) or zeros (= the base BERT until trained)")
+    parser.add_argument("--pos_gate", action="store_true",
+                        help="scale a new POS embedding by a learned scalar starting at 0 (= the base BERT at step 0)")
+    parser.add_argument("--pos_learning_rate", type=float,
+                        help="learning rate of the POS parameters (table, gate, projection); default: --learning_rates")
     parser.add_argument("--learning_rates", type=float, nargs="+", default=list(PAPER_LEARNING_RATES),
                         help="grid; the best on dev is reported (paper: 2e-5 3e-5 4e-5 5e-5)")
     parser.add_argument("--batch_size", type=int, default=32)
@@ -57,6 +64,8 @@ def parse_arguments(argv=None) -> GlueRunConfig:
         pos_parser=arguments.pos_parser,
         pos_combine=arguments.pos_combine,
         pos_init=arguments.pos_init,
+        pos_gate=arguments.pos_gate,
+        pos_learning_rate=arguments.pos_learning_rate,
         learning_rates=tuple(arguments.learning_rates),
         batch_size=arguments.batch_size,
         epochs=arguments.epochs,

@@ -6,7 +6,9 @@ and a BERT checkpoint; it attaches POS ids with hf_syntax's ``parse_and_align`` 
 dev), and writes a results JSON plus GLUE-server prediction files for the test split(s) of the best run.
 ``use_pos=False`` is the baseline: stock ``BertForSequenceClassification``, the same tokenization, seed and
 hyper-parameters, no parser. The POS table is drawn from its own generator, so both models start with the same task
-head at the same seed; with ``pos_init="zeros"`` they compute identical logits before the first update.
+head at the same seed; with ``pos_init="zeros"`` or ``pos_gate`` they compute identical logits before the first
+update. ``pos_learning_rate`` trains the POS parameters (table, gate, concat projection: new to the checkpoint) at a
+rate of their own, in their own optimizer parameter groups, under the same warm-up/decay schedule as BERT's.
 
 Sequences longer than ``max_length`` WordPieces (default 128 as in BERT's GLUE recipe, at most 512 = BERT's
 position table) are truncated with the tokenizer's ``longest_first`` strategy: WordPieces are removed one at a time
@@ -27,6 +29,9 @@ from pathlib import Path
 import datasets
 import evaluate
 import numpy as np
+from transformers import Trainer
+
+from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
 
 GLUE_METRIC_SCRIPT = Path(__file__).resolve().parents[1] / "metrics" / "glue.py"
 PAPER_LEARNING_RATES = (2e-5, 3e-5, 4e-5, 5e-5)
@@ -353,6 +358,8 @@ class GlueRunConfig:
     pos_parser: str = "spacy:en_core_web_sm"
     pos_combine: str | None = None  # "sum" (paper) for a plain BERT checkpoint; a bert_pos checkpoint keeps its own
     pos_init: str = "normal"  # how a new POS table starts (BertPosConfig.pos_init); unused for a bert_pos checkpoint
+    pos_gate: bool = False  # a new POS input gets a scalar gate starting at 0 (BertPosConfig.pos_gate)
+    pos_learning_rate: float | None = None  # the POS parameters' own rate; None = the run's (BERT's) learning rate
     learning_rates: tuple[float, ...] = PAPER_LEARNING_RATES
     batch_size: int = 32
     epochs: float = 3.0
@@ -431,6 +438,20 @@ def _check_run_config(config: GlueRunConfig) -> None:
         )
     if config.batch_size < 1 or config.epochs <= 0 and config.max_steps <= 0:
         raise ValueError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
+    if config.pos_init not in POS_INIT_MODES:
+        raise ValueError(f"pos_init must be one of {POS_INIT_MODES}; got {config.pos_init!r}.")
+    if config.pos_combine not in (None, *POS_COMBINE_MODES):
+        raise ValueError(f"pos_combine must be one of {POS_COMBINE_MODES} (or unset); got {config.pos_combine!r}.")
+    if config.pos_learning_rate is not None and not config.pos_learning_rate > 0:
+        raise ValueError(
+            f"pos_learning_rate must be a positive number (e.g. 1e-3), or unset to train the POS parameters at the "
+            f"run's learning rate; got {config.pos_learning_rate!r}."
+        )
+    if not config.use_pos and (config.pos_learning_rate is not None or config.pos_gate):
+        raise ValueError(
+            "pos_learning_rate and pos_gate configure the POS input, which the no-POS baseline (use_pos=False) lacks; "
+            "drop them for the baseline."
+        )
 
 
 def load_task_dataset(task: GlueTask, data_dir=None, dataset_path=None) -> datasets.DatasetDict:
@@ -488,7 +509,8 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
             )
         return BertForSequenceClassification.from_pretrained(config.model_name_or_path, **label_options)
     new_pos_input = (
-        {"pos_combine": config.pos_combine or "sum", "pos_init": config.pos_init} if checkpoint_type == "bert" else {}
+        {"pos_combine": config.pos_combine or "sum", "pos_init": config.pos_init, "pos_gate": config.pos_gate}
+        if checkpoint_type == "bert" else {}
     )
     model_config = BertPosConfig.from_pretrained(
         config.model_name_or_path, pos_parser=config.pos_parser, **new_pos_input, **label_options
@@ -498,13 +520,65 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
             f"{config.model_name_or_path!r} was built with pos_combine={model_config.pos_combine!r}; its weights "
             f"cannot be used with pos_combine={config.pos_combine!r}. Drop the option or start from a plain BERT."
         )
+    if config.pos_gate and not model_config.pos_gate:
+        raise ValueError(
+            f"{config.model_name_or_path!r} is a BERT + POS checkpoint without a POS gate; a gate is only added to a "
+            f"new POS input. Drop pos_gate or start from a plain BERT."
+        )
     featurizer = SyntaxFeaturizer(tokenizer, parser=config.pos_parser, features=("pos_ids",))
     model_config.check_pos_vocab(featurizer.label_vocabularies["pos_ids"])
     return BertPosForSequenceClassification.from_pretrained(config.model_name_or_path, config=model_config)
 
 
+class PosLearningRateTrainer(Trainer):
+    """``Trainer`` whose optimizer trains the model's POS parameters at ``pos_learning_rate``.
+
+    Overrides ``create_optimizer``, the hook transformers documents for custom parameter groups: the groups are
+    ``Trainer``'s own (with / without weight decay), each split into the rest of the model and the POS parameters
+    (``model.pos_parameter_names()``), and the POS groups carry ``lr=pos_learning_rate``. The optimizer class and
+    its other arguments still come from ``TrainingArguments``, and ``Trainer``'s scheduler scales every group's own
+    initial rate, so warm-up and decay apply to both rates alike.
+    """
+
+    def __init__(self, *args, pos_learning_rate: float, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pos_learning_rate = pos_learning_rate
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            model = self.model if model is None else model
+            optimizer_cls, optimizer_kwargs = self.optimizer_cls_and_kwargs or self.get_optimizer_cls_and_kwargs(
+                self.args, model
+            )
+            if {"params", "model", "optimizer_dict"} & set(optimizer_kwargs):
+                raise ValueError(
+                    f"pos_learning_rate needs an optimizer built from parameter groups; optim={self.args.optim!r} "
+                    f"builds its own. Use an AdamW/SGD-style optim or drop pos_learning_rate."
+                )
+            self.optimizer = optimizer_cls(self.parameter_groups(model), **optimizer_kwargs)
+        return super().create_optimizer(model)
+
+    def parameter_groups(self, model) -> list[dict]:
+        """Trainable parameters by (POS or not) x (weight decay or not); empty groups are left out."""
+        pos_names = set(model.pos_parameter_names())
+        if not pos_names:
+            raise ValueError(f"pos_learning_rate was given but {type(model).__name__} has no POS parameters.")
+        decay_names = set(self.get_decay_parameter_names(model))
+        groups = []
+        for is_pos, learning_rate in ((False, self.args.learning_rate), (True, self.pos_learning_rate)):
+            for decays in (True, False):
+                parameters = [
+                    parameter for name, parameter in model.named_parameters()
+                    if parameter.requires_grad and (name in pos_names) == is_pos and (name in decay_names) == decays
+                ]
+                if parameters:
+                    weight_decay = self.args.weight_decay if decays else 0.0
+                    groups.append({"params": parameters, "lr": learning_rate, "weight_decay": weight_decay})
+        return groups
+
+
 def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path) -> dict:
-    from transformers import Trainer, TrainingArguments, set_seed
+    from transformers import TrainingArguments, set_seed
 
     from hf_syntax.data.collators import SyntaxClassificationCollator
 
@@ -525,7 +599,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         disable_tqdm=True,
         use_cpu=True,
     )
-    trainer = Trainer(
+    trainer_options = dict(
         model=model,
         args=arguments,
         train_dataset=featurized["train"],
@@ -533,6 +607,10 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         processing_class=tokenizer,
         compute_metrics=GlueMetricComputer(task),
     )
+    if config.pos_learning_rate is None:
+        trainer = Trainer(**trainer_options)
+    else:
+        trainer = PosLearningRateTrainer(**trainer_options, pos_learning_rate=config.pos_learning_rate)
     started = time.time()
     train_output = trainer.train()
     train_seconds = time.time() - started
@@ -544,6 +622,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         "learning_rate": learning_rate,
         "eval": scores,
         "train_loss": round(train_output.training_loss, 4),
+        "last_logged_loss": _last_logged_loss(trainer),
         "steps": train_output.global_step,
         "train_seconds": round(train_seconds, 1),
         "run_dir": str(run_dir),
@@ -560,6 +639,12 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         trainer.save_model(str(run_dir / "model"))
     (run_dir / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n")
     return run
+
+
+def _last_logged_loss(trainer) -> float | None:
+    """Mean training loss of the last logging window (``train_loss`` is the mean over the whole run)."""
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    return round(losses[-1], 4) if losses else None
 
 
 class GlueMetricComputer:
