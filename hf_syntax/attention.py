@@ -5,7 +5,8 @@ Each paper adds a term instead of a copy of attention:
 * content: `q k^T / sqrt(d_head)` (Vaswani et al.);
 * relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`,
   an embedding per bucket added to keys (score) and/or values (output);
-* DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head; its attention is the parse.
+* DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head (or joins the heads as an extra one);
+  its attention is the parse.
 
 No n x n x d tensor is ever built: key terms are `q @ table^T` (n x buckets) gathered by an n x n bucket index;
 value terms sum the attention weights per bucket (scatter-add, n x buckets) and multiply by the table.
@@ -89,18 +90,26 @@ class RelativeTerm(nn.Module):
 class BiaffineParseHead(nn.Module):
     """DBSA's parse head: `s[t, q] = Q_t U K_q^T + K_q . u` (Dozat & Manning's biaffine form, as in the authors' code;
     the paper's `Q U^(2)` term is constant along a row and cancels in the softmax). Its own d_head projections;
-    `softmax(s)` is both the predicted head distribution and the attention that mixes `V_parse`."""
+    `softmax(s)` is both the predicted head distribution and the attention that mixes `V_parse`.
 
-    def __init__(self, d_model: int, head_dim: int):
+    `scale_query`: the authors' code multiplies Q by d_head^-1/2 before U (as for content attention); the paper's
+    equation 14 does not. The scale is not absorbed by U in training: with Adam, each step moves U by about the
+    learning rate whatever the scale, so unscaled scores move sqrt(d_head) times further per step.
+    """
+
+    def __init__(self, d_model: int, head_dim: int, scale_query: bool = False):
         super().__init__()
         self.q_proj = nn.Linear(d_model, head_dim)
         self.k_proj = nn.Linear(d_model, head_dim)
         self.v_proj = nn.Linear(d_model, head_dim)
         self.biaffine = nn.Parameter(torch.empty(head_dim, head_dim))
         self.key_bias = nn.Parameter(torch.empty(head_dim))
+        self.query_scale = head_dim**-0.5 if scale_query else None
 
     def attend(self, query, key, value, mask):
         """query (batch, 1, queries, d_head), key/value (batch, 1, keys, d_head) -> output, log-probabilities."""
+        if self.query_scale is not None:
+            query = query * self.query_scale
         scores = (query @ self.biaffine) @ key.transpose(-1, -2) + (key @ self.key_bias)[:, :, None, :]
         if mask is not None:
             scores = scores + mask
@@ -111,8 +120,11 @@ class BiaffineParseHead(nn.Module):
 class SyntaxAttention(nn.Module):
     """Multi-head attention (self or cross) with optional relative terms and an optional DBSA parse head.
 
-    With a parse head, `num_heads - 1` ordinary heads plus the parse head share the output projection, so the
-    layer keeps the width and the parameter count of one replaced head. The cache stores all heads together.
+    `parse_head_mode="replace"` (the paper): `num_heads - 1` ordinary heads plus the parse head share the output
+    projection, so the layer keeps its width and its parameter count up to the biaffine U and u. `"add"`: all
+    `num_heads` ordinary heads stay and the parse head is one more, so the heads' concatenation is
+    `d_model + d_head` wide and the output projection maps that back to `d_model` (`d_head * d_model` more
+    weights), besides the parse head's own Q/K/V projections. The cache stores all heads together.
     """
 
     def __init__(
@@ -125,7 +137,8 @@ class SyntaxAttention(nn.Module):
         is_cross_attention: bool = False,
         relative_positions: RelativeTerm | None = None,
         dependency_depths: RelativeTerm | None = None,
-        parse_head: bool = False,
+        parse_head: BiaffineParseHead | None = None,
+        parse_head_mode: str = "replace",
     ):
         super().__init__()
         self.head_dim = d_model // num_heads
@@ -134,14 +147,19 @@ class SyntaxAttention(nn.Module):
         self.layer_idx = layer_idx
         self.is_cross_attention = is_cross_attention
         self.scaling = self.head_dim**-0.5
-        ordinary = (num_heads - 1 if parse_head else num_heads) * self.head_dim
+        if parse_head_mode not in ("replace", "add"):
+            raise ValueError(f"parse_head_mode={parse_head_mode!r} is not supported; choose 'replace' or 'add'.")
+        replaces_a_head = parse_head is not None and parse_head_mode == "replace"
+        self.ordinary_heads = num_heads - 1 if replaces_a_head else num_heads
+        ordinary = self.ordinary_heads * self.head_dim
         self.q_proj = nn.Linear(d_model, ordinary)
         self.k_proj = nn.Linear(d_model, ordinary)
         self.v_proj = nn.Linear(d_model, ordinary)
-        self.out_proj = nn.Linear(d_model, d_model)
+        concatenated = ordinary + (self.head_dim if parse_head is not None else 0)
+        self.out_proj = nn.Linear(concatenated, d_model)
         self.relative_positions = relative_positions
         self.dependency_depths = dependency_depths
-        self.parse_head = BiaffineParseHead(d_model, self.head_dim) if parse_head else None
+        self.parse_head = parse_head
 
     def forward(
         self,
@@ -162,7 +180,7 @@ class SyntaxAttention(nn.Module):
 
         terms = [(self.relative_positions, position_buckets), (self.dependency_depths, depth_buckets)]
         terms = [(term, buckets) for term, buckets in terms if term is not None and buckets is not None]
-        ordinary = slice(0, self.num_heads - 1) if self.parse_head is not None else slice(None)
+        ordinary = slice(0, self.ordinary_heads)
         output, weights = self._attend(query[:, ordinary], key[:, ordinary], value[:, ordinary], attention_mask,
                                        terms, output_attentions)
         parse_log_probs = None

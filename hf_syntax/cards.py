@@ -181,7 +181,8 @@ def _results_table(results: list, dataset: str) -> str:
 MODEL_SETTINGS = {
     "baseline": (),
     "dbsa": ("parse_layer_encoder", "parse_layer_decoder", "parse_loss_weight_encoder", "parse_loss_weight_decoder",
-             "subword_head_rule"),
+             "subword_head_rule", "parse_head", "parse_score_form", "decoder_parse_loss_normalizer",
+             "parse_loss_warmup_steps"),
     "dep_rpe": ("relative_position_clip", "dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values",
                 "absolute_positions"),
     "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv"),

@@ -18,6 +18,9 @@ GRAPH_MIDDLE_STREAMS = ("full", "previous")
 SOURCE_FEATURES = ("pos", "case", "subword_tag")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
+PARSE_SCORE_FORMS = ("unscaled", "scaled")
+PARSE_HEAD_MODES = ("replace", "add")
+DECODER_PARSE_LOSS_NORMALIZERS = ("supervised", "all_pairs")
 
 # Keys that transformers itself writes into config.json or passes through from_pretrained; they are never
 # typos of ours, so the unknown-key check lets them through.
@@ -47,9 +50,13 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     `relative_position_in_decoder`. Dependency relative depth (Omote et al. 2019), encoder self-attention only:
     `dependency_depth_clip` l (0 = off), `dependency_depth_keys` (b^K), `dependency_depth_values` (b^V).
 
-    DBSA (Deguchi et al. 2019): `parse_layer_encoder` / `parse_layer_decoder` (1-based layer whose last head is a
-    biaffine parse head; 0 = off), `parse_loss_weight_encoder` / `parse_loss_weight_decoder` (lambda),
-    `subword_head_rule` ("first" / "last": which subword of the head word a word's final subword points to).
+    DBSA (Deguchi et al. 2019): `parse_layer_encoder` / `parse_layer_decoder` (1-based layer with a biaffine parse
+    head; 0 = off), `parse_loss_weight_encoder` / `parse_loss_weight_decoder` (lambda), `subword_head_rule`
+    ("first" / "last": which subword of the head word a word's final subword points to). Where our reading of the
+    paper and the authors' code differ, an option picks one (see `DbsaConfig`): `parse_head` ("replace": the
+    parse head takes the place of the layer's last head; "add": it is an extra head), `parse_score_form`
+    ("unscaled" / "scaled"), `decoder_parse_loss_normalizer` ("supervised" / "all_pairs"),
+    `parse_loss_warmup_steps` (lambda ramps up linearly from 0 over that many optimizer steps; 0 = off).
 
     Graph-Transformer (Duan et al.): `encoder_layer_type` ("standard" / "graph"), `graph_fusion`
     ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (what the two
@@ -115,6 +122,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     parse_loss_weight_encoder: float | int = 1.0
     parse_loss_weight_decoder: float | int = 1.0
     subword_head_rule: str = "first"
+    parse_head: str = "replace"
+    parse_score_form: str = "unscaled"
+    decoder_parse_loss_normalizer: str = "supervised"
+    parse_loss_warmup_steps: int = 0
 
     encoder_layer_type: str = "standard"
     graph_fusion: str = "sum"
@@ -162,6 +173,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             "graph_middle_stream": GRAPH_MIDDLE_STREAMS,
             "feature_combine": FEATURE_COMBINES,
             "subword_head_rule": SUBWORD_HEAD_RULES,
+            "parse_head": PARSE_HEAD_MODES,
+            "parse_score_form": PARSE_SCORE_FORMS,
+            "decoder_parse_loss_normalizer": DECODER_PARSE_LOSS_NORMALIZERS,
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -180,9 +194,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
                 raise ValueError(
                     f"parse_layer_{side}={parse_layer} must be between 1 and {side}_layers={layers} (0 disables it)."
                 )
-        for name in ("relative_position_clip", "dependency_depth_clip"):
+        for name in ("relative_position_clip", "dependency_depth_clip", "parse_loss_warmup_steps"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0 (0 disables the term), got {getattr(self, name)}.")
+                raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
             raise ValueError(
                 "share_encoder_decoder_embeddings=True ties source, target and output embeddings, so it needs "

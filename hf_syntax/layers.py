@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 from transformers.activations import ACT2FN
 
-from .attention import RelativeTerm, SyntaxAttention
+from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention
 
 
 class FeedForward(nn.Module):
@@ -44,6 +44,17 @@ def relative_terms(config, side: str) -> tuple[RelativeTerm | None, RelativeTerm
     return positions, depths
 
 
+def parse_head_arguments(config, side: str, layer_idx: int) -> dict:
+    """The DBSA parse-head arguments of `SyntaxAttention` for self-attention layer `layer_idx` of `side`: a
+    biaffine head in the configured layer (`parse_layer_<side>`, 1-based), nothing elsewhere."""
+    if getattr(config, f"parse_layer_{side}") != layer_idx + 1:
+        return {}
+    head_dim = config.d_model // getattr(config, f"{side}_attention_heads")
+    scaled = config.parse_score_form == "scaled"
+    return {"parse_head": BiaffineParseHead(config.d_model, head_dim, scale_query=scaled),
+            "parse_head_mode": config.parse_head}
+
+
 class EncoderLayer(nn.Module):
     """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN)."""
 
@@ -53,7 +64,7 @@ class EncoderLayer(nn.Module):
         self.self_attn = SyntaxAttention(
             config.d_model, config.encoder_attention_heads, config.attention_dropout, layer_idx,
             relative_positions=positions, dependency_depths=depths,
-            parse_head=config.parse_layer_encoder == layer_idx + 1,
+            **parse_head_arguments(config, "encoder", layer_idx),
         )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
         self.ffn = FeedForward(config.d_model, config.encoder_ffn_dim, config.activation_function,
@@ -82,7 +93,7 @@ class DecoderLayer(nn.Module):
         positions, _ = relative_terms(config, "decoder")
         self.self_attn = SyntaxAttention(
             config.d_model, config.decoder_attention_heads, config.attention_dropout, layer_idx,
-            relative_positions=positions, parse_head=config.parse_layer_decoder == layer_idx + 1,
+            relative_positions=positions, **parse_head_arguments(config, "decoder", layer_idx),
         )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
         self.encoder_attn = SyntaxAttention(
@@ -114,4 +125,6 @@ class DecoderLayer(nn.Module):
 
 ENCODER_LAYER_TYPES = {"standard": EncoderLayer}
 
-__all__ = ["DecoderLayer", "ENCODER_LAYER_TYPES", "EncoderLayer", "FeedForward", "relative_terms"]
+__all__ = [
+    "DecoderLayer", "ENCODER_LAYER_TYPES", "EncoderLayer", "FeedForward", "parse_head_arguments", "relative_terms",
+]

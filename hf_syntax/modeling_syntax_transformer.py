@@ -92,11 +92,15 @@ def shift_decoder_heads(heads: torch.Tensor) -> torch.Tensor:
     return shifted.masked_fill(shifted > rows, -100)
 
 
-def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
-    """Mean over supervised tokens of `-log A[t, head(t)]`; zero (with a graph) when nothing is supervised."""
+def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.Tensor | None = None) -> torch.Tensor:
+    """`-log A[t, head(t)]` summed over supervised tokens and divided by `denominator` (default: their number, i.e.
+    the mean); zero (with a graph) when nothing is supervised."""
     if not (heads != -100).any():
         return log_probs.sum() * 0.0
-    return F.nll_loss(log_probs.flatten(0, 1).float(), heads.flatten(), ignore_index=-100)
+    log_probs, heads = log_probs.flatten(0, 1).float(), heads.flatten()
+    if denominator is None:
+        return F.nll_loss(log_probs, heads, ignore_index=-100)
+    return F.nll_loss(log_probs, heads, ignore_index=-100, reduction="sum") / denominator
 
 
 def _check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
@@ -121,7 +125,9 @@ class SyntaxTransformerPreTrainedModel(PreTrainedModel):
     def _init_weights(self, module):
         """``weight_init="xavier"`` (Vaswani/fairseq): Xavier-uniform projections, N(0, d^-1/2) embeddings (unit
         variance after the sqrt(d) scale); ``"normal"`` (transformers' Marian): N(0, init_std) for both. Either way
-        biaffine parse scores start at zero (uniform heads) and relative tables are Xavier-uniform."""
+        relative tables are Xavier-uniform and the biaffine key bias u starts at zero; the biaffine U starts at zero
+        (uniform parse heads at step 0) for ``parse_score_form="unscaled"`` and Xavier-uniform with gain 1/sqrt(2)
+        for ``"scaled"``, as in the DBSA authors' code."""
         normal = self.config.weight_init == "normal"
         if isinstance(module, nn.Linear):
             if normal:
@@ -143,7 +149,10 @@ class SyntaxTransformerPreTrainedModel(PreTrainedModel):
                 if table is not None:
                     init.xavier_uniform_(table)
         elif isinstance(module, BiaffineParseHead):
-            init.zeros_(module.biaffine)
+            if self.config.parse_score_form == "scaled":
+                init.xavier_uniform_(module.biaffine, gain=2**-0.5)
+            else:
+                init.zeros_(module.biaffine)
             init.zeros_(module.key_bias)
 
 
@@ -396,9 +405,16 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 
     `forward` names every feature column (Trainer drops the columns `forward` does not name). The model shifts
     `labels` right itself and returns the loss as a mean over tokens, so `accepts_loss_kwargs` is False.
+
+    `parse_loss_step` is the optimizer step the DBSA lambda warm-up (`config.parse_loss_warmup_steps`) ramps
+    with. Whoever runs the optimizer sets it (the recipe's `ParseLossWarmupCallback` does, from the Trainer's
+    `global_step`), rather than the model counting its own training forward passes: with gradient accumulation a
+    step is several forward passes, a resumed run restarts a counter that is not part of the weights while the
+    Trainer restores its step, and forward passes for evaluation or analysis must not advance the schedule.
     """
 
     accepts_loss_kwargs = False
+    parse_loss_step: int | None = None
 
     def __init__(self, config: SyntaxTransformerConfig):
         super().__init__(config)
@@ -476,10 +492,12 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             loss = translation_loss
             encoder_parse = self._encoder_parse_loss(outputs.encoder_parse_log_probs, dep_heads)
             decoder_parse = self._decoder_parse_loss(outputs.decoder_parse_log_probs, decoder_dep_heads, labels)
-            if encoder_parse is not None:
-                loss = loss + self.config.parse_loss_weight_encoder * encoder_parse
-            if decoder_parse is not None:
-                loss = loss + self.config.parse_loss_weight_decoder * decoder_parse
+            if encoder_parse is not None or decoder_parse is not None:
+                encoder_weight, decoder_weight = self.parse_loss_weights()
+                if encoder_parse is not None:
+                    loss = loss + encoder_weight * encoder_parse
+                if decoder_parse is not None:
+                    loss = loss + decoder_weight * decoder_parse
 
         result = SyntaxSeq2SeqLMOutput(
             loss=loss, logits=logits, past_key_values=outputs.past_key_values,
@@ -491,6 +509,26 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             decoder_parse_log_probs=outputs.decoder_parse_log_probs,
         )
         return result if return_dict is not False else result.to_tuple()
+
+    def parse_loss_weights(self) -> tuple[float, float]:
+        """(lambda_enc, lambda_dec) at `parse_loss_step`: the configured weights times min(1, step / warm-up steps),
+        so lambda grows linearly from 0 to its value; the configured weights when the warm-up is off, and outside
+        training when no step was set (losses of a finished model)."""
+        config = self.config
+        weights = (config.parse_loss_weight_encoder, config.parse_loss_weight_decoder)
+        if config.parse_loss_warmup_steps == 0:
+            return weights
+        if self.parse_loss_step is None:
+            if self.training:
+                raise ValueError(
+                    f"parse_loss_warmup_steps={config.parse_loss_warmup_steps} ramps lambda with the optimizer step, "
+                    "but the model was not told the step: set `model.parse_loss_step = step` before each update, or "
+                    "train with `hf_syntax.recipes.translation.ParseLossWarmupCallback()` among the Trainer's "
+                    "callbacks (the translation recipe adds it)."
+                )
+            return weights
+        ramp = min(1.0, self.parse_loss_step / config.parse_loss_warmup_steps)
+        return weights[0] * ramp, weights[1] * ramp
 
     def _encoder_parse_loss(self, log_probs, heads):
         if log_probs is None:
@@ -513,7 +551,10 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 "(parse the target side too: `parse_and_align(..., tgt_parser=...)`)."
             )
         _check_heads("decoder_dep_heads", heads, labels.shape[-1], "labels")
-        return parse_loss(log_probs, shift_decoder_heads(heads))
+        denominator = None
+        if self.config.decoder_parse_loss_normalizer == "all_pairs":
+            denominator = (heads != -100).sum()  # every target token with a head, future heads included
+        return parse_loss(log_probs, shift_decoder_heads(heads), denominator)
 
 
 SyntaxTransformerConfig.register_for_auto_class()

@@ -23,6 +23,25 @@ class DbsaConfig(SyntaxTransformerConfig):
     and of decoder layer `parse_layer_decoder` (p_d) is a biaffine parse head trained on dependency heads
     (`dep_heads` / `decoder_dep_heads`). Paper defaults: p_e = p_d = 4 of 6 layers, lambda_enc = lambda_dec = 1.0
     (the authors' code uses 0.5). Set a parse layer to 0 to switch that side off. No parser runs at inference.
+
+    Where the paper and the authors' fairseq code (de9uch1/dbsa) differ, an option picks either; the defaults are
+    the paper's reading:
+
+    * `parse_score_form`: "unscaled" (default; the paper's eq. 14, s = Q U K^T + K u, U starts at zero so every
+      parse head starts uniform) or "scaled" (the authors' code: Q is scaled by d_head^-1/2 before U, as for the
+      content heads, and U starts Xavier-uniform with gain 1/sqrt(2)). u starts at zero in both.
+    * `decoder_parse_loss_normalizer`: the decoder parse loss sums -log A[t, head(t)] over the rows whose head is at
+      or before them (the others are masked) and divides by their number ("supervised", default) or by the number
+      of all target tokens with a head, future heads included ("all_pairs", the authors' code). "all_pairs" weighs
+      the decoder loss down by the share of tokens whose head comes later: 38.9% of the words of
+      small_parallel_enja's dev.en by spaCy's English parser, more among subwords (a non-final subword's head is
+      the next subword).
+    * `parse_head`: the parse head replaces the layer's last head ("replace", the paper and the authors' code) or
+      is an extra head ("add": the layer keeps all its ordinary heads; the output projection reads
+      d_model + d_head features).
+    * `parse_loss_warmup_steps` (neither: an option of ours): lambda grows linearly from 0 to its value over that
+      many optimizer steps (0 = off); the Trainer tells the model the step (`ParseLossWarmupCallback`).
+
     Every other field is a `SyntaxTransformerConfig` field.
     """
 

@@ -9,6 +9,7 @@ from torch.func import functional_call
 
 from hf_syntax import DepRpeConfig
 from hf_syntax.attention import (
+    BiaffineParseHead,
     RelativeTerm,
     SyntaxAttention,
     dependency_depth_buckets,
@@ -31,7 +32,7 @@ def make_attention(keys=True, values=True, positions=True, depths=True, parse_he
         D_MODEL, HEADS, dropout=0.0, layer_idx=0,
         relative_positions=RelativeTerm(2 * CLIP + 1, head_dim, keys, values) if positions else None,
         dependency_depths=RelativeTerm(2 * CLIP + 2, head_dim, keys, values) if depths else None,
-        parse_head=parse_head,
+        parse_head=BiaffineParseHead(D_MODEL, head_dim) if parse_head else None,
     ).double()
     with torch.no_grad():
         for parameter in attention.parameters():

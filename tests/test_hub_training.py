@@ -87,6 +87,7 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
         parts = entry["translation_loss"] + entry["encoder_parse_loss"] + entry["decoder_parse_loss"]
         assert entry["loss"] == pytest.approx(parts, rel=1e-3)  # lambda_enc = lambda_dec = 1
         assert entry["encoder_parse_loss"] > 0 and entry["decoder_parse_loss"] > 0
+        assert entry["grad_norm_translation"] > 0 and entry["grad_norm_parse"] > 0  # logging_steps=1: every step
 
     summary = json.loads((tmp_path / "dbsa" / "summary.json").read_text())
     out = tmp_path / "exported"

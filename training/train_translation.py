@@ -12,7 +12,11 @@ named architecture of ``hf_syntax.ARCHITECTURES`` (``dbsa_enc_dec``, ``transform
         --set 'features={src_parser: "spacy:ja_ginza", tgt_parser: "spacy:en_core_web_sm", pretokenized: true,
                          features: [dep_heads]}'
 
-DBSA runs log ``translation_loss``, ``encoder_parse_loss`` and ``decoder_parse_loss`` next to ``loss``.
+DBSA runs log ``translation_loss``, ``encoder_parse_loss`` and ``decoder_parse_loss`` next to ``loss``, and on each
+logged step the gradient norms of the translation loss and of the weighted parse losses (``grad_norm_translation``,
+``grad_norm_parse``, next to the Trainer's ``grad_norm``). The DBSA diagnosis options are config values too, e.g.
+``--set model.kwargs.parse_score_form=scaled --set model.kwargs.parse_loss_warmup_steps=500
+--set training.max_grad_norm=0`` (0 = no clipping); see ``DbsaConfig``.
 ``--push_to_hub --hub_model_id me/name`` are the Trainer's own Hub options. ``hf-syntax train`` is the same command.
 
 Prints the final summary (BLEU, chrF, steps, time, a few translations) and writes it to <output_dir>/summary.json;

@@ -37,7 +37,7 @@ from transformers import (
     set_seed,
 )
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
-from transformers.trainer_utils import get_last_checkpoint
+from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
@@ -565,16 +565,36 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
     return model
 
 
+class ParseLossWarmupCallback(TrainerCallback):
+    """Tells a DBSA model the optimizer step its lambda warm-up ramps with (`parse_loss_step`) at the start of every
+    step. Any Trainer can take it; `SyntaxSeq2SeqTrainer` adds it itself. Why the step comes from the Trainer and
+    is not counted by the model: see `SyntaxTransformerForConditionalGeneration`."""
+
+    def on_step_begin(self, args, state, control, model=None, **kwargs):
+        if model is not None and hasattr(model, "parse_loss_step"):
+            model.parse_loss_step = state.global_step
+
+
 class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that logs the parts of a syntax model's loss next to ``loss``: ``translation_loss`` and the
-    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss``, averaged over the same training steps."""
+    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss``, averaged over the same training steps.
+
+    For a model with parse heads it also logs ``grad_norm_translation`` and ``grad_norm_parse``: the gradient norms
+    of the translation loss and of the lambda-weighted parse losses, before clipping, on the step the log line
+    belongs to (as ``grad_norm``, which is their sum's norm). They are measured only on the steps that will be
+    logged (``logging_strategy="steps"`` every ``logging_steps``, and the first step with ``logging_first_step``):
+    two extra backward passes through the retained graph on those steps, none on the others. With gradient
+    accumulation the parts are summed over the step's micro-batches, scaled as the Trainer scales the loss.
+    """
 
     LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.add_callback(ParseLossWarmupCallback)
         self._loss_part_sums: dict[str, float] = {}
         self._loss_part_counts: dict[str, int] = {}
+        self._gradient_parts: dict[str, list[torch.Tensor | None]] = {}
 
     def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, **kwargs)
@@ -584,14 +604,48 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
                 if value is not None:
                     self._loss_part_sums[name] = self._loss_part_sums.get(name, 0.0) + float(value.detach())
                     self._loss_part_counts[name] = self._loss_part_counts.get(name, 0) + 1
+            if self._step_will_be_logged():
+                self._accumulate_gradient_parts(outputs)
         return (loss, outputs) if return_outputs else loss
+
+    def _step_will_be_logged(self) -> bool:
+        """The rule of transformers' `DefaultFlowCallback`, applied to the step being computed."""
+        step = self.state.global_step + 1
+        first = self.args.logging_first_step and step == 1
+        every = self.args.logging_strategy == IntervalStrategy.STEPS and step % self.state.logging_steps == 0
+        return first or every
+
+    def _accumulate_gradient_parts(self, outputs) -> None:
+        """Add this micro-batch's gradients of the translation loss and of the weighted parse losses."""
+        encoder_parse = getattr(outputs, "encoder_parse_loss", None)
+        decoder_parse = getattr(outputs, "decoder_parse_loss", None)
+        if encoder_parse is None and decoder_parse is None:
+            return
+        weights = self.model.parse_loss_weights()
+        parse = sum(weight * part for weight, part in zip(weights, (encoder_parse, decoder_parse)) if part is not None)
+        parameters = [parameter for parameter in self.model.parameters() if parameter.requires_grad]
+        scale = 1.0 / self.current_gradient_accumulation_steps
+        for name, part in (("translation", outputs.translation_loss), ("parse", parse)):
+            gradients = torch.autograd.grad(part * scale, parameters, retain_graph=True, allow_unused=True)
+            summed = self._gradient_parts.get(name, [None] * len(parameters))
+            self._gradient_parts[name] = [
+                new if old is None else old if new is None else old + new for old, new in zip(summed, gradients)
+            ]
 
     def log(self, logs, *args, **kwargs):
         if "loss" in logs and self._loss_part_counts:
             logs = {**logs, **{name: round(total / self._loss_part_counts[name], 4)
                                for name, total in self._loss_part_sums.items()}}
             self._loss_part_sums, self._loss_part_counts = {}, {}
+        if "loss" in logs and self._gradient_parts:
+            logs = {**logs, **{f"grad_norm_{name}": _norm(parts) for name, parts in self._gradient_parts.items()}}
+            self._gradient_parts = {}
         super().log(logs, *args, **kwargs)
+
+
+def _norm(gradients: list[torch.Tensor | None]) -> float:
+    """The 2-norm of a list of parameter gradients taken together (None: a parameter the loss does not reach)."""
+    return float(torch.stack([gradient.float().norm() for gradient in gradients if gradient is not None]).norm())
 
 
 def _collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqCollator:
