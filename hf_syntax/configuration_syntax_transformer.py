@@ -14,7 +14,9 @@ ACTIVATIONS = ("relu", "gelu", "swish", "silu")
 WEIGHT_INITS = ("xavier", "normal")
 ENCODER_LAYER_TYPES = ("standard", "graph")
 GRAPH_FUSIONS = ("sum", "gate", "self_gate")
-GRAPH_MIDDLE_STREAMS = ("full", "previous")
+GRAPH_MIDDLE_STREAMS = ("previous", "full")
+GRAPH_FIRST_LAYERS = ("standard", "graph")
+GRAPH_INCREMENTS = ("residual_branch", "output_difference")
 SOURCE_FEATURES = ("pos", "case", "subword_tag")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
@@ -59,8 +61,11 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     `parse_loss_warmup_steps` (lambda ramps up linearly from 0 over that many optimizer steps; 0 = off).
 
     Graph-Transformer (Duan et al.): `encoder_layer_type` ("standard" / "graph"), `graph_fusion`
-    ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (what the two
-    middle parts pair with the incremental representation: "full" = F_{l-1}, "previous" = F_{l-2}).
+    ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (the P the two
+    middle parts pair with the incremental representation I: "previous" = F_{l-2}, "full" = F_{l-1}),
+    `graph_first_layer` ("standard": layer 1 is a standard encoder layer and the split starts at layer 2;
+    "graph": layer 1 is split too, with F_{-1} = 0), `graph_increment` (where I is taken: "residual_branch" = what
+    the previous layer's attention parts added before its LayerNorm; "output_difference" = F_{l-1} - F_{l-2}).
 
     Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
     "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
@@ -131,7 +136,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     graph_fusion: str = "sum"
     graph_half_dim: bool = False
     graph_shared_qkv: bool = False
-    graph_middle_stream: str = "full"
+    graph_middle_stream: str = "previous"
+    graph_first_layer: str = "standard"
+    graph_increment: str = "residual_branch"
 
     source_features: list[str] | tuple[str, ...] = ()
     feature_embedding_dim: int = 20
@@ -171,6 +178,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             "encoder_layer_type": ENCODER_LAYER_TYPES,
             "graph_fusion": GRAPH_FUSIONS,
             "graph_middle_stream": GRAPH_MIDDLE_STREAMS,
+            "graph_first_layer": GRAPH_FIRST_LAYERS,
+            "graph_increment": GRAPH_INCREMENTS,
             "feature_combine": FEATURE_COMBINES,
             "subword_head_rule": SUBWORD_HEAD_RULES,
             "parse_head": PARSE_HEAD_MODES,

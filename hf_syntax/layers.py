@@ -73,8 +73,9 @@ class EncoderLayer(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, *, position_buckets=None, depth_buckets=None,
-                output_attentions=False, previous_hidden_states=None):
-        """`previous_hidden_states` is part of the encoder-layer interface (the Graph-Transformer layer uses it)."""
+                output_attentions=False, streams=None):
+        """Returns (output, attention weights, parse log-probs, None). `streams` in and out is part of the
+        encoder-layer interface: what a layer hands the next one (the Graph-Transformer's P and I); none here."""
         attended, weights, parse_log_probs = self.self_attn(
             hidden_states, attention_mask=attention_mask, position_buckets=position_buckets,
             depth_buckets=depth_buckets, output_attentions=output_attentions,
@@ -82,7 +83,7 @@ class EncoderLayer(nn.Module):
         hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
         transformed = self.ffn(hidden_states)
         hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
-        return hidden_states, weights, parse_log_probs
+        return hidden_states, weights, parse_log_probs, None
 
 
 class DecoderLayer(nn.Module):

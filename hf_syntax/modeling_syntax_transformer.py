@@ -231,13 +231,12 @@ class SyntaxTransformerEncoder(nn.Module):
         all_hidden = (hidden,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         parse_log_probs = None
-        previous = torch.zeros_like(hidden)
+        streams = None  # what each layer hands the next besides its output (the Graph-Transformer's P and I)
         for layer in self.layers:
-            new_hidden, weights, layer_parse = layer(
+            hidden, weights, layer_parse, streams = layer(
                 hidden, mask, position_buckets=position_buckets, depth_buckets=depth_buckets,
-                output_attentions=bool(output_attentions), previous_hidden_states=previous,
+                output_attentions=bool(output_attentions), streams=streams,
             )
-            previous, hidden = hidden, new_hidden
             if layer_parse is not None:
                 parse_log_probs = layer_parse
             if output_hidden_states:

@@ -73,13 +73,14 @@ class DepRpeConfig(SyntaxTransformerConfig):
 @strict
 class GraphTransformerConfig(SyntaxTransformerConfig):
     r"""
-    Graph-Transformer (Duan et al. 2020): every encoder layer attends over the full representation F and the
-    incremental one I = F_{l-1} - F_{l-2} in three parts (high: I->I, middle: I->F and F->I) and fuses them with
-    the low-order part F (`graph_fusion`: "sum" / "gate" / "self_gate"); `graph_half_dim` halves the parts' width,
-    `graph_shared_qkv` shares one Q/K/V set per stream, `graph_middle_stream="previous"` pairs I with F_{l-2}
-    instead of F in the middle parts. The decoder is the Transformer's. The paper's equations are
-    lost: this is a reconstruction (see `hf_syntax/graph_transformer.py` for which parts are sourced and which
-    inferred). Defaults = the paper's best En-De row, "+half-dim&gate". Every other field is a
+    Graph-Transformer (Duan et al. 2020): from the second layer on, every encoder layer attends over the previous
+    representation P = F_{l-2} and the incremental one I (P + I = F_{l-1}) in three parts (high: I->I, middle:
+    I->P and P->I) and fuses them with the low-order part F_{l-1} (`graph_fusion`: "sum" / "gate" / "self_gate");
+    `graph_half_dim` halves the parts' width, `graph_shared_qkv` shares one Q/K/V set per stream. The readings of
+    the lost equations are options: `graph_first_layer` ("standard" / "graph"), `graph_increment`
+    ("residual_branch" / "output_difference"), `graph_middle_stream` ("previous" / "full"). The decoder is the
+    Transformer's. This is a reconstruction (see `hf_syntax/graph_transformer.py` for which parts are sourced and
+    which inferred). Defaults = the paper's best En-De row, "+half-dim&gate". Every other field is a
     `SyntaxTransformerConfig` field.
     """
 

@@ -152,6 +152,8 @@ def test_unknown_config_key_is_named():
     ("options", "message"),
     [
         ({"graph_fusion": "mean"}, "graph_fusion"),
+        ({"graph_first_layer": "split"}, "graph_first_layer"),
+        ({"graph_increment": "difference"}, "graph_increment"),
         ({"d_model": 30, "encoder_attention_heads": 4}, "divisible"),
         ({"parse_layer_encoder": 9}, "parse_layer_encoder"),
         ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),

@@ -7,7 +7,7 @@ import torch
 from hf_syntax import GraphTransformerConfig, GraphTransformerForConditionalGeneration, SyntaxTransformerConfig
 from hf_syntax import SyntaxTransformerForConditionalGeneration
 from hf_syntax.attention import padding_mask
-from hf_syntax.graph_transformer import ATTENTION_PARTS, GraphEncoderLayer
+from hf_syntax.graph_transformer import ATTENTION_PARTS, GraphEncoderLayer, GraphStreams
 from hf_syntax.layers import EncoderLayer
 from hf_syntax.variants import ARCHITECTURES, DUAN2020_SIZES, PAPER_TABLE_ROWS, config_for
 
@@ -48,6 +48,21 @@ def _graph_config(fusion="sum", half_dim=False, shared_qkv=False, **overrides):
     )
 
 
+# The readings of the lost equations the config can select (the default first), as config overrides.
+READINGS = {
+    "default": {},
+    "output_difference": {"graph_increment": "output_difference"},
+    "middle_full": {"graph_middle_stream": "full"},
+    "first_layer_graph_middle_full": {"graph_first_layer": "graph", "graph_middle_stream": "full"},
+}
+
+
+def _untrained_parameters(model) -> set[str]:
+    input_ids, attention_mask = _batch()
+    model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids[:, :6]).loss.backward()
+    return {name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0}
+
+
 @pytest.mark.parametrize(("fusion", "half_dim", "shared_qkv"), VARIANTS)
 def test_every_variant_trains_every_parameter(fusion, half_dim, shared_qkv):
     torch.manual_seed(0)
@@ -57,81 +72,144 @@ def test_every_variant_trains_every_parameter(fusion, half_dim, shared_qkv):
     output.loss.backward()
     assert output.logits.shape == (3, 6, 90)
     assert output.encoder_last_hidden_state.shape == (3, 8, 32)
-    assert output.encoder_attentions[0].shape == (3, 3 * 4, 8, 8)  # high, middle_incremental, middle_full
+    # The first layer is a standard one (the high part only); the split layers have high, middle_incremental and
+    # middle_previous.
+    assert [weights.shape for weights in output.encoder_attentions] == [(3, 4, 8, 8), (3, 3 * 4, 8, 8)]
     no_gradient = [name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0]
     assert no_gradient == []
-    layer = model.model.encoder.layers[0]
-    assert isinstance(layer, GraphEncoderLayer)
-    assert sorted(layer.projections) == (["full", "incremental"] if shared_qkv else sorted(layer.out_projections))
-    assert layer.projections[next(iter(layer.projections))].q_proj.out_features == (16 if half_dim else 32)
-    assert (layer.fusion_gate is not None) == (fusion == "gate")
+    first, split = model.model.encoder.layers
+    assert isinstance(split, GraphEncoderLayer)
+    assert list(first.out_projections) == ["high"] and first.fusion_gate is None
+    assert sorted(split.projections) == (["incremental", "previous"] if shared_qkv else sorted(ATTENTION_PARTS))
+    assert split.projections[next(iter(split.projections))].q_proj.out_features == (16 if half_dim else 32)
+    assert (split.fusion_gate is not None) == (fusion == "gate")
 
 
+@pytest.mark.parametrize("fusion", ["sum", "gate"])
+@pytest.mark.parametrize("reading", READINGS)
+def test_every_reading_trains_every_parameter(reading, fusion):
+    torch.manual_seed(0)
+    model = GraphTransformerForConditionalGeneration(_graph_config(fusion, dropout=0.0, **READINGS[reading]))
+    assert _untrained_parameters(model) == set()
+
+
+def test_first_layer_graph_with_middle_previous_leaves_the_first_layers_p_reading_weights_untrained():
+    """Why the first layer is a standard one by default: split with P = F_{-1} = 0, its middle parts reduce to
+    their biases and the weights that read P get no gradient. Nothing else is untrained."""
+    torch.manual_seed(0)
+    config = _graph_config(graph_first_layer="graph", graph_middle_stream="previous", dropout=0.0)
+    no_gradient = _untrained_parameters(GraphTransformerForConditionalGeneration(config))
+    first_layer = "model.encoder.layers.0."
+    assert {f"{first_layer}projections.middle_incremental.k_proj.weight",
+            f"{first_layer}projections.middle_previous.q_proj.weight"} <= no_gradient
+    assert all(name.startswith(first_layer) and ".middle_" in name for name in no_gradient), no_gradient
+
+
+@pytest.mark.parametrize("increment", ["residual_branch", "output_difference"])
 @pytest.mark.parametrize("training", [False, True])
-def test_sum_layer_with_zero_middle_parts_is_a_standard_layer(training):
-    """Exact equivalence: with F_{-1} = 0 (the first layer) I = F, so the high part is F's self-attention; zero
-    output projections make both middle parts exactly 0, and `sum` gives LN(F + h) then the same FFN sublayer —
-    the standard post-LN layer. With the same seed this holds with dropout too (attention dropout off)."""
-    config = _graph_config("sum", dropout=0.3, attention_dropout=0.0)
+def test_first_layer_is_exactly_a_standard_layer(training, increment):
+    """graph_first_layer="standard": layer 1 computes exactly the standard post-LN `EncoderLayer` holding the high
+    part's weights (with the same seed also under dropout), and hands layer 2 P = F_0 and I = the increment."""
+    config = _graph_config("gate", dropout=0.3, attention_dropout=0.0, graph_increment=increment)
     torch.manual_seed(0)
     graph, standard = GraphEncoderLayer(config, 0), EncoderLayer(config, 0)
     _spread_weights(graph, std=0.2)
     with torch.no_grad():
-        for part in ("middle_incremental", "middle_full"):
-            graph.out_projections[part].weight.zero_()
-            graph.out_projections[part].bias.zero_()
         for name in ("q_proj", "k_proj", "v_proj"):
             getattr(standard.self_attn, name).load_state_dict(getattr(graph.projections["high"], name).state_dict())
         standard.self_attn.out_proj.load_state_dict(graph.out_projections["high"].state_dict())
         for name in ("self_attn_layer_norm", "ffn", "final_layer_norm"):
             getattr(standard, name).load_state_dict(getattr(graph, name).state_dict())
+    assert sum(p.numel() for p in graph.parameters()) == sum(p.numel() for p in standard.parameters())
     graph.train(training), standard.train(training)
-    hidden = torch.randn(3, 8, 32)
-    mask = padding_mask(_batch()[1], hidden.dtype)
+    embeddings = torch.randn(3, 8, 32)
+    mask = padding_mask(_batch()[1], embeddings.dtype)
     torch.manual_seed(5)
-    expected, _, _ = standard(hidden, mask)
+    expected, _, _, _ = standard(embeddings, mask)
     torch.manual_seed(5)
-    got, _, _ = graph(hidden, mask, previous_hidden_states=torch.zeros_like(hidden))
+    got, _, _, streams = graph(embeddings, mask)
     assert torch.equal(got, expected)
-    # In a later layer I = F - F_{-2} != F, so the graph layer really differs from the standard one there.
-    later, _, _ = graph.eval()(hidden, mask, previous_hidden_states=torch.randn(3, 8, 32))
-    assert not torch.allclose(later, standard.eval()(hidden, mask)[0], atol=1e-3)
+    assert torch.equal(streams.previous, embeddings)
+    if increment == "output_difference":
+        assert torch.equal(streams.incremental, got - embeddings)
+    else:  # the self-attention output the layer added before its LayerNorm
+        graph.eval()
+        attended = graph.out_projections["high"](_attention_by_hand(graph.projections["high"], embeddings, mask)[1])
+        assert torch.allclose(graph(embeddings, mask)[3].incremental, attended, atol=1e-5)
 
 
-@pytest.mark.parametrize("middle_stream", ["full", "previous"])
-def test_middle_parts_pair_the_incremental_stream_with_the_configured_one(middle_stream):
-    """Recompute every part's attention weights by hand: high reads I only; the middle parts pair I with
-    F_{l-1} ("full") or with F_{l-2} ("previous")."""
+def _attention_by_hand(projections, queries, keys, mask=None, heads=4):
+    """(weights (batch, heads, n, n), attended (batch, n, inner)) of one multi-head attention part; with three
+    arguments the third is the mask and keys = queries."""
+    if mask is None:
+        keys, mask = queries, keys
+    batch, length, _ = queries.shape
+
+    def split(states):
+        return states.view(batch, length, heads, -1).transpose(1, 2)
+
+    query, key, value = split(projections.q_proj(queries)), split(projections.k_proj(keys)), split(projections.v_proj(keys))
+    weights = torch.softmax(query @ key.transpose(-1, -2) / query.shape[-1] ** 0.5 + mask, dim=-1)
+    return weights, (weights @ value).transpose(1, 2).reshape(batch, length, -1)
+
+
+@pytest.mark.parametrize("reading", READINGS)
+def test_attention_parts_read_the_configured_streams(reading):
+    """Recompute the second layer's three attention parts by hand from the streams the reading names: I is the
+    first layer's attention output ("residual_branch") or F_1 - F_0 ("output_difference"); P is F_0 ("previous") or
+    F_1 ("full"). A split first layer (graph_first_layer="graph") reads I = F_0 and P = 0 (or F_0 with "full")."""
+    options = READINGS[reading]
     torch.manual_seed(0)
-    layer = _spread_weights(GraphEncoderLayer(_graph_config(graph_middle_stream=middle_stream), 1), std=0.2).eval()
-    full, previous = torch.randn(3, 8, 32), torch.randn(3, 8, 32)
-    streams = {"incremental": full - previous, "full": full if middle_stream == "full" else previous}
+    model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config(**options)), std=0.2).eval()
+    input_ids, attention_mask = _batch()
+    first, second = model.model.encoder.layers
+    with torch.no_grad():
+        output = model.model.encoder(input_ids, attention_mask=attention_mask, output_hidden_states=True,
+                                     output_attentions=True)
+        mask = padding_mask(attention_mask, torch.float32)
+        embeddings, first_output = output.hidden_states[:2]
+        if options.get("graph_first_layer") == "graph":
+            first_streams = {"incremental": embeddings, "previous": torch.zeros_like(embeddings)}
+            if options.get("graph_middle_stream") == "full":
+                first_streams["previous"] = embeddings
+            first_branch = 0  # sum fusion: the three parts' outputs
+            for index, (part, (query_stream, key_stream)) in enumerate(ATTENTION_PARTS.items()):
+                expected, attended = _attention_by_hand(
+                    first.projections[part], first_streams[query_stream], first_streams[key_stream], mask
+                )
+                assert torch.allclose(output.attentions[0][:, 4 * index : 4 * (index + 1)], expected, atol=1e-6), part
+                first_branch = first_branch + first.out_projections[part](attended)
+        else:
+            weights, attended = _attention_by_hand(first.projections["high"], embeddings, mask)
+            assert torch.allclose(output.attentions[0], weights, atol=1e-6)
+            first_branch = first.out_projections["high"](attended)
+        output_difference = options.get("graph_increment") == "output_difference"
+        incremental = first_output - embeddings if output_difference else first_branch
+        previous = first_output if options.get("graph_middle_stream") == "full" else embeddings
+        streams = {"incremental": incremental, "previous": previous}
+        for index, (part, (query_stream, key_stream)) in enumerate(ATTENTION_PARTS.items()):
+            expected, _ = _attention_by_hand(second.projections[part], streams[query_stream], streams[key_stream], mask)
+            assert torch.allclose(output.attentions[1][:, 4 * index : 4 * (index + 1)], expected, atol=1e-5), part
+
+
+@pytest.mark.parametrize("fusion", ["sum", "gate", "self_gate"])
+def test_residual_branch_increment_completes_the_previous_representation(fusion):
+    """With graph_increment="residual_branch" the streams a layer hands over add up to its full representation
+    before the LayerNorm (P + I = the fusion of the four groups): the layer's two norms and FFN applied to P + I
+    give its output."""
+    torch.manual_seed(0)
+    layer = _spread_weights(GraphEncoderLayer(_graph_config(fusion), 1), std=0.2).eval()
+    full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
-        _, weights, _ = layer(full, mask, previous_hidden_states=previous, output_attentions=True)
-        for index, (part, (query_stream, key_stream)) in enumerate(ATTENTION_PARTS.items()):
-            projections = layer.projections[part]
-            query = projections.q_proj(streams[query_stream]).view(3, 8, 4, 8).transpose(1, 2)
-            key = projections.k_proj(streams[key_stream]).view(3, 8, 4, 8).transpose(1, 2)
-            expected = torch.softmax(query @ key.transpose(-1, -2) / 8**0.5 + mask, dim=-1)
-            assert torch.allclose(weights[:, 4 * index : 4 * (index + 1)], expected, atol=1e-6), part
+        output, _, _, streams = layer(full, mask, streams=GraphStreams(previous, incremental))
+        assert torch.equal(streams.previous, full)
+        normed = layer.self_attn_layer_norm(streams.previous + streams.incremental)
+        assert torch.allclose(layer.final_layer_norm(normed + layer.ffn(normed)), output, atol=1e-5)
+        assert not torch.allclose(streams.incremental, output - full, atol=1e-2)
 
 
-def test_previous_middle_stream_leaves_only_the_first_layers_p_reading_weights_untrained():
-    """Why "previous" is not the default: the first layer's P = F_{-1} is zero, so the weights that read P there
-    get no gradient. Everything else trains (the "full" default trains every parameter: test above)."""
-    torch.manual_seed(0)
-    model = GraphTransformerForConditionalGeneration(_graph_config(graph_middle_stream="previous", dropout=0.0))
-    input_ids, attention_mask = _batch()
-    model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids[:, :6]).loss.backward()
-    no_gradient = {name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0}
-    first_layer = "model.encoder.layers.0."
-    assert {f"{first_layer}projections.middle_incremental.k_proj.weight",
-            f"{first_layer}projections.middle_full.q_proj.weight"} <= no_gradient
-    assert all(name.startswith(first_layer) and ".middle_" in name for name in no_gradient), no_gradient
-
-
-def test_encoder_feeds_each_layer_the_two_previous_full_representations():
+def test_encoder_hands_each_layer_the_previous_ones_streams():
     torch.manual_seed(0)
     model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", encoder_layers=3))).eval()
     input_ids, attention_mask = _batch()
@@ -139,9 +217,9 @@ def test_encoder_feeds_each_layer_the_two_previous_full_representations():
     with torch.no_grad():
         output = encoder(input_ids, attention_mask=attention_mask, output_hidden_states=True)
         mask = padding_mask(attention_mask, torch.float32)
-        previous, hidden = torch.zeros(3, 8, 32), output.hidden_states[0]
+        hidden, streams = output.hidden_states[0], None
         for layer in encoder.layers:
-            previous, hidden = hidden, layer(hidden, mask, previous_hidden_states=previous)[0]
+            hidden, _, _, streams = layer(hidden, mask, streams=streams)
     assert torch.allclose(hidden, output.last_hidden_state, atol=1e-6)
 
 
