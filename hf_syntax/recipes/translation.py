@@ -583,8 +583,10 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     of the translation loss and of the lambda-weighted parse losses, before clipping, on the step the log line
     belongs to (as ``grad_norm``, which is their sum's norm). They are measured only on the steps that will be
     logged (``logging_strategy="steps"`` every ``logging_steps``, and the first step with ``logging_first_step``):
-    two extra backward passes through the retained graph on those steps, none on the others. With gradient
-    accumulation the parts are summed over the step's micro-batches, scaled as the Trainer scales the loss.
+    two extra backward passes through the retained graph on those steps (about 1.9x such a step's time at the small
+    CPU size: +2% of the run when logging every 50 steps; `benchmarks/dbsa_gradient_parts_overhead.py`), none on
+    the others. With gradient accumulation the parts are summed over the step's micro-batches, scaled as the
+    Trainer scales the loss. In a multi-process run each process measures its own batch (rank 0's is logged).
     """
 
     LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
