@@ -24,8 +24,9 @@ BATCH, LENGTH, D_MODEL, HEADS = 2, 7, 12, 3
 CLIP = 2
 
 
-def make_attention(keys=True, values=True, positions=True, depths=True, parse_head=False, seed=0):
-    """A float64 attention with every parameter random (the model's init zeros the biaffine part)."""
+def make_attention(keys=True, values=True, positions=True, depths=True, parse_head=None, seed=0):
+    """A float64 attention with every parameter random (the model's init zeros the biaffine part); `parse_head`:
+    None, "replace" or "add"."""
     torch.manual_seed(seed)
     head_dim = D_MODEL // HEADS
     attention = SyntaxAttention(
@@ -33,6 +34,7 @@ def make_attention(keys=True, values=True, positions=True, depths=True, parse_he
         relative_positions=RelativeTerm(2 * CLIP + 1, head_dim, keys, values) if positions else None,
         dependency_depths=RelativeTerm(2 * CLIP + 2, head_dim, keys, values) if depths else None,
         parse_head=BiaffineParseHead(D_MODEL, head_dim) if parse_head else None,
+        parse_head_mode=parse_head or "replace",
     ).double()
     with torch.no_grad():
         for parameter in attention.parameters():
@@ -58,7 +60,7 @@ def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
     """Omote et al. eq. 21/22 and DBSA eq. 14/16 written literally, with (batch, n, n, d) relation tensors."""
     batch, length, _ = hidden.shape
     head_dim = attention.head_dim
-    ordinary = attention.num_heads - (1 if attention.parse_head is not None else 0)
+    ordinary = attention.q_proj.out_features // head_dim
 
     def split(states):
         return states.view(batch, length, -1, head_dim)
@@ -94,17 +96,21 @@ def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
 @pytest.mark.parametrize(
     "keys, values, positions, depths, parse_head",
     [
-        (True, True, True, True, False),
-        (True, False, True, True, False),
-        (False, True, True, True, False),
-        (True, True, True, False, False),
-        (True, True, False, True, False),
-        (True, True, True, True, True),
+        (True, True, True, True, None),
+        (True, False, True, True, None),
+        (False, True, True, True, None),
+        (True, True, True, False, None),
+        (True, True, False, True, None),
+        (True, True, True, True, "replace"),
+        (True, True, True, True, "add"),
     ],
-    ids=["dep+rel", "keys-only", "values-only", "positions-only", "depths-only", "with-parse-head"],
+    ids=["dep+rel", "keys-only", "values-only", "positions-only", "depths-only", "with-parse-head",
+         "with-added-parse-head"],
 )
 def test_relative_attention_equals_naive_reference(keys, values, positions, depths, parse_head):
     attention = make_attention(keys, values, positions, depths, parse_head)
+    ordinary_heads = HEADS - 1 if parse_head == "replace" else HEADS
+    assert attention.q_proj.out_features == ordinary_heads * (D_MODEL // HEADS)
     hidden, keep, position_buckets, depth_buckets = random_inputs()
     hidden.requires_grad_()
     expected = naive_attention(attention, hidden, keep, position_buckets, depth_buckets)
@@ -137,7 +143,7 @@ def test_bucket_functions_follow_the_clip_and_the_no_relation_rule():
 
 
 def test_gradients_of_every_term_pass_gradcheck():
-    attention = make_attention(parse_head=True)
+    attention = make_attention(parse_head="replace")
     hidden, keep, position_buckets, depth_buckets = random_inputs()
     hidden = hidden[:, :5].clone().requires_grad_()
     keep = keep[:, :5]
