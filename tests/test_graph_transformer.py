@@ -306,3 +306,40 @@ def test_architecture_names_that_are_model_types_mean_the_same_model():
     assert "syntax_infused" in shared_names
     for name in shared_names:
         assert config_for(name).to_dict() == CONFIG_MAPPING[name]().to_dict(), name
+
+
+def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
+    """benchmarks/results/multi30k_graph/ablation_runs.md (issue 14's 1000-step ablation, launched by the lead):
+    each run's overrides build a model whose fusion and reading fields are the ones its name says."""
+    import re
+    from pathlib import Path
+
+    import yaml
+    from hub_support import tiny_tokenizer
+
+    from hf_syntax.recipes.translation import build_model, load_recipe_config
+
+    root = Path(__file__).parents[1]
+    text = (root / "benchmarks" / "results" / "multi30k_graph" / "ablation_runs.md").read_text()
+    study = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, re.S).group(1))
+
+    def flatten(items):
+        return [word for item in items for word in (flatten(item) if isinstance(item, list) else [item])]
+
+    tokenizer, readings = tiny_tokenizer(), {}
+    for name, run in study["runs"].items():
+        overrides = [*study["common"], *flatten(run["set"]), f"output_dir={tmp_path / name}"]
+        config = build_model(load_recipe_config(root / study["config"], overrides), tokenizer, tokenizer).config
+        assert config.max_position_embeddings == 128 and not config.graph_half_dim, name
+        if name == "baseline":
+            assert config.encoder_layer_type == "standard"
+            continue
+        fusion, reading = name.split("_", 1)
+        fields = ("graph_first_layer", "graph_increment", "graph_middle_stream")
+        readings[name] = tuple(getattr(config, field) for field in fields)
+        assert config.graph_fusion == fusion and readings[name] == tuple(
+            option.split("=")[1] for option in flatten(study["readings"][reading])
+        ), name
+    defaults = GraphTransformerConfig()
+    assert readings["sum_text"] == tuple(getattr(defaults, field) for field in fields)
+    assert len(set(readings.values())) == 4 and len(readings) == 8
