@@ -131,10 +131,9 @@ def test_gate_gets_the_first_gradient_and_a_zero_table_gets_one_without_gate(bat
 
 
 def test_pos_parameter_names_list_what_a_bert_checkpoint_lacks_on_the_input_side():
-    _, info = BertPosForSequenceClassification.from_pretrained(
+    gated, info = BertPosForSequenceClassification.from_pretrained(
         MINILM, num_labels=2, pos_gate=True, output_loading_info=True
     )
-    gated = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, pos_gate=True)
     assert set(gated.pos_parameter_names()) == set(info["missing_keys"]) - {"classifier.weight", "classifier.bias"}
     concat = BertPosModel(BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                         intermediate_size=37, pos_combine="concat", pos_embedding_size=8))
