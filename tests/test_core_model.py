@@ -158,6 +158,7 @@ def test_unknown_config_key_is_named():
         ({"parse_layer_encoder": 9}, "parse_layer_encoder"),
         ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),
         ({"source_features": ["pos", "lemma"]}, "lemma"),
+        ({"weight_init": "kaiming"}, "weight_init"),
     ],
 )
 def test_bad_config_values_are_explained(options, message):
@@ -176,3 +177,19 @@ def test_checkpoint_folder_missing_weights_is_an_error(baseline, tmp_path):
     (tmp_path / "model.safetensors").unlink()
     with pytest.raises(OSError, match="model.safetensors|pytorch_model.bin|weights"):
         AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+
+
+@pytest.mark.parametrize(("weight_init", "projection_std", "embedding_std"), [
+    ("xavier", (6 / (64 + 64)) ** 0.5 / 3**0.5, 64**-0.5),  # uniform(-a, a) has std a / sqrt(3)
+    ("normal", 0.05, 0.05),
+])
+def test_weight_init_schemes(weight_init, projection_std, embedding_std):
+    """"xavier" is fairseq's (the default), "normal" transformers' Marian N(0, init_std) for projections and embeddings."""
+    torch.manual_seed(0)
+    config = SyntaxTransformerConfig(**{**TINY, "vocab_size": 4000, "d_model": 64, "encoder_ffn_dim": 128},
+                                     weight_init=weight_init, init_std=0.05)
+    model = SyntaxTransformerForConditionalGeneration(config)
+    query = model.model.encoder.layers[0].self_attn.q_proj.weight
+    embeddings = model.get_input_embeddings().weight[1:]  # row 0 is the zeroed pad row
+    assert query.std().item() == pytest.approx(projection_std, rel=0.1)
+    assert embeddings.std().item() == pytest.approx(embedding_std, rel=0.05)

@@ -175,3 +175,16 @@ def test_features_section_feeds_a_syntax_variant(tmp_path):
     config_file.write_text(yaml.safe_dump(bad))
     with pytest.raises(ConfigError, match=r"unknown config key features.src_parsr \(did you mean 'src_parser'\?\)"):
         train_translation(load_recipe_config(config_file))
+
+
+def test_stock_marian_trains_through_the_recipe_with_the_trainers_label_smoothing(tmp_path):
+    """The reference config's path: model.type=marian with training.label_smoothing_factor. The Trainer's label
+    smoother takes `labels` away before the forward, so the collator must supply the decoder inputs."""
+    raw = tiny_config(tmp_path / "marian", max_steps=2, eval_steps=2, save_steps=2, label_smoothing_factor=0.1)
+    raw["model"] = {"type": "marian", "kwargs": {**raw["model"]["kwargs"], "scale_embedding": True}}
+    del raw["model"]["kwargs"]["label_smoothing"]
+    config_file = tmp_path / "marian.yaml"
+    config_file.write_text(yaml.safe_dump(raw))
+    summary = train_translation(load_recipe_config(config_file))
+    assert summary["optimizer_steps"] == 2 and summary["model_type"] == "marian"
+    assert summary["train_loss"] > 0

@@ -1,0 +1,363 @@
+"""One driver for every real-data comparison: named runs of the translation recipe, seeds, a results table.
+
+    python benchmarks/compare.py benchmarks/studies/enja_converged.yaml --seeds 42 43 --jobs 2
+    python benchmarks/compare.py STUDY --runs baseline dbsa_enc_dec --extra-test test.ja test.en
+    python benchmarks/compare.py STUDY --report            # rebuild the tables from finished runs only
+
+A study file (YAML, see benchmarks/studies/) names a base recipe config, shared ``--set`` overrides, ``prepare``
+commands run once (e.g. ``hf-syntax preprocess``, so feature runs share one parse of the corpus), the baseline and
+the runs (label + ``--set`` overrides each). Run from the repository root: the study's paths are relative to it.
+
+Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at one thread, ``--jobs`` of them side by side; a run
+whose folder holds ``summary.json`` is finished and skipped, one with checkpoints is resumed. After every finished
+run the results are rewritten (``results.json``, ``results.md``, ``learning_curves.png``, translations, logs
+without progress-bar redraws), so an interrupted session loses nothing but the runs in flight. Every model is
+compared with the baseline of the same seed by sacreBLEU's paired bootstrap. ``--extra-test SRC REF`` (repeatable)
+also translates another test pair with each run's best checkpoint and scores it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
+RECIPE = TREE / "training" / "train_translation.py"
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+}
+WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
+
+
+class StudyError(Exception):
+    """A malformed study file or command line: printed as one ``error:`` line."""
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    results_name: str  # results.json by default; a second study sharing the folder picks another (diagnosis.json)
+    config: Path
+    work_dir: Path
+    results: Path
+    reference: Path
+    baseline: str
+    common: list[str]
+    prepare: list[dict]
+    runs: dict[str, dict]
+
+    @classmethod
+    def load(cls, path: Path) -> "Study":
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        missing = {"config", "work_dir", "results", "reference", "baseline", "runs"} - set(raw)
+        if missing:
+            raise StudyError(f"{path}: missing keys {sorted(missing)}")
+        if raw["baseline"] not in raw["runs"]:
+            raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
+        return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]), work_dir=Path(raw["work_dir"]),
+                   results=Path(raw["results"]), reference=Path(raw["reference"]), baseline=raw["baseline"],
+                   common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
+
+    def output_dir(self, run: str, seed: int) -> Path:
+        return self.work_dir / run / f"seed{seed}"
+
+    def tag(self, run: str, seed: int) -> str:
+        """File-name stem of a run's translations and log (prefixed when the folder holds several studies)."""
+        prefix = "" if self.results_name == "results" else f"{self.results_name}."
+        return f"{prefix}{run}.s{seed}"
+
+
+def child_environment() -> dict[str, str]:
+    """One thread per job, offline, and this checkout's code first on the path (a frozen copy stays frozen)."""
+    return {**os.environ, **ONE_THREAD, "PYTHONPATH": os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))}
+
+
+def read_lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+def flatten(overrides: list) -> list[str]:
+    """``--set`` lists may nest (a YAML alias to a shared list of overrides inside a run's list)."""
+    return [item for entry in overrides for item in (flatten(entry) if isinstance(entry, list) else [str(entry)])]
+
+
+def without_redraws(text: str) -> str:
+    """A log as a reader wants it: of each carriage-return-redrawn line, only what was finally shown."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+# ------------------------------------------------------------------------------------------------------ running
+def prepare(study: Study) -> None:
+    """Run each ``prepare`` command once: skipped when the path it ``creates`` exists."""
+    for step in study.prepare:
+        if Path(step["creates"]).exists():
+            continue
+        command = [str(Path(sys.executable).with_name(step["command"][0])) if step["command"][0] == "hf-syntax"
+                   else step["command"][0], *step["command"][1:]]
+        print("$", " ".join(command), flush=True)
+        log = study.results / "logs" / f"prepare_{Path(step['creates']).name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as handle:
+            subprocess.run(command, env={**child_environment(), "OMP_NUM_THREADS": "2"}, stdout=handle,
+                           stderr=subprocess.STDOUT, check=True)
+        log.write_text(without_redraws(log.read_text()))
+
+
+def training_command(study: Study, run: str, seed: int) -> list[str]:
+    output_dir = study.output_dir(run, seed)
+    overrides = [*flatten(study.common), *flatten(study.runs[run].get("set", [])), f"seed={seed}",
+                 "training.disable_tqdm=true"]
+    config = study.config if study.config.is_absolute() else TREE / study.config
+    command = [sys.executable, str(RECIPE), "--config", str(config), "--output_dir", str(output_dir)]
+    command += [argument for override in overrides for argument in ("--set", override)]
+    if any(output_dir.glob("checkpoint-*")):
+        command += ["--resume_from_checkpoint", "latest"]
+    return command
+
+
+def start(study: Study, run: str, seed: int) -> tuple[subprocess.Popen, float]:
+    command = training_command(study, run, seed)
+    study.output_dir(run, seed).mkdir(parents=True, exist_ok=True)
+    log = (study.output_dir(run, seed) / "train.log").open("a")
+    print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
+    return subprocess.Popen(command, env=child_environment(), stdout=log, stderr=subprocess.STDOUT), time.time()
+
+
+def record_wall_clock(folder: Path, seconds: float) -> None:
+    path = folder / WALL_CLOCK_FILE
+    spent = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps([*spent, round(seconds, 1)]) + "\n")
+
+
+def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]]) -> None:
+    """Keep ``jobs`` runs going; after each one ends, rewrite the results."""
+    pending, running, failed = list(todo), {}, []
+    while pending or running:
+        while pending and len(running) < jobs:
+            key = pending.pop(0)
+            running[key] = start(study, *key)
+        time.sleep(5)
+        for key, (process, started) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[key]
+            record_wall_clock(study.output_dir(*key), time.time() - started)
+            if process.returncode:
+                failed.append(key)
+                print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "
+                      f"{study.output_dir(*key) / 'train.log'}", flush=True)
+            report(study, extra_tests)
+    if failed:
+        raise StudyError(f"{len(failed)} run(s) failed: {failed}")
+
+
+# ------------------------------------------------------------------------------------------------------ results
+def evaluations(folder: Path) -> list[dict]:
+    """The validation entries of the Trainer's log (the newest checkpoint's trainer_state.json holds them all)."""
+    states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
+    if not states:
+        return []
+    history = json.loads(states[-1].read_text())["log_history"]
+    return [entry for entry in history if "eval_bleu" in entry]
+
+
+def translate(model_dir: Path, source: Path, num_beams: int) -> list[str]:
+    """The best checkpoint's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
+    source on the fly where the model needs features)."""
+    command = [str(Path(sys.executable).with_name("hf-syntax")), "translate", "--model", str(model_dir), "--quiet",
+               "--num-beams", str(num_beams)]
+    result = subprocess.run(command, input="\n".join(read_lines(source)) + "\n", env=child_environment(),
+                            capture_output=True, text=True, check=True)
+    return result.stdout.splitlines()
+
+
+def scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    from sacrebleu.metrics import BLEU, CHRF
+
+    return {"bleu": round(BLEU().corpus_score(hypotheses, [references]).score, 2),
+            "chrf": round(CHRF().corpus_score(hypotheses, [references]).score, 2)}
+
+
+def paired_bootstrap(baseline: list[str], system: list[str], references: list[str]) -> dict[str, float]:
+    """p-values of sacreBLEU's paired bootstrap (1000 resamples): is the system's difference from the baseline chance?"""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    test = PairedTest([("baseline", baseline), ("system", system)], metrics={"bleu": BLEU(), "chrf": CHRF()},
+                      references=[references], test_type="bs", n_samples=1000)
+    _, results = test()
+    return {metric: round(result.p_value, 4) for metric, result in results["system"].items()}
+
+
+def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path) -> dict | None:
+    """The record of one finished run (extra tests are translated once and cached in the run folder)."""
+    folder = study.output_dir(run, seed)
+    if not (folder / "summary.json").exists():
+        return None
+    summary = json.loads((folder / "summary.json").read_text())
+    evaluated = evaluations(folder)
+    wall_clock = folder / WALL_CLOCK_FILE
+    tag = study.tag(run, seed)
+    dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
+    (translations / f"{tag}.dev.txt").write_text(dev, encoding="utf-8")
+    if (folder / "train.log").exists():
+        logs = study.results / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        (logs / f"{tag}.log").write_text(without_redraws((folder / "train.log").read_text()))
+    extra = json.loads((folder / "extra_tests.json").read_text()) if (folder / "extra_tests.json").exists() else {}
+    for source, reference in extra_tests:
+        name = source.name.split(".")[0]
+        if name not in extra:
+            hypotheses = translate(folder / "model", source, json.loads(
+                (folder / "model" / "generation_config.json").read_text()).get("num_beams", 4))
+            (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+            extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
+            (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
+        (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
+                                                       encoding="utf-8")
+    return {
+        "name": run, "label": study.runs[run].get("label", run), "model_type": summary["model_type"], "seed": seed,
+        "steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
+        "dev_bleu": round(summary["validation_bleu"], 2), "dev_chrf": round(summary["validation_chrf"], 2),
+        "dev_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
+        "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
+        "parameters": summary["parameters"],
+        "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
+    }
+
+
+def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict]:
+    """Rewrite results.json / results.md / learning_curves.png from every finished run of the study."""
+    translations = study.results / "translations"
+    translations.mkdir(parents=True, exist_ok=True)
+    seeds = sorted({int(folder.name[4:]) for folder in study.work_dir.glob("*/seed*") if folder.name[4:].isdigit()})
+    records = [record for run in study.runs for seed in seeds
+               if (record := collect(study, run, seed, list(extra_tests), translations)) is not None]
+    references = read_lines(study.reference)
+    by_key = {(record["name"], record["seed"]): record for record in records}
+    for record in records:
+        base = by_key.get((study.baseline, record["seed"]))
+        if base is None or record is base:
+            continue
+        hypotheses = [(translations / f"{study.tag(r['name'], r['seed'])}.dev.txt").read_text(encoding="utf-8").splitlines()
+                      for r in (base, record)]
+        record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
+    (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
+    (study.results / f"{study.results_name}.md").write_text(markdown(study, records))
+    plot_learning_curves(study, records)
+    return records
+
+
+def _mean_std(values: list[float]) -> str:
+    if not values:
+        return "—"
+    spread = f" ± {statistics.stdev(values):.2f}" if len(values) > 1 else ""
+    return f"{statistics.mean(values):.2f}{spread}"
+
+
+def markdown(study: Study, records: list[dict]) -> str:
+    base_seconds = {r["seed"]: r["train_seconds"] for r in records if r["name"] == study.baseline}
+    base_bleu = [r["dev_bleu"] for r in records if r["name"] == study.baseline]
+    tests = sorted({name for r in records for name in r["extra_tests"]})
+    lines = [f"# {study.name}: mean ± std over seeds", "",
+             "| run | model | seeds | dev BLEU | Δ BLEU | dev chrF | p (BLEU) per seed | time × baseline |"
+             + "".join(f" {test} BLEU |" for test in tests),
+             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * len(tests)]
+    for run in study.runs:
+        rows = [r for r in records if r["name"] == run]
+        if not rows:
+            continue
+        bleu = [r["dev_bleu"] for r in rows]
+        delta = f"{statistics.mean(bleu) - statistics.mean(base_bleu):+.2f}" if base_bleu and run != study.baseline else "—"
+        p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
+        ratios = [r["train_seconds"] / base_seconds[r["seed"]] for r in rows if r["seed"] in base_seconds]
+        lines.append(
+            f"| {run} | {rows[0]['label']} | {', '.join(str(r['seed']) for r in rows)} | {_mean_std(bleu)} | {delta} | "
+            f"{_mean_std([r['dev_chrf'] for r in rows])} | {p_values or '—'} | "
+            f"{f'{statistics.mean(ratios):.2f}' if ratios else '—'} |"
+        )
+        lines[-1] += "".join(f" {_mean_std([r['extra_tests'][t]['bleu'] for r in rows if t in r['extra_tests']])} |"
+                             for t in tests)
+    lines += ["", "Per run: dev BLEU after each evaluation (the best checkpoint's score is `dev BLEU`).", "",
+              "| run | seed | steps | dev BLEU | dev chrF | per evaluation | train s |", "| --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+    lines += [f"| {r['name']} | {r['seed']} | {r['steps']} | {r['dev_bleu']:.2f} | {r['dev_chrf']:.2f} | "
+              f"{' / '.join(f'{b:.1f}' for b in r['dev_bleu_per_epoch'])} | {r['train_seconds']} |" for r in records]
+    return "\n".join(lines) + "\n"
+
+
+def plot_learning_curves(study: Study, records: list[dict]) -> None:
+    """Dev BLEU after each evaluation, one line per run (mean of its seeds over the evaluations all seeds reached)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for run in study.runs:
+        curves = [r["dev_bleu_per_epoch"] for r in records if r["name"] == run and r["dev_bleu_per_epoch"]]
+        if not curves:
+            continue
+        length = min(len(curve) for curve in curves)
+        mean = [statistics.mean(curve[i] for curve in curves) for i in range(length)]
+        axes.plot(range(1, length + 1), mean, marker="o", label=f"{run} ({len(curves)} seed{'s' * (len(curves) > 1)})")
+    axes.set_xlabel("evaluation (epoch)")
+    axes.set_ylabel("dev BLEU")
+    axes.set_title(study.name)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    prefix = "" if study.results_name == "results" else f"{study.results_name}_"
+    figure.savefig(study.results / f"{prefix}learning_curves.png", dpi=120)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("study", type=Path, help="study file (benchmarks/studies/*.yaml)")
+    parser.add_argument("--runs", nargs="+", help="only these runs of the study (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[42])
+    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one thread each")
+    parser.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
+                        help="also score every run's best checkpoint on this test pair (repeatable)")
+    parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
+    options = parser.parse_args(argv)
+    try:
+        study = Study.load(options.study)
+        unknown = sorted(set(options.runs or []) - set(study.runs))
+        if unknown:
+            raise StudyError(f"--runs {unknown} are not in {options.study}; it has {sorted(study.runs)}")
+        for source, reference in options.extra_test:
+            for path in (source, reference):
+                if not path.is_file():
+                    raise StudyError(f"--extra-test: no file {path}")
+            if len(read_lines(source)) != len(read_lines(reference)):
+                raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+        study.results.mkdir(parents=True, exist_ok=True)
+        if not options.report:
+            prepare(study)
+            todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
+                    if not (study.output_dir(run, seed) / "summary.json").exists()]
+            run_all(study, todo, options.jobs, options.extra_test)
+        records = report(study, options.extra_test)
+    except (StudyError, subprocess.CalledProcessError, OSError) as error:
+        parser.exit(2, f"error: {error}\n")
+    print((study.results / f"{study.results_name}.md").read_text())
+    print(f"{len(records)} finished runs; results in {study.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""benchmarks/compare.py end to end: two tiny real runs side by side, results table, bootstrap, extra test, resume."""
+
+import importlib.util
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_training_recipe import tiny_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = Path(str(resources.files("hf_syntax") / "sample_data" / "small_parallel_enja"))
+
+
+def load_driver():
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "benchmarks" / "compare.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compare"] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def finished_study(tmp_path_factory):
+    """A study of the baseline and Transformer_rel (no parser needed), seed 3, both trained by the driver."""
+    folder = tmp_path_factory.mktemp("study")
+    config = tiny_config(folder / "unused", max_steps=4, eval_steps=2, save_steps=2, logging_steps=2)
+    del config["data"]["test"]  # the recipe then reports the validation split, which the bootstrap compares
+    (folder / "tiny.yaml").write_text(yaml.safe_dump(config))
+    study = {
+        "config": str(folder / "tiny.yaml"), "work_dir": str(folder / "runs"), "results": str(folder / "results"),
+        "reference": str(SAMPLE / "valid.en"), "baseline": "baseline",
+        "common": ["data.max_eval_pairs=8"],
+        "runs": {"baseline": {"label": "Transformer", "set": []},
+                 "rel": {"label": "Transformer_rel", "set": ["model.type=transformer_rel"]}},
+    }
+    (folder / "study.yaml").write_text(yaml.safe_dump(study))
+    driver = load_driver()
+    arguments = [str(folder / "study.yaml"), "--seeds", "3", "--jobs", "2",
+                 "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
+    assert driver.main(arguments) == 0
+    return folder, driver, arguments
+
+
+def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
+    folder, _, _ = finished_study
+    records = json.loads((folder / "results" / "results.json").read_text())
+    assert [(r["name"], r["seed"]) for r in records] == [("baseline", 3), ("rel", 3)]
+    for record in records:
+        assert record["steps"] == 4 and len(record["dev_bleu_per_epoch"]) == 2
+        assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record)
+        assert set(record["extra_tests"]) == {"heldout"} and set(record["extra_tests"]["heldout"]) == {"bleu", "chrf"}
+    assert records[1]["model_type"] == "transformer_rel"
+    assert 0 <= records[1]["paired_bootstrap_p"]["bleu"] <= 1 and "paired_bootstrap_p" not in records[0]
+    heldout = (folder / "results" / "translations" / "rel.s3.heldout.txt").read_text().splitlines()
+    assert len(heldout) == len((SAMPLE / "heldout.ja").read_text().splitlines())
+    assert "| rel | Transformer_rel | 3 |" in (folder / "results" / "results.md").read_text()
+    assert (folder / "results" / "learning_curves.png").stat().st_size > 0
+
+
+def test_committed_logs_carry_no_progress_bar_redraws(finished_study):
+    folder, _, _ = finished_study
+    for log in (folder / "results" / "logs").glob("*.log"):
+        assert "\r" not in log.read_text(), log
+
+
+def test_finished_runs_are_skipped(finished_study):
+    folder, driver, arguments = finished_study
+    checkpoint = folder / "runs" / "rel" / "seed3" / "checkpoint-4"
+    before = checkpoint.stat().st_mtime
+    assert driver.main(arguments) == 0
+    assert checkpoint.stat().st_mtime == before
+    assert json.loads((folder / "runs" / "rel" / "seed3" / "driver_seconds.json").read_text()).__len__() == 1
+
+
+def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
+    folder, driver, _ = finished_study
+    with pytest.raises(SystemExit) as stopped:
+        driver.main([str(folder / "study.yaml"), "--runs", "nope"])
+    assert stopped.value.code == 2 and "--runs ['nope'] are not in" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        driver.main([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "valid.en")])
+    assert "different line counts" in capsys.readouterr().err
