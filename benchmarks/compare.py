@@ -198,8 +198,8 @@ def paired_bootstrap(baseline: list[str], system: list[str], references: list[st
 
     test = PairedTest([("baseline", baseline), ("system", system)], metrics={"bleu": BLEU(), "chrf": CHRF()},
                       references=[references], test_type="bs", n_samples=1000)
-    _, results = test()
-    return {metric: round(result.p_value, 4) for metric, result in results["system"].items()}
+    _, results = test()  # results: metric display name -> one result per system, the baseline first
+    return {"bleu": round(float(results["BLEU"][1].p_value), 4), "chrf": round(float(results["chrF2"][1].p_value), 4)}
 
 
 def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path) -> dict | None:
