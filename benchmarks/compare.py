@@ -53,6 +53,9 @@ class Study:
     results: Path
     reference: Path
     baseline: str
+    split: str  # how the records name the evaluated split: dev_bleu (default) or e.g. val_bleu
+    loss_at_steps: list[int]  # training losses recorded at these steps (``train_loss``), if any
+    config_fields: list[str]  # model config values recorded per run (e.g. the reading of an ablation)
     common: list[str]
     prepare: list[dict]
     runs: dict[str, dict]
@@ -67,7 +70,8 @@ class Study:
             raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]), work_dir=Path(raw["work_dir"]),
                    results=Path(raw["results"]), reference=Path(raw["reference"]), baseline=raw["baseline"],
-                   common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
+                   split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps", [])),
+                   config_fields=list(raw.get("config_fields", [])), common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
@@ -116,13 +120,20 @@ def prepare(study: Study) -> None:
         log.write_text(without_redraws(log.read_text()))
 
 
+def run_overrides(study: Study, run: str, seed: int) -> list[str]:
+    """The ``--set`` values of one run: the study's shared ones, the run's own, the seed (no progress bars)."""
+    return [*flatten(study.common), *flatten(study.runs[run].get("set", [])), f"seed={seed}",
+            "training.disable_tqdm=true"]
+
+
+def config_path(study: Study) -> Path:
+    return study.config if study.config.is_absolute() else TREE / study.config
+
+
 def training_command(study: Study, run: str, seed: int) -> list[str]:
     output_dir = study.output_dir(run, seed)
-    overrides = [*flatten(study.common), *flatten(study.runs[run].get("set", [])), f"seed={seed}",
-                 "training.disable_tqdm=true"]
-    config = study.config if study.config.is_absolute() else TREE / study.config
-    command = [sys.executable, str(RECIPE), "--config", str(config), "--output_dir", str(output_dir)]
-    command += [argument for override in overrides for argument in ("--set", override)]
+    command = [sys.executable, str(RECIPE), "--config", str(config_path(study)), "--output_dir", str(output_dir)]
+    command += [argument for override in run_overrides(study, run, seed) for argument in ("--set", override)]
     if any(output_dir.glob("checkpoint-*")):
         command += ["--resume_from_checkpoint", "latest"]
     return command
@@ -165,13 +176,10 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def evaluations(folder: Path) -> list[dict]:
-    """The validation entries of the Trainer's log (the newest checkpoint's trainer_state.json holds them all)."""
+def log_history(folder: Path) -> list[dict]:
+    """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
     states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
-    if not states:
-        return []
-    history = json.loads(states[-1].read_text())["log_history"]
-    return [entry for entry in history if "eval_bleu" in entry]
+    return json.loads(states[-1].read_text())["log_history"] if states else []
 
 
 def translate(model_dir: Path, source: Path, num_beams: int) -> list[str]:
@@ -208,7 +216,9 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     if not (folder / "summary.json").exists():
         return None
     summary = json.loads((folder / "summary.json").read_text())
-    evaluated = evaluations(folder)
+    history = log_history(folder)
+    evaluated = [entry for entry in history if "eval_bleu" in entry]
+    losses = {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
     wall_clock = folder / WALL_CLOCK_FILE
     tag = study.tag(run, seed)
     dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
@@ -228,11 +238,15 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
             (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
         (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
                                                        encoding="utf-8")
+    split = study.split
+    model_config = json.loads((folder / "model" / "config.json").read_text())
     return {
         "name": run, "label": study.runs[run].get("label", run), "model_type": summary["model_type"], "seed": seed,
+        **{field: model_config.get(field) for field in study.config_fields},
         "steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
-        "dev_bleu": round(summary["validation_bleu"], 2), "dev_chrf": round(summary["validation_chrf"], 2),
-        "dev_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
+        f"{split}_bleu": round(summary["validation_bleu"], 2), f"{split}_chrf": round(summary["validation_chrf"], 2),
+        f"{split}_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
+        **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
         "parameters": summary["parameters"],
         "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
@@ -269,32 +283,38 @@ def _mean_std(values: list[float]) -> str:
 
 
 def markdown(study: Study, records: list[dict]) -> str:
+    split = study.split
+    bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
     base_seconds = {r["seed"]: r["train_seconds"] for r in records if r["name"] == study.baseline}
-    base_bleu = [r["dev_bleu"] for r in records if r["name"] == study.baseline]
+    base_bleu = [r[bleu_key] for r in records if r["name"] == study.baseline]
     tests = sorted({name for r in records for name in r["extra_tests"]})
     lines = [f"# {study.name}: mean ± std over seeds", "",
-             "| run | model | seeds | dev BLEU | Δ BLEU | dev chrF | p (BLEU) per seed | time × baseline |"
+             f"| run | model | seeds | {split} BLEU | Δ BLEU | {split} chrF | p (BLEU) per seed | time × baseline |"
              + "".join(f" {test} BLEU |" for test in tests),
              "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * len(tests)]
     for run in study.runs:
         rows = [r for r in records if r["name"] == run]
         if not rows:
             continue
-        bleu = [r["dev_bleu"] for r in rows]
+        bleu = [r[bleu_key] for r in rows]
         delta = f"{statistics.mean(bleu) - statistics.mean(base_bleu):+.2f}" if base_bleu and run != study.baseline else "—"
         p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
         ratios = [r["train_seconds"] / base_seconds[r["seed"]] for r in rows if r["seed"] in base_seconds]
-        lines.append(
-            f"| {run} | {rows[0]['label']} | {', '.join(str(r['seed']) for r in rows)} | {_mean_std(bleu)} | {delta} | "
-            f"{_mean_std([r['dev_chrf'] for r in rows])} | {p_values or '—'} | "
-            f"{f'{statistics.mean(ratios):.2f}' if ratios else '—'} |"
-        )
-        lines[-1] += "".join(f" {_mean_std([r['extra_tests'][t]['bleu'] for r in rows if t in r['extra_tests']])} |"
-                             for t in tests)
-    lines += ["", "Per run: dev BLEU after each evaluation (the best checkpoint's score is `dev BLEU`).", "",
-              "| run | seed | steps | dev BLEU | dev chrF | per evaluation | train s |", "| --- | ---: | ---: | ---: | ---: | --- | ---: |"]
-    lines += [f"| {r['name']} | {r['seed']} | {r['steps']} | {r['dev_bleu']:.2f} | {r['dev_chrf']:.2f} | "
-              f"{' / '.join(f'{b:.1f}' for b in r['dev_bleu_per_epoch'])} | {r['train_seconds']} |" for r in records]
+        cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,
+                 _mean_std([r[chrf_key] for r in rows]), p_values or "—",
+                 f"{statistics.mean(ratios):.2f}" if ratios else "—",
+                 *(_mean_std([r["extra_tests"][t]["bleu"] for r in rows if t in r["extra_tests"]]) for t in tests)]
+        lines.append("| " + " | ".join(cells) + " |")
+    loss_steps = study.loss_at_steps
+    lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
+              + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
+              f"| run | seed | steps | {split} BLEU | {split} chrF | per evaluation |"
+              + "".join(f" loss @{step} |" for step in loss_steps) + " train s |",
+              "| --- | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: |"]
+    for r in records:
+        losses = "".join(f" {r['train_loss'].get(step) or '—'} |" for step in loss_steps)
+        lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
+                     f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -307,14 +327,14 @@ def plot_learning_curves(study: Study, records: list[dict]) -> None:
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for run in study.runs:
-        curves = [r["dev_bleu_per_epoch"] for r in records if r["name"] == run and r["dev_bleu_per_epoch"]]
+        curves = [r[f"{study.split}_bleu_per_epoch"] for r in records if r["name"] == run and r[f"{study.split}_bleu_per_epoch"]]
         if not curves:
             continue
         length = min(len(curve) for curve in curves)
         mean = [statistics.mean(curve[i] for curve in curves) for i in range(length)]
         axes.plot(range(1, length + 1), mean, marker="o", label=f"{run} ({len(curves)} seed{'s' * (len(curves) > 1)})")
     axes.set_xlabel("evaluation (epoch)")
-    axes.set_ylabel("dev BLEU")
+    axes.set_ylabel(f"{study.split} BLEU")
     axes.set_title(study.name)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)

@@ -81,6 +81,9 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     with pytest.raises(SystemExit) as stopped:
         driver.main([str(folder / "study.yaml"), "--runs", "nope"])
     assert stopped.value.code == 2 and "--runs ['nope'] are not in" in capsys.readouterr().err
+    one_line = folder / "one_line.en"
+    one_line.write_text("just one line\n")
     with pytest.raises(SystemExit):
-        driver.main([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "valid.en")])
+        driver.main([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(one_line)])
     assert "different line counts" in capsys.readouterr().err
+    assert not (folder / "runs" / "baseline" / "seed42").exists()  # nothing started

@@ -2,11 +2,8 @@
 replaced or added, and the translation/parse gradient norms in the Trainer log. The defaults must reproduce the
 outputs the model gave before these options existed, so earlier results stay valid."""
 
-import inspect
 import json
 import math
-import re
-import shlex
 from pathlib import Path
 
 import pytest
@@ -248,47 +245,25 @@ def test_measuring_the_gradient_parts_leaves_training_unchanged(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------- the ablation's runs
-DIAGNOSIS_RUNS = Path(__file__).parents[1] / "benchmarks" / "results" / "enja_converged" / "diagnosis_runs.md"
 ITEM_4_ROWS = {"baseline", "dbsa_today", "dbsa_authors_score", "dbsa_authors_weights", "dbsa_authors_both",
                "dbsa_authors_both_noclip", "dbsa_encoder_only", "dbsa_decoder_only", "dbsa_parse_head_add"}
 
 
-def diagnosis_runs() -> tuple[list[str], list[str], dict[str, list[str]]]:
-    """(common arguments, DBSA arguments, run name -> its own arguments) as written in diagnosis_runs.md."""
-    blocks, block, rows = [], [], {}
-    for line in DIAGNOSIS_RUNS.read_text().splitlines():
-        if line.startswith("    "):
-            block += shlex.split(line)
-            continue
-        if block:
-            blocks, block = [*blocks, block], []
-        if line.startswith("| `"):
-            name, overrides = [cell.strip() for cell in line.strip("|").split("|")][:2]
-            rows[name.strip("`")] = [word for item in re.findall(r"`(--set [^`]+)`", overrides)
-                                     for word in shlex.split(item)]
-    common, dbsa = blocks
-    return common, dbsa, rows
-
-
 def test_every_diagnosis_run_builds(tmp_path):
+    """benchmarks/studies/enja_1000_steps.yaml holds item 4's rows; each builds the model its name says."""
     from hub_support import tiny_tokenizer
+    from test_compare_driver import load_driver
 
-    from hf_syntax.data.features import ParseAndAlign
     from hf_syntax.recipes.translation import build_model, load_recipe_config, training_arguments
 
-    common, dbsa, rows = diagnosis_runs()
-    assert ITEM_4_ROWS <= set(rows)
+    driver = load_driver()
+    study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "enja_1000_steps.yaml")
+    assert ITEM_4_ROWS <= set(study.runs)
+    rows = {name: driver.run_overrides(study, name, 42) for name in study.runs}
     tokenizer = tiny_tokenizer()
-    feature_options = set(inspect.signature(ParseAndAlign.__init__).parameters)
     built = {}
-    for name, own in rows.items():
-        arguments = common + ([] if name == "baseline" else dbsa) + own
-        assert arguments[:2] == ["--config", "training/configs/small_cpu_ja_en.yaml"], name
-        overrides = [value for flag, value in zip(arguments[2::2], arguments[3::2]) if flag == "--set"]
-        assert len(overrides) * 2 == len(arguments) - 2, f"{name}: only --set arguments after --config"
-        config = load_recipe_config(Path(__file__).parents[1] / arguments[1],
-                                    [*overrides, f"output_dir={tmp_path / name}"])
-        assert set(config.features or {}) <= feature_options, name
+    for name, overrides in rows.items():
+        config = load_recipe_config(driver.config_path(study), [*overrides, f"output_dir={tmp_path / name}"])
         training_arguments(config)
         built[name] = (build_model(config, tokenizer, tokenizer).config, config)
     assert not built["baseline"][0].parse_layer_encoder and built["dbsa_today"][0].parse_layer_encoder == 2

@@ -309,36 +309,29 @@ def test_architecture_names_that_are_model_types_mean_the_same_model():
 
 
 def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
-    """benchmarks/results/multi30k_graph/ablation_runs.md (issue 14's 1000-step ablation, launched by the lead):
-    each run's overrides build a model whose fusion and reading fields are the ones its name says."""
-    import re
-    from pathlib import Path
-
-    import yaml
+    """benchmarks/studies/multi30k_de_en_graph.yaml (issue 14's 1000-step ablation): each run's overrides build a
+    model whose fusion and reading fields are the ones its name says."""
     from hub_support import tiny_tokenizer
+    from test_compare_driver import load_driver
 
     from hf_syntax.recipes.translation import build_model, load_recipe_config
 
-    root = Path(__file__).parents[1]
-    text = (root / "benchmarks" / "results" / "multi30k_graph" / "ablation_runs.md").read_text()
-    study = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, re.S).group(1))
-
-    def flatten(items):
-        return [word for item in items for word in (flatten(item) if isinstance(item, list) else [item])]
-
+    driver = load_driver()
+    study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml")
+    raw = driver.yaml.safe_load((driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml").read_text())
     tokenizer, readings = tiny_tokenizer(), {}
-    for name, run in study["runs"].items():
-        overrides = [*study["common"], *flatten(run["set"]), f"output_dir={tmp_path / name}"]
-        config = build_model(load_recipe_config(root / study["config"], overrides), tokenizer, tokenizer).config
+    fields = ("graph_first_layer", "graph_increment", "graph_middle_stream")
+    for name in study.runs:
+        overrides = [*driver.run_overrides(study, name, 42), f"output_dir={tmp_path / name}"]
+        config = build_model(load_recipe_config(driver.config_path(study), overrides), tokenizer, tokenizer).config
         assert config.max_position_embeddings == 128 and not config.graph_half_dim, name
         if name == "baseline":
             assert config.encoder_layer_type == "standard"
             continue
         fusion, reading = name.split("_", 1)
-        fields = ("graph_first_layer", "graph_increment", "graph_middle_stream")
         readings[name] = tuple(getattr(config, field) for field in fields)
         assert config.graph_fusion == fusion and readings[name] == tuple(
-            option.split("=")[1] for option in flatten(study["readings"][reading])
+            option.split("=")[1] for option in raw["readings"][reading]
         ), name
     defaults = GraphTransformerConfig()
     assert readings["sum_text"] == tuple(getattr(defaults, field) for field in fields)
