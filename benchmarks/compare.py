@@ -56,6 +56,7 @@ class Study:
     split: str  # how the records name the evaluated split: dev_bleu (default) or e.g. val_bleu
     loss_at_steps: list[int]  # training losses recorded at these steps (``train_loss``), if any
     config_fields: list[str]  # model config values recorded per run (e.g. the reading of an ablation)
+    reference_curves: dict[str, list[float]]  # curves measured elsewhere, drawn dashed beside the runs
     common: list[str]
     prepare: list[dict]
     runs: dict[str, dict]
@@ -71,7 +72,8 @@ class Study:
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]), work_dir=Path(raw["work_dir"]),
                    results=Path(raw["results"]), reference=Path(raw["reference"]), baseline=raw["baseline"],
                    split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps", [])),
-                   config_fields=list(raw.get("config_fields", [])), common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
+                   config_fields=list(raw.get("config_fields", [])),
+                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
@@ -333,6 +335,8 @@ def plot_learning_curves(study: Study, records: list[dict]) -> None:
         length = min(len(curve) for curve in curves)
         mean = [statistics.mean(curve[i] for curve in curves) for i in range(length)]
         axes.plot(range(1, length + 1), mean, marker="o", label=f"{run} ({len(curves)} seed{'s' * (len(curves) > 1)})")
+    for label, curve in study.reference_curves.items():
+        axes.plot(range(1, len(curve) + 1), curve, linestyle="--", marker=".", label=label)
     axes.set_xlabel("evaluation (epoch)")
     axes.set_ylabel(f"{study.split} BLEU")
     axes.set_title(study.name)

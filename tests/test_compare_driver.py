@@ -33,7 +33,7 @@ def finished_study(tmp_path_factory):
     study = {
         "config": str(folder / "tiny.yaml"), "work_dir": str(folder / "runs"), "results": str(folder / "results"),
         "reference": str(SAMPLE / "valid.en"), "baseline": "baseline",
-        "common": ["data.max_eval_pairs=8"],
+        "common": ["data.max_eval_pairs=8"], "reference_curves": {"measured elsewhere": [0.5, 1.0]},
         "runs": {"baseline": {"label": "Transformer", "set": []},
                  "rel": {"label": "Transformer_rel", "set": ["model.type=transformer_rel"]}},
     }
