@@ -144,6 +144,19 @@ def parser_install_hint(spec: str) -> str:
     return f"(parser backend {backend!r}: see hf_syntax.parsers)"
 
 
+def parser_requirements(spec: str) -> list[str]:
+    """The pip requirements that provide a parser spec (for an exported folder's ``requirements.txt``)."""
+    backend, _, name = spec.partition(":")
+    if backend == "spacy":
+        if name.startswith("ja_ginza"):
+            return ["ginza", name.replace("_", "-")]
+        is_package = name.isidentifier()  # a path to a pipeline folder is not pip-installable
+        return ["spacy", name.replace("_", "-")] if is_package else ["spacy"]
+    if backend == "stanza":
+        return ["stanza"]
+    return []
+
+
 def _segmentation_note(config) -> str:
     if getattr(config, "source_pretokenized", False):
         return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
@@ -257,4 +270,4 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     return ModelCard(text)
 
 
-__all__ = ["CardContext", "CardError", "VARIANTS", "load_template", "render_card", "variant_of"]
+__all__ = ["CardContext", "CardError", "VARIANTS", "load_template", "parser_requirements", "render_card", "variant_of"]

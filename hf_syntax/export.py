@@ -2,7 +2,9 @@
 
 The folder holds safetensors weights only, ``config.json`` with ``auto_map`` and ``custom_pipelines``, every code
 file remote code needs (model, configs, pipeline, featurizer, parser adapter, alignment, trees, labels), the
-tokenizer(s), the generation config and a model card rendered from the variant's template with the run's scores.
+tokenizer(s), the generation config, a model card rendered from the variant's template with the run's scores, and
+what an Inference Endpoint runs: ``handler.py`` (``hf_syntax/serving/endpoint_handler.py``) and the
+``requirements.txt`` it installs (the parser packages the model needs at inference).
 Everything is written by the Hugging Face save methods of the pipeline (``Pipeline.save_pretrained``), so what is
 exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
 
@@ -16,13 +18,17 @@ import json
 import warnings
 from pathlib import Path
 
-from .cards import CardContext, UNTRAINED_WARNING, render_card
+from .cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
 from .pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+from .serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
 GLUE_RUN = "run.json"
 CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "align.py", "trees.py", "labels.py")
 """Code files that must travel with every exported model (next to its modeling/configuration files)."""
+SERVING_FILES = ("handler.py", "requirements.txt")
+"""The Inference Endpoint's entry point and what it installs before loading the model."""
+BASE_REQUIREMENTS = ("torch", "transformers>=5.0,<6", "tokenizers", "safetensors")
 WEIGHT_FILES_NOT_ALLOWED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack")
 
 
@@ -100,8 +106,28 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     pipe = syntax_pipeline(model.eval(), tokenizer, **extra)
     save_pipeline(pipe, str(out_dir))
     card.save(out_dir / "README.md")
+    write_endpoint_files(model.config, out_dir)
     check_export_folder(out_dir)
     return out_dir
+
+
+def inference_parsers(config) -> list[str]:
+    """Parser specs a model runs at inference: BERT+POS's tagger, or the source parser of a feature model."""
+    if getattr(config, "pos_parser", None):
+        return [config.pos_parser]
+    if getattr(config, "needs_source_features", ()) and config.source_parser:
+        return [config.source_parser]
+    return []
+
+
+def write_endpoint_files(config, out_dir: Path) -> None:
+    """``handler.py`` (the Inference Endpoint contract) and the ``requirements.txt`` an endpoint installs: the
+    libraries the folder's code imports plus the parser packages the config names."""
+    (out_dir / "handler.py").write_text(Path(endpoint_handler.__file__).read_text(encoding="utf-8"), encoding="utf-8")
+    requirements = list(BASE_REQUIREMENTS)
+    for spec in inference_parsers(config):
+        requirements += [name for name in parser_requirements(spec) if name not in requirements]
+    (out_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
 
 
 def check_export_folder(folder: Path) -> None:
@@ -113,7 +139,8 @@ def check_export_folder(folder: Path) -> None:
         problems.append("config.json has no auto_map")
     if not config.get("custom_pipelines"):
         problems.append("config.json has no custom_pipelines")
-    problems += [f"code file {name} is missing" for name in CODE_FILES if not (folder / name).is_file()]
+    problems += [f"code file {name} is missing" for name in CODE_FILES + SERVING_FILES
+                 if not (folder / name).is_file()]
     if not list(folder.glob("*.safetensors")):
         problems.append("no .safetensors weights")
     problems += [f"non-safetensors weights {path.name}" for pattern in WEIGHT_FILES_NOT_ALLOWED
@@ -126,4 +153,4 @@ def check_export_folder(folder: Path) -> None:
         raise ExportError(f"export folder {folder} is incomplete: {'; '.join(problems)}.")
 
 
-__all__ = ["CODE_FILES", "ExportError", "TARGET_TOKENIZER_DIR", "check_export_folder", "export", "results_from_run"]
+__all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "TARGET_TOKENIZER_DIR", "check_export_folder", "export", "results_from_run"]

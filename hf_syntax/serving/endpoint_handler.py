@@ -1,0 +1,148 @@
+"""Inference Endpoint handler of an hf-syntax model (copied as ``handler.py`` into every exported folder).
+
+Inference Endpoints call ``EndpointHandler(path)(data)`` with ``data = {"inputs": ..., "parameters": {...}}``:
+
+* translation models: ``inputs`` is a text or a list of texts -> ``[{"translation_text": ...}]`` (one dict per text);
+  ``parameters``: ``num_beams``, ``max_new_tokens``, ``pretokenized`` (input words separated by spaces are parsed
+  as given; default: as the model was trained).
+* BERT+POS classifiers: ``inputs`` is a text, ``{"text": ..., "text_pair": ...}`` or a list of them ->
+  ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``.
+
+A bad request (missing ``inputs``, wrong types, an empty text, a text longer than the model reads, an unknown
+parameter) is answered with ``{"error": "..."}`` saying what to change, never with a traceback. The model is the
+folder's own code loaded with ``trust_remote_code=True``, so hf_syntax need not be installed; feature models parse
+on the fly with the parser named in ``config.json`` (the folder's ``requirements.txt`` installs it).
+
+The backend is chosen by ``backend=`` or the ``HF_SYNTAX_BACKEND`` environment variable; each backend is a function
+of the folder path that returns a callable taking the pipeline's arguments (see ``BACKENDS``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from transformers import AutoConfig, pipeline
+
+TRANSLATION_PARAMETERS = {"num_beams": int, "max_new_tokens": int, "pretokenized": bool}
+CLASSIFICATION_PARAMETERS = {"top_k": int}
+MAX_BEAMS = 16
+
+
+class BadRequest(ValueError):
+    """The request cannot be answered as sent; the message says what to change."""
+
+
+def load_pytorch_pipeline(path: str):
+    """The folder's own transformers pipeline (translation or BERT+POS classification), in PyTorch."""
+    return pipeline(model=path, trust_remote_code=True)
+
+
+BACKENDS = {"pytorch": load_pytorch_pipeline}
+"""Backend name -> loader(path) -> a pipeline-like callable with a ``tokenizer`` attribute."""
+
+
+class EndpointHandler:
+    """Answers Inference Endpoint requests for the model in ``path`` (see the module docstring for the contract)."""
+
+    def __init__(self, path: str = "", backend: str | None = None):
+        path = path or "."
+        backend = backend or os.environ.get("HF_SYNTAX_BACKEND", "pytorch")
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)} (HF_SYNTAX_BACKEND).")
+        self.config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+        self.pipeline = BACKENDS[backend](path)
+        self.is_translation = bool(getattr(self.config, "is_encoder_decoder", False))
+        self.parameter_types = TRANSLATION_PARAMETERS if self.is_translation else CLASSIFICATION_PARAMETERS
+        self.max_source_tokens = _max_source_tokens(self.pipeline.tokenizer, self.config)
+
+    def __call__(self, data):
+        try:
+            inputs, parameters = self._read_request(data)
+        except BadRequest as error:
+            return {"error": str(error)}
+        if self.is_translation:
+            if isinstance(inputs, list):
+                return self.pipeline(inputs, batch_size=len(inputs), **parameters)
+            return self.pipeline(inputs, **parameters)
+        results = self.pipeline(inputs, **parameters)
+        # The stock classification pipeline returns a bare dict for one input; the contract is a list.
+        return [results] if isinstance(results, dict) else results
+
+    # --------------------------------------------------------------------------------------------- validation
+    def _read_request(self, data):
+        if not isinstance(data, dict):
+            raise BadRequest(f'the request body must be a JSON object {{"inputs": ...}}; got {type(data).__name__}.')
+        unknown = sorted(set(data) - {"inputs", "parameters"})
+        if unknown:
+            raise BadRequest(f"unknown request field(s) {unknown}; a request has 'inputs' and optional 'parameters'.")
+        if "inputs" not in data:
+            raise BadRequest('the request has no "inputs"; send {"inputs": "a sentence"} or a list of sentences.')
+        inputs = data["inputs"]
+        items = inputs if isinstance(inputs, list) else [inputs]
+        if isinstance(inputs, list) and not inputs:
+            raise BadRequest('"inputs" is an empty list; send at least one text.')
+        for index, item in enumerate(items):
+            where = f"inputs[{index}]" if isinstance(inputs, list) else "inputs"
+            self._check_item(item, where)
+        return inputs, self._read_parameters(data.get("parameters"))
+
+    def _check_item(self, item, where: str) -> None:
+        if self.is_translation:
+            if not isinstance(item, str):
+                raise BadRequest(f"{where} is a {type(item).__name__}; a translation model takes a text or a list "
+                                 f"of texts.")
+            self._check_text(item, None, where)
+            return
+        if isinstance(item, dict):
+            if "text" not in item or set(item) - {"text", "text_pair"}:
+                raise BadRequest(f"{where} has keys {sorted(item)}; a text pair is "
+                                 f'{{"text": ..., "text_pair": ...}}.')
+            for key in item:
+                if not isinstance(item[key], str):
+                    raise BadRequest(f"{where}.{key} is a {type(item[key]).__name__}; it must be a text.")
+            self._check_text(item["text"], item.get("text_pair"), where)
+        elif isinstance(item, str):
+            self._check_text(item, None, where)
+        else:
+            raise BadRequest(f'{where} is a {type(item).__name__}; send a text or {{"text": ..., "text_pair": ...}}.')
+
+    def _check_text(self, text: str, pair: str | None, where: str) -> None:
+        for name, value in (("text", text), ("text_pair", pair)):
+            if value is not None and not value.strip():
+                raise BadRequest(f"{where} has an empty {name}; there is nothing to "
+                                 f"{'translate' if self.is_translation else 'classify'}.")
+        length = len(self.pipeline.tokenizer(text, pair)["input_ids"])
+        if length > self.max_source_tokens:
+            raise BadRequest(f"{where} is {length} tokens long; this model reads at most {self.max_source_tokens}. "
+                             f"Split it into shorter sentences.")
+
+    def _read_parameters(self, parameters) -> dict:
+        if parameters is None:
+            return {}
+        if not isinstance(parameters, dict):
+            raise BadRequest(f'"parameters" must be an object; got {type(parameters).__name__}.')
+        unknown = sorted(set(parameters) - set(self.parameter_types))
+        if unknown:
+            raise BadRequest(f"unknown parameter(s) {unknown}; this model accepts {sorted(self.parameter_types)}.")
+        for name, value in parameters.items():
+            wanted = self.parameter_types[name]
+            # bool is an int in Python: {"num_beams": true} must not pass as 1.
+            if not isinstance(value, wanted) or (wanted is int and isinstance(value, bool)):
+                raise BadRequest(f"parameter {name} is {value!r}; it must be a{'n' if wanted is int else ''} "
+                                 f"{wanted.__name__}.")
+            if wanted is int and value < 1:
+                raise BadRequest(f"parameter {name} is {value}; it must be at least 1.")
+        if parameters.get("num_beams", 1) > MAX_BEAMS:
+            raise BadRequest(f"parameter num_beams is {parameters['num_beams']}; this endpoint allows at most "
+                             f"{MAX_BEAMS}.")
+        longest = getattr(self.config, "max_position_embeddings", None)
+        if longest and parameters.get("max_new_tokens", 0) > longest:
+            raise BadRequest(f"parameter max_new_tokens is {parameters['max_new_tokens']}; this model writes at most "
+                             f"{longest} tokens.")
+        return dict(parameters)
+
+
+def _max_source_tokens(tokenizer, config) -> int:
+    """Longest input in tokens: the tokenizer's limit, capped by the model's position table."""
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
