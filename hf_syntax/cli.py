@@ -4,7 +4,7 @@
     hf-syntax train --config training/configs/demo_ja_en.yaml
     hf-syntax evaluate --model runs/x/model --source dev.ja --reference dev.en
     hf-syntax translate --model runs/x/model < input.txt > output.txt
-    hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en
+    hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en --space spaces/x
     hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
 
 Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
@@ -192,7 +192,10 @@ def command_translate(options) -> None:
 
 
 def command_export(options) -> None:
-    """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card)."""
+    """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card, endpoint handler) and,
+    with ``--space DIR``, a Gradio Space folder that demos it."""
+    from huggingface_hub import ModelCard
+
     from hf_syntax.cards import CardError
     from hf_syntax.export import ExportError, export
 
@@ -208,6 +211,15 @@ def command_export(options) -> None:
     except (ExportError, CardError) as error:
         raise CliError(str(error)) from error
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
+    if options.space:
+        from hf_syntax.serving.space import SpaceError, write_space
+
+        examples = options.widget or [item["text"] for item in ModelCard.load(folder / "README.md").data.widget]
+        try:
+            space = write_space(options.space, context["model_id"], folder, examples, overwrite=options.overwrite)
+        except SpaceError as error:
+            raise CliError(str(error)) from error
+        print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
 
 
 def command_plot_attention(options) -> None:
@@ -314,7 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
     export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
     export.add_argument("--license", default="apache-2.0")
-    export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir")
+    export.add_argument("--space", metavar="DIR",
+                        help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
+    export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")
     export.set_defaults(run=command_export)
 
     plot = commands.add_parser("plot-attention", help="draw the cross-attention of one translation as a PNG",

@@ -20,14 +20,17 @@ from pathlib import Path
 
 from .cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
 from .pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+from . import parsing, tree_views
 from .serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
 GLUE_RUN = "run.json"
 CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "align.py", "trees.py", "labels.py")
 """Code files that must travel with every exported model (next to its modeling/configuration files)."""
-SERVING_FILES = ("handler.py", "requirements.txt")
-"""The Inference Endpoint's entry point and what it installs before loading the model."""
+VIEW_MODULES = (tree_views, parsing)
+"""Code a demo loads from the folder to draw trees: ``tree_views`` and the parse-head decoding it imports."""
+SERVING_FILES = ("handler.py", "requirements.txt", *(Path(module.__file__).name for module in VIEW_MODULES))
+"""The Inference Endpoint's entry point, what it installs before loading the model, and the tree views."""
 BASE_REQUIREMENTS = ("torch", "transformers>=5.0,<6", "tokenizers", "safetensors")
 WEIGHT_FILES_NOT_ALLOWED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack")
 
@@ -121,9 +124,12 @@ def inference_parsers(config) -> list[str]:
 
 
 def write_endpoint_files(config, out_dir: Path) -> None:
-    """``handler.py`` (the Inference Endpoint contract) and the ``requirements.txt`` an endpoint installs: the
-    libraries the folder's code imports plus the parser packages the config names."""
+    """``handler.py`` (the Inference Endpoint contract), the ``requirements.txt`` an endpoint installs (the
+    libraries the folder's code imports plus the parser packages the config names) and the demo's tree views."""
     (out_dir / "handler.py").write_text(Path(endpoint_handler.__file__).read_text(encoding="utf-8"), encoding="utf-8")
+    for module in VIEW_MODULES:
+        source = Path(module.__file__)
+        (out_dir / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     requirements = list(BASE_REQUIREMENTS)
     for spec in inference_parsers(config):
         requirements += [name for name in parser_requirements(spec) if name not in requirements]

@@ -13,6 +13,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   # The CPU wheel first, so nothing below pulls a CUDA build.
   "$venv/bin/python" -m pip install -q "torch==2.13.0"
-  "$venv/bin/python" -m pip install -q -e "$root[parsers,minilm,dev]"
+  "$venv/bin/python" -m pip install -q -e "$root[parsers,minilm,dev,space]"
   echo "$want" > "$stamp"
 fi

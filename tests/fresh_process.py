@@ -18,15 +18,18 @@ _PRELUDE = (
 )
 
 
-def run_without_hf_syntax(code: str, workdir: Path, timeout: int = 600) -> str:
-    """Run `code` in a clean interpreter with cwd `workdir`; return its stdout, fail with its stderr."""
+def command_without_hf_syntax(code: str, workdir: Path, extra_paths=()) -> tuple[list[str], dict]:
+    """The command line and environment of a clean interpreter running `code` (`extra_paths` go first on its path)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(Path(workdir) / "hf_modules"))
-    script = _PRELUDE.format(paths=site.getsitepackages()) + code
-    result = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", script], cwd=workdir, env=env, capture_output=True, text=True,
-        timeout=timeout,
-    )
+    script = _PRELUDE.format(paths=[*map(str, extra_paths), *site.getsitepackages()]) + code
+    return [sys.executable, "-I", "-S", "-c", script], env
+
+
+def run_without_hf_syntax(code: str, workdir: Path, timeout: int = 600) -> str:
+    """Run `code` in a clean interpreter with cwd `workdir`; return its stdout, fail with its stderr."""
+    command, env = command_without_hf_syntax(code, workdir)
+    result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise AssertionError(f"fresh process failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
     return result.stdout

