@@ -6,6 +6,7 @@
     hf-syntax translate --model runs/x/model < input.txt > output.txt
     hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en --space spaces/x
     hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
+    hf-syntax show --model runs/x/model --source dev.ja --max-sentences 3
 
 Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
 command line translates is what ``pipeline(model=folder, trust_remote_code=True)`` translates.
@@ -191,6 +192,45 @@ def command_translate(options) -> None:
         print(translation)
 
 
+def format_tree(tree: dict) -> str:
+    """One line per word: its number, the word, its relation and its head (``root`` for a root)."""
+    width = max(len(word) for word in tree["words"])
+    lines = []
+    for index, (word, head, label) in enumerate(zip(tree["words"], tree["heads"], tree["labels"]), start=1):
+        arrow = "root" if head == 0 else f"{label or 'dep'} -> {head} {tree['words'][head - 1]}"
+        lines.append(f"  {index:>3} {word:<{width}}  {arrow}")
+    return "\n".join(lines)
+
+
+def command_show(options) -> None:
+    """Translate a few sentences and print, for each, the source tree the model was given (feature models) and the
+    tree its parse head predicts (DBSA): what the model used, next to what it wrote."""
+    from hf_syntax.tree_views import predicted_source_tree, source_tree
+
+    pipe = _load_pipeline(options.model, **_generation_options(options))
+    config = pipe.model.config
+    if not getattr(config, "is_encoder_decoder", False):
+        raise CliError("show prints translations with their trees; this model is a classifier.")
+    stream = open(options.source, encoding="utf-8") if options.source else sys.stdin
+    with stream:
+        texts = [line.strip() for line in stream if line.strip()][: options.max_sentences]
+    if not texts:
+        raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
+    for text in texts:
+        print(f"source:      {text}")
+        given = source_tree(pipe, text, options.pretokenized)
+        if given:
+            print(f"tree given ({config.source_parser}; the model reads {', '.join(config.needs_source_features)}):")
+            print(format_tree(given))
+        else:
+            print("tree given:  none (this model reads subwords only)")
+        predicted = predicted_source_tree(pipe, text, options.pretokenized)
+        if predicted:
+            print("tree predicted by the encoder's parse head:")
+            print(format_tree(predicted))
+        print(f"translation: {pipe(text, pretokenized=options.pretokenized)[0]['translation_text']}\n")
+
+
 def command_export(options) -> None:
     """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card, endpoint handler) and,
     with ``--space DIR``, a Gradio Space folder that demos it."""
@@ -330,6 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
     export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")
     export.set_defaults(run=command_export)
+
+    show = commands.add_parser("show", help="translate a few sentences and print the trees the model used",
+                               description=command_show.__doc__)
+    show.add_argument("--model", required=True, help="model folder (trained run or exported)")
+    show.add_argument("--source", help="file of source sentences (default: stdin)")
+    show.add_argument("--max-sentences", dest="max_sentences", type=int, default=3)
+    _add_generation_arguments(show)
+    show.set_defaults(run=command_show)
 
     plot = commands.add_parser("plot-attention", help="draw the cross-attention of one translation as a PNG",
                                description=command_plot_attention.__doc__)

