@@ -13,7 +13,7 @@ from hub_support import SENTENCES, sample_pairs, tiny_model, tiny_tokenizer, tra
 
 from hf_syntax.cli import build_parser, main  # noqa: E402
 
-SUBCOMMANDS = ("preprocess", "train", "evaluate", "translate", "export", "plot-attention")
+SUBCOMMANDS = ("preprocess", "train", "evaluate", "translate", "export", "plot-attention", "show")
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from huggingface_hub import ModelCard
 from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as cli_main
@@ -100,6 +101,17 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
     assert metrics[("validation", "chrf")] == pytest.approx(summary["validation_chrf"])
     assert "dbsa" in metadata["tags"] and "untrained" not in (out / "README.md").read_text()
     assert Path(out / "model.safetensors").is_file()
+
+    # The Hub reads the card with huggingface_hub's own parser: the same fields must come out of it.
+    card = ModelCard.load(out / "README.md").data
+    assert (card.library_name, card.pipeline_tag, card.datasets) == ("transformers", "translation", ["small_parallel_enja"])
+    assert {"hf-syntax", "dbsa", "custom_code"} <= set(card.tags) and card.widget[0]["text"].strip()
+    scores = {(result.dataset_split, result.metric_type): result.metric_value for result in card.eval_results}
+    assert scores == pytest.approx({("test", "bleu"): summary["bleu"], ("test", "chrf"): summary["chrf"],
+                                    ("validation", "bleu"): summary["validation_bleu"],
+                                    ("validation", "chrf"): summary["validation_chrf"]})
+    assert all(result.dataset_name == "small_parallel_enja" for result in card.eval_results)
+    assert (out / "handler.py").is_file() and "ginza" not in (out / "requirements.txt").read_text()
 
 
 @pytest.fixture(scope="module")

