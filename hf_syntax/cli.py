@@ -5,6 +5,7 @@
     hf-syntax evaluate --model runs/x/model --source dev.ja --reference dev.en
     hf-syntax translate --model runs/x/model < input.txt > output.txt
     hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en --space spaces/x
+    hf-syntax export runs/x/model exported/x-ct2 --format ctranslate2 --quantization int8
     hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
     hf-syntax show --model runs/x/model --source dev.ja --max-sentences 3
 
@@ -24,17 +25,20 @@ class CliError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
 
 
-def _load_pipeline(model_dir: str, **generate_kwargs):
-    """The hf_syntax pipeline of a saved model folder (trained run or exported folder)."""
-    from hf_syntax.export import ExportError, load_for_export
+def _load_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, **generate_kwargs):
+    """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
+    from hf_syntax.export import ExportError
+    from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
     from hf_syntax.parsers import ParserNotAvailableError
-    from hf_syntax.pipelines import syntax_pipeline
 
     try:
-        model, tokenizer = load_for_export(Path(model_dir))
-        return syntax_pipeline(model.eval(), tokenizer, **generate_kwargs)
-    except (ExportError, ParserNotAvailableError) as error:
+        return load_pipeline(model_dir, backend=backend, quantization=quantization, **generate_kwargs)
+    except (ExportError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
         raise CliError(str(error)) from error
+
+
+def _backend_options(options) -> dict:
+    return {"backend": options.backend, "quantization": options.quantization}
 
 
 def _generation_options(options) -> dict:
@@ -138,7 +142,7 @@ def command_evaluate(options) -> None:
     if not options.reference and not options.gold_conllu:
         raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
     scores = {}
-    pipe = _load_pipeline(options.model, **_generation_options(options))
+    pipe = _load_pipeline(options.model, **_backend_options(options), **_generation_options(options))
     if options.reference:
         if not options.source:
             raise CliError("--reference needs --source (the sentences to translate).")
@@ -185,7 +189,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 
 def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
-    pipe = _load_pipeline(options.model, **_generation_options(options))
+    pipe = _load_pipeline(options.model, **_backend_options(options), **_generation_options(options))
     lines = sys.stdin.read().splitlines()
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
@@ -207,7 +211,7 @@ def command_show(options) -> None:
     tree its parse head predicts (DBSA): what the model used, next to what it wrote."""
     from hf_syntax.tree_views import predicted_source_tree, source_tree
 
-    pipe = _load_pipeline(options.model, **_generation_options(options))
+    pipe = _load_pipeline(options.model, backend="pytorch", **_generation_options(options))
     config = pipe.model.config
     if not getattr(config, "is_encoder_decoder", False):
         raise CliError("show prints translations with their trees; this model is a classifier.")
@@ -233,7 +237,13 @@ def command_show(options) -> None:
 
 def command_export(options) -> None:
     """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card, endpoint handler) and,
-    with ``--space DIR``, a Gradio Space folder that demos it."""
+    with ``--space DIR``, a Gradio Space folder that demos it; or with ``--format ctranslate2`` a CTranslate2 folder
+    for fast CPU inference (tokenizers and parser spec included)."""
+    if options.format == "ctranslate2":
+        _export_ctranslate2(options)
+        return
+    if options.quantization:
+        raise CliError("--quantization applies to --format ctranslate2 only.")
     from huggingface_hub import ModelCard
 
     from hf_syntax.cards import CardError
@@ -262,12 +272,34 @@ def command_export(options) -> None:
         print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
 
 
+def _export_ctranslate2(options) -> None:
+    from hf_syntax.export import ExportError, load_for_export
+    from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
+    from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
+
+    try:
+        model, tokenizer = load_for_export(Path(options.model_dir))
+        if not getattr(model.config, "is_encoder_decoder", False):
+            raise CliError("--format ctranslate2 exports translation models; this one is a classifier.")
+        target_dir = Path(options.model_dir) / TARGET_TOKENIZER_DIR
+        target = None
+        if target_dir.is_dir():
+            from transformers import AutoTokenizer
+
+            target = AutoTokenizer.from_pretrained(target_dir)
+        folder = export_ctranslate2(model, tokenizer, options.out_dir, target_tokenizer=target,
+                                    quantization=options.quantization, overwrite=options.overwrite)
+    except (ExportError, NotExpressibleError, FileExistsError, ImportError) as error:
+        raise CliError(str(error)) from error
+    print(f"exported a CTranslate2 model to {folder}; translate with `hf-syntax translate --model {folder}`")
+
+
 def command_plot_attention(options) -> None:
     """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
     from hf_syntax.featurizer import pad_columns
     from hf_syntax.plotting import plot_translation_attention
 
-    pipe = _load_pipeline(options.model)
+    pipe = _load_pipeline(options.model, backend="pytorch")
     if not getattr(pipe.model.config, "is_encoder_decoder", False):
         raise CliError("plot-attention draws a translation model's cross-attention; this model is a classifier.")
     row = pipe.preprocess(options.text, pretokenized=options.pretokenized)["row"]
@@ -288,6 +320,14 @@ def _add_generation_arguments(parser) -> None:
     parser.add_argument("--num-beams", dest="num_beams", type=int, help="beam size (default: the model's)")
     parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=int,
                         help="longest translation (default: the model's)")
+
+
+def _add_backend_arguments(parser) -> None:
+    parser.add_argument("--backend", choices=("auto", "pytorch", "ctranslate2"), default="auto",
+                        help="auto: CTranslate2 for a CTranslate2 export, PyTorch otherwise; ctranslate2 converts a "
+                             "PyTorch folder on the fly (refused with the reason if CTranslate2 cannot express it)")
+    parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32"),
+                        help="CTranslate2 compute type, or int8 linear layers on the PyTorch backend")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -343,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a")
     evaluate.add_argument("--lowercase", action="store_true")
     _add_generation_arguments(evaluate)
+    _add_backend_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
 
     translate = commands.add_parser("translate", help="translate stdin to stdout, one line each",
@@ -351,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     translate.add_argument("--batch-size", dest="batch_size", type=int, default=32)
     translate.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_generation_arguments(translate)
+    _add_backend_arguments(translate)
     translate.set_defaults(run=command_translate)
 
     export = commands.add_parser("export", help="write a Hub-ready folder with a model card",
@@ -369,6 +411,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--space", metavar="DIR",
                         help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
     export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")
+    export.add_argument("--format", choices=("hub", "ctranslate2"), default="hub",
+                        help="hub: weights + code + card for the Hub; ctranslate2: a CTranslate2 folder (translation "
+                             "models CTranslate2 can express exactly; the error says why when it cannot)")
+    export.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
+                        help="CTranslate2 weight type (--format ctranslate2)")
     export.set_defaults(run=command_export)
 
     show = commands.add_parser("show", help="translate a few sentences and print the trees the model used",

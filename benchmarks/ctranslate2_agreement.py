@@ -1,0 +1,149 @@
+"""Do the fast CPU backends translate like the PyTorch model? Output agreement and BLEU on real dev sentences.
+
+For one trained model folder (a recipe checkpoint or ``<output_dir>/model``) and a dev set:
+
+  * greedy decoding, PyTorch vs CTranslate2 float32: share of sentences whose output ids are identical
+    (target >= 99%), and the sentences that differ (index and both outputs);
+  * beam-4 BLEU / chrF of PyTorch float32, CTranslate2 float32 (target within 0.1 BLEU), CTranslate2 int8 and the
+    PyTorch path's int8 linear layers (targets within 0.5 BLEU);
+  * greedy BLEU of PyTorch and CTranslate2 float32.
+
+No timing: agreement and quality only (speed is ``benchmarks/speed_inference.py``). Writes
+``<output>.json`` and ``<output>.md``.
+
+Usage: python benchmarks/ctranslate2_agreement.py --model runs/x/checkpoint-N [--tokenizer DIR]
+           --source ../shared/data/small_parallel_enja/dev.ja --reference ../shared/data/small_parallel_enja/dev.en
+"""
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import ctranslate2
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+import hf_syntax  # noqa: F401  (registers the Auto classes)
+from hf_syntax.fast_inference import CTranslate2Seq2SeqModel, export_ctranslate2, optimize_for_cpu
+from hf_syntax.metrics.translation import score_translations
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def read_lines(path: Path, limit: int) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()[:limit]
+
+
+def generate_all(model, tokenizer, sources: list[str], batch_size: int, **settings) -> list[list[int]]:
+    """Output ids (without padding) of every source, in batches, with ``settings`` on top of the model's own."""
+    outputs = []
+    for start in range(0, len(sources), batch_size):
+        batch = tokenizer(sources[start : start + batch_size], padding=True, truncation=True, return_tensors="pt")
+        with torch.no_grad():
+            ids = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **settings)
+        outputs += [row[row != tokenizer.pad_token_id].tolist() for row in ids]
+    return outputs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True, help="trained model folder (PyTorch weights)")
+    parser.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model folder)")
+    parser.add_argument("--source", type=Path, required=True)
+    parser.add_argument("--reference", type=Path, required=True)
+    parser.add_argument("--max-sentences", type=int, default=500)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--output", type=Path, default=RESULTS / "ctranslate2_agreement")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    started = time.time()
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(args.model).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
+    sources = read_lines(args.source, args.max_sentences)
+    references = read_lines(args.reference, args.max_sentences)
+    work = Path(tempfile.mkdtemp(prefix="ct2_agreement_"))
+    backends = {
+        "pytorch_float32": model,
+        "ctranslate2_float32": CTranslate2Seq2SeqModel(export_ctranslate2(model, tokenizer, work / "float32"),
+                                                       intra_threads=args.threads),
+        "ctranslate2_int8": CTranslate2Seq2SeqModel(
+            export_ctranslate2(model, tokenizer, work / "int8", quantization="int8"), intra_threads=args.threads),
+        "pytorch_int8": optimize_for_cpu(model, "int8"),
+    }
+
+    def translate(backend: str, num_beams: int) -> list[list[int]]:
+        return generate_all(backends[backend], tokenizer, sources, args.batch_size, num_beams=num_beams)
+
+    def scores(outputs: list[list[int]]) -> dict:
+        texts = tokenizer.batch_decode(outputs, skip_special_tokens=True)
+        return {name: round(value, 2) for name, value in score_translations(texts, references).items()}
+
+    greedy = {name: translate(name, 1) for name in ("pytorch_float32", "ctranslate2_float32")}
+    differing = [index for index, (ours, theirs) in enumerate(zip(*greedy.values())) if ours != theirs]
+    beam = {name: translate(name, 4) for name in backends}
+    beam_scores = {name: scores(outputs) for name, outputs in beam.items()}
+    reference_bleu = beam_scores["pytorch_float32"]["bleu"]
+    report = {
+        "model": str(args.model),
+        "sentences": len(sources),
+        "source": str(args.source),
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "ctranslate2": ctranslate2.__version__,
+        "machine": platform.processor() or platform.machine(),
+        "greedy_identical_share": round(1 - len(differing) / len(sources), 4),
+        "greedy_identical": len(sources) - len(differing),
+        "greedy_bleu": {name: scores(outputs) for name, outputs in greedy.items()},
+        "beam4_bleu": beam_scores,
+        "beam4_bleu_difference_to_pytorch": {
+            name: round(values["bleu"] - reference_bleu, 2) for name, values in beam_scores.items()},
+        "beam4_identical_to_pytorch": {
+            name: sum(a == b for a, b in zip(beam["pytorch_float32"], outputs)) for name, outputs in beam.items()},
+        "greedy_differences": [
+            {"index": index, "source": sources[index],
+             "pytorch": tokenizer.decode(greedy["pytorch_float32"][index], skip_special_tokens=True),
+             "ctranslate2": tokenizer.decode(greedy["ctranslate2_float32"][index], skip_special_tokens=True)}
+            for index in differing],
+        "seconds": round(time.time() - started, 1),
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    args.output.with_suffix(".md").write_text(markdown(report))
+    print(markdown(report))
+
+
+def markdown(report: dict) -> str:
+    lines = [
+        f"# CTranslate2 / int8 agreement with the PyTorch model ({report['sentences']} sentences of "
+        f"`{Path(report['source']).name}`)",
+        "",
+        f"Model `{report['model']}`; torch {report['torch']}, CTranslate2 {report['ctranslate2']}, "
+        f"{report['threads']} thread(s). Produced by `benchmarks/ctranslate2_agreement.py`.",
+        "",
+        f"Greedy decoding, PyTorch vs CTranslate2 float32: **{report['greedy_identical']} / {report['sentences']}** "
+        f"outputs token-identical ({100 * report['greedy_identical_share']:.1f}%; target >= 99%).",
+        "",
+        "| backend | beam-4 BLEU | chrF | BLEU - PyTorch | beam-4 outputs identical to PyTorch |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, values in report["beam4_bleu"].items():
+        lines.append(f"| {name} | {values['bleu']:.2f} | {values['chrf']:.2f} | "
+                     f"{report['beam4_bleu_difference_to_pytorch'][name]:+.2f} | "
+                     f"{report['beam4_identical_to_pytorch'][name]} |")
+    lines += ["", "Greedy BLEU: " + ", ".join(f"{name} {values['bleu']:.2f}"
+                                             for name, values in report["greedy_bleu"].items()), ""]
+    if report["greedy_differences"]:
+        lines += ["Sentences whose greedy outputs differ:", ""]
+        lines += [f"* {item['index']}: PyTorch `{item['pytorch']}` / CTranslate2 `{item['ctranslate2']}`"
+                  for item in report["greedy_differences"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""CPU translation speed of every inference path, as ratios measured in one run (interleaved repeats, medians).
+
+For each variant, beam-4 generation of the same batch by:
+
+  * ``marian``: transformers' ``MarianMTModel.generate`` at the same size (the reference every ratio divides by);
+  * ``pytorch``: our model's ``generate`` (float32), today's path;
+  * ``pytorch_int8``: the PyTorch path with dynamic int8 linear layers (``hf_syntax.fast_inference.optimize_for_cpu``);
+  * ``ctranslate2_float32`` / ``ctranslate2_int8``: the CTranslate2 export, where CTranslate2 can express the model.
+
+Workloads: ``random`` = 32 sentences x 32 source tokens, exactly 64 new tokens (random weights, the issue's
+setting); ``dev`` = the first 32 lines of a real dev set translated by a trained model folder (``--model``, with
+its tokenizer), its baseline weights also loaded into Marian for the reference. Throughput is sentences/s; the
+report gives, per variant, each path's speed-up over Marian and over the same model's PyTorch ``generate``.
+Targets: CTranslate2-expressible variants >= 2.0x Marian in float32 and >= 3.0x in int8; DBSA, dep_rpe and the
+Graph-Transformer through the PyTorch path >= 1.5x their own ``generate``.
+
+Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--model runs/x/model --source dev.ja]
+       python benchmarks/speed_inference.py --tiny     # seconds: checks every path runs, timings meaningless
+"""
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import SMALL_CPU_SIZE, interleaved, random_batch  # noqa: E402
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel  # noqa: E402
+
+from hf_syntax import config_for  # noqa: E402
+from hf_syntax.fast_inference import (  # noqa: E402
+    CTranslate2Seq2SeqModel,
+    expressibility_problems,
+    export_ctranslate2,
+    optimize_for_cpu,
+)
+from hf_syntax.marian import to_marian  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+VARIANTS = {  # name -> named architecture (DBSA's parse heads in layer 2 of 3, as speed_variants.py)
+    "baseline": ("transformer_abs", {}),
+    "relative_no_absolute": ("transformer_noabs", {"relative_position_clip": 2}),
+    "syntax_infused": ("syntax_infused", {}),
+    "dbsa_enc_dec": ("dbsa_enc_dec", {"parse_layer_encoder": 2, "parse_layer_decoder": 2}),
+    "dep_rpe": ("transformer_dep_rel", {}),
+    "graph_transformer": ("graph_transformer_half_dim_gate", {}),
+}
+TINY_SIZE = dict(vocab_size=300, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                 decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128)
+
+
+def marian_twin(model) -> MarianMTModel:
+    """A Marian model of the same size as ``model`` (its weights when ``model`` is a baseline, random otherwise)."""
+    config = model.config
+    try:
+        return to_marian(model).eval()
+    except ValueError:
+        torch.manual_seed(0)
+        fields = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                  "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings",
+                  "pad_token_id", "eos_token_id", "bos_token_id", "decoder_start_token_id")
+        return MarianMTModel(MarianConfig(**{name: getattr(config, name) for name in fields},
+                                          scale_embedding=True)).eval()
+
+
+def paths_of(model, tokenizer, work: Path, threads: int) -> dict:
+    """Every inference path of ``model``: name -> a generate-like callable."""
+    paths = {"marian": marian_twin(model), "pytorch": model.eval(), "pytorch_int8": optimize_for_cpu(model, "int8")}
+    if not expressibility_problems(model.config):
+        for quantization in ("float32", "int8"):
+            folder = export_ctranslate2(model, tokenizer, work / quantization, quantization=quantization,
+                                        overwrite=True)
+            paths[f"ctranslate2_{quantization}"] = CTranslate2Seq2SeqModel(folder, intra_threads=threads)
+    return paths
+
+
+def generation(model, batch: dict, columns: tuple, **settings):
+    inputs = {name: batch[name] for name in ("input_ids", "attention_mask", *columns)}
+    if isinstance(model, MarianMTModel):
+        inputs = {name: inputs[name] for name in ("input_ids", "attention_mask")}
+
+    def generate():
+        with torch.no_grad():
+            model.generate(**inputs, num_beams=4, **settings)
+
+    return generate
+
+
+def measure(paths: dict, batch: dict, columns: tuple, repeats: int, sentences: int, **settings) -> dict:
+    times = interleaved({name: generation(model, batch, columns, **settings) for name, model in paths.items()},
+                        repeats)["wall"]
+    result = {name: {"seconds": round(seconds, 4), "sentences_per_s": round(sentences / seconds, 2),
+                     "vs_marian": round(times["marian"] / seconds, 3),
+                     "vs_own_pytorch": round(times["pytorch"] / seconds, 3)}
+              for name, seconds in times.items()}
+    return result
+
+
+def synthetic_tokenizer(vocab_size: int):
+    """A real tokenizer object for the export's vocabulary files; the random workload feeds ids directly."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    vocabulary = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, **{f"t{i}": i for i in range(4, vocab_size)}}
+    return PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocabulary, unk_token="<unk>")),
+                                   pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+
+
+def random_workload(args, size: dict, work: Path) -> dict:
+    sentences, length, new_tokens = (4, 8, 8) if args.tiny else (32, 32, 64)
+    tokenizer = synthetic_tokenizer(size["vocab_size"])
+    batch = random_batch(sentences, length, seed=1, vocab_size=size["vocab_size"])
+    report = {}
+    for name, (architecture, overrides) in VARIANTS.items():
+        torch.manual_seed(0)
+        model = AutoModelForSeq2SeqLM.from_config(config_for(architecture, **size, **overrides))
+        paths = paths_of(model, tokenizer, work / name, args.threads)
+        report[name] = measure(paths, batch, model.config.needs_source_features, args.repeats, sentences,
+                               min_new_tokens=new_tokens, max_new_tokens=new_tokens)
+        print(name, json.dumps({path: values["vs_marian"] for path, values in report[name].items()}))
+    return report
+
+
+def dev_workload(args, work: Path) -> dict:
+    model = AutoModelForSeq2SeqLM.from_pretrained(args.model).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
+    if model.config.needs_source_features:
+        raise SystemExit("--model: the dev workload runs a model without source features (no parser in the loop).")
+    lines = args.source.read_text(encoding="utf-8").splitlines()[: 4 if args.tiny else 32]
+    batch = dict(tokenizer(lines, padding=True, truncation=True, return_tensors="pt"))
+    paths = paths_of(model, tokenizer, work / "dev", args.threads)
+    return measure(paths, batch, (), args.repeats, len(lines), max_new_tokens=8 if args.tiny else 128)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model", type=Path, help="trained model folder for the dev workload")
+    parser.add_argument("--tokenizer", type=Path, help="its tokenizer folder (default: the model folder)")
+    parser.add_argument("--source", type=Path, help="dev source sentences for the dev workload")
+    parser.add_argument("--tiny", action="store_true", help="tiny sizes and inputs: checks the script runs")
+    parser.add_argument("--output", type=Path, default=RESULTS / "speed_inference")
+    args = parser.parse_args()
+    if bool(args.model) != bool(args.source):
+        parser.error("--model and --source go together (the dev workload).")
+    torch.set_num_threads(args.threads)
+    if args.tiny:
+        args.repeats = 1
+    work = Path(tempfile.mkdtemp(prefix="speed_inference_"))
+    import ctranslate2
+
+    report = {"threads": args.threads, "repeats": args.repeats, "tiny": args.tiny, "torch": torch.__version__,
+              "ctranslate2": ctranslate2.__version__, "machine": platform.processor() or platform.machine(),
+              "dimensions": TINY_SIZE if args.tiny else SMALL_CPU_SIZE,
+              "random": random_workload(args, TINY_SIZE if args.tiny else SMALL_CPU_SIZE, work)}
+    if args.model:
+        report["dev"] = dev_workload(args, work)
+        report["dev_model"] = str(args.model)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    args.output.with_suffix(".md").write_text(markdown(report))
+    print(markdown(report))
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# Beam-4 translation speed on CPU ({report['threads']} threads, median of {report['repeats']})", ""]
+    if report["tiny"]:
+        lines += ["**Tiny smoke-test run: the numbers below mean nothing.**", ""]
+    lines += ["Speed-up = sentences/s of the path / sentences/s of `MarianMTModel.generate` (and of the same model's "
+              "PyTorch `generate`). Produced by `benchmarks/speed_inference.py`.", ""]
+    workloads = [("random", "32 x 32 tokens, 64 new tokens")] + ([("dev", report.get("dev_model", ""))]
+                                                                   if "dev" in report else [])
+    for workload, description in workloads:
+        rows = report[workload] if workload == "random" else {"trained model": report[workload]}
+        lines += [f"## {workload}: {description}", "", "| variant | path | sentences/s | vs Marian | vs own PyTorch |",
+                  "| --- | --- | ---: | ---: | ---: |"]
+        for variant, paths in rows.items():
+            for path, values in paths.items():
+                lines.append(f"| {variant} | {path} | {values['sentences_per_s']:.2f} | {values['vs_marian']:.2f}x | "
+                             f"{values['vs_own_pytorch']:.2f}x |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""One entry point for translating with a saved model on CPU, whichever backend runs it.
+
+``load_pipeline(folder)`` gives the hf_syntax pipeline of a saved model; for a translation model it is a
+``SyntaxTranslationPipeline`` (same preprocessing, featurizing and decoding) over:
+
+* ``backend="ctranslate2"``: a folder written by ``export_ctranslate2`` (picked automatically), or a PyTorch model
+  folder converted on the fly into a temporary CTranslate2 folder (refused with the reason when CTranslate2 cannot
+  express the model);
+* ``backend="pytorch"``: the model itself, optionally with int8 linear layers (``quantization="int8"``); this is
+  also the backend of BERT+POS classifiers.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+BACKENDS = ("auto", "pytorch", "ctranslate2")
+
+
+def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = None, **pipeline_kwargs):
+    """The pipeline of ``model_dir`` on ``backend`` ("auto": CTranslate2 for a CTranslate2 export, else PyTorch).
+
+    ``quantization``: for CTranslate2 its compute type ("int8", "int8_float32", "float32"; default: what the folder
+    was exported with), for PyTorch None or "int8". ``pipeline_kwargs`` go to the pipeline (generation options,
+    ``target_tokenizer``).
+    """
+    from transformers import AutoTokenizer
+
+    from ..pipelines import syntax_pipeline
+    from .ctranslate2_model import CTranslate2Seq2SeqModel, is_ctranslate2_folder
+
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is unknown; choose one of {BACKENDS}.")
+    model_dir = Path(model_dir)
+    exported = is_ctranslate2_folder(model_dir)
+    if exported and backend == "pytorch":
+        raise ValueError(f"{model_dir} is a CTranslate2 export; it has no PyTorch weights. Load the model folder it "
+                         f"was exported from, or use backend='ctranslate2'.")
+    if exported or backend == "ctranslate2":
+        temporary = None
+        if not exported:
+            temporary = tempfile.TemporaryDirectory(prefix="hf_syntax_ct2_")
+            _convert_folder(model_dir, Path(temporary.name))
+            model_dir = Path(temporary.name)
+        model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default")
+        model.temporary_folder = temporary
+        return syntax_pipeline(model, AutoTokenizer.from_pretrained(model_dir), **pipeline_kwargs)
+    from ..export import load_for_export
+    from .torch_path import optimize_for_cpu
+
+    model, tokenizer = load_for_export(model_dir)
+    return syntax_pipeline(optimize_for_cpu(model, quantization), tokenizer, **pipeline_kwargs)
+
+
+def _convert_folder(model_dir: Path, out_dir: Path) -> None:
+    from ..export import load_for_export
+    from ..pipelines import TARGET_TOKENIZER_DIR
+    from .ctranslate2_export import export_ctranslate2
+
+    model, tokenizer = load_for_export(model_dir)
+    target_dir = model_dir / TARGET_TOKENIZER_DIR
+    target = None
+    if target_dir.is_dir():
+        from transformers import AutoTokenizer
+
+        target = AutoTokenizer.from_pretrained(target_dir)
+    export_ctranslate2(model, tokenizer, out_dir, target_tokenizer=target, overwrite=True)
+
+
+__all__ = ["BACKENDS", "load_pipeline"]

@@ -1,0 +1,154 @@
+"""A CTranslate2 folder behind the ``generate`` interface, so ``SyntaxTranslationPipeline`` runs it unchanged.
+
+The pipeline keeps doing what it does for a PyTorch model (parse + align when the model needs features, pad,
+decode the output ids); only ``generate`` changes: ids become CTranslate2 tokens (with the feature streams joined
+by CTranslate2's separator), ``Translator.translate_batch`` decodes, and the hypotheses come back as padded id
+tensors that start with the decoder start token, as ``generate``'s do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, GenerationConfig
+
+from .ctranslate2_export import FEATURE_SEPARATOR, METADATA_FILE, FeatureStream, import_ctranslate2
+
+GENERATION_OPTIONS = ("num_beams", "max_length", "max_new_tokens", "min_length", "min_new_tokens", "length_penalty",
+                      "repetition_penalty", "no_repeat_ngram_size", "num_return_sequences", "forced_eos_token_id")
+"""``generate`` options the CTranslate2 backend maps onto ``translate_batch``."""
+IGNORED_GENERATION_OPTIONS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "use_cache",
+                              "early_stopping", "transformers_version", "_from_model_config")
+"""Options with no CTranslate2 counterpart that change nothing here: the special ids are the model's own, and
+CTranslate2's beam search always stops once ``num_beams`` hypotheses are finished."""
+
+
+def is_ctranslate2_folder(path) -> bool:
+    return (Path(path) / METADATA_FILE).is_file() and (Path(path) / "model.bin").is_file()
+
+
+def _read_vocabulary(folder: Path, names: tuple[str, ...]) -> list[str]:
+    for name in names:
+        path = folder / f"{name}_vocabulary.json"
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    raise FileNotFoundError(f"{folder} has none of {[f'{name}_vocabulary.json' for name in names]}.")
+
+
+class CTranslate2Seq2SeqModel:
+    """A translation model exported by ``export_ctranslate2``, usable where the pipelines expect a seq2seq model.
+
+    ``compute_type``: CTranslate2's ("default" = the type the folder was quantized to, "int8", "float32", ...).
+    ``intra_threads``: CPU threads per translation (default: ``torch.get_num_threads()``, as the PyTorch path).
+    """
+
+    device = torch.device("cpu")
+    temporary_folder = None
+    """The ``tempfile.TemporaryDirectory`` of a model converted on the fly; deleted with the model."""
+
+    def __init__(self, folder, compute_type: str = "default", intra_threads: int | None = None):
+        ctranslate2 = import_ctranslate2()
+        folder = Path(folder)
+        if not is_ctranslate2_folder(folder):
+            raise ValueError(f"{folder} is not a CTranslate2 export (no {METADATA_FILE} and model.bin); write one "
+                             f"with `hf-syntax export MODEL_DIR OUT --format ctranslate2`.")
+        metadata = json.loads((folder / METADATA_FILE).read_text())
+        import hf_syntax  # noqa: F401  (registers our config classes with AutoConfig)
+
+        model_config = dict(metadata["model_config"])
+        self.config = AutoConfig.for_model(model_config.pop("model_type"), **model_config)
+        self.config._name_or_path = self.name_or_path = str(folder)
+        self.generation_config = GenerationConfig.from_pretrained(folder)
+        self.quantization = metadata["quantization"]
+        self.streams = [FeatureStream(**stream) for stream in metadata["feature_streams"]]
+        shared = ("shared",)
+        self.source_tokens = _read_vocabulary(folder, shared + (("source_1",) if self.streams else ("source",)))
+        self.target_tokens = _read_vocabulary(folder, shared + ("target",))
+        self.target_ids = {token: index for index, token in enumerate(self.target_tokens)}
+        threads = intra_threads if intra_threads is not None else torch.get_num_threads()
+        self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
+                                                 intra_threads=threads)
+
+    # The parts of the PreTrainedModel interface that pipelines touch.
+    def to(self, device):
+        if torch.device(device).type != "cpu":
+            raise ValueError(f"the CTranslate2 backend of hf_syntax runs on CPU only; got device {device}.")
+        return self
+
+    def eval(self):
+        return self
+
+    def can_generate(self) -> bool:
+        return True
+
+    def generate(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
+        """Like ``model.generate``: (batch * num_return_sequences, length) ids starting with the decoder start token."""
+        columns = {name: kwargs.pop(name) for stream in self.streams for name in stream.columns if name in kwargs}
+        missing = [name for stream in self.streams for name in stream.columns if name not in columns]
+        if missing:
+            raise ValueError(f"this model embeds source features but {missing} were not given; the translation "
+                             f"pipeline computes them with the model's parser (config.source_parser).")
+        options, forced_end = self._translate_options(kwargs)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        source = [self._source_tokens(row, input_ids, attention_mask, columns) for row in range(input_ids.shape[0])]
+        results = self.translator.translate_batch(source, return_end_token=True, max_input_length=0, **options)
+        rows = [[self.config.decoder_start_token_id, *[self.target_ids[token] for token in hypothesis]]
+                for result in results for hypothesis in result.hypotheses]
+        if forced_end is not None:  # generate forces the end token at the last position a hypothesis may fill
+            rows = [row if row[-1] == forced_end else [*row, forced_end] for row in rows]
+        width = max(len(row) for row in rows)
+        output = torch.full((len(rows), width), self.config.pad_token_id, dtype=torch.long)
+        for index, row in enumerate(rows):
+            output[index, : len(row)] = torch.tensor(row)
+        return output
+
+    def _source_tokens(self, row, input_ids, attention_mask, columns) -> list[str]:
+        keep = attention_mask[row].bool()
+        tokens = [self.source_tokens[index] for index in input_ids[row][keep].tolist()]
+        if not self.streams:
+            return tokens
+        row_columns = {name: values[row][keep].tolist() for name, values in columns.items()}
+        streams = [[str(index) for index in stream.token_ids(row_columns)] for stream in self.streams]
+        return [FEATURE_SEPARATOR.join(parts) for parts in zip(tokens, *streams)]
+
+    def _translate_options(self, kwargs) -> tuple[dict, int | None]:
+        """``generate`` options (the model's generation config updated by ``kwargs``, unset ones at transformers'
+        defaults) as ``translate_batch``'s, and the forced end token; an option that would change the output but has
+        no mapping is an error."""
+        settings = GenerationConfig.from_dict(self.generation_config.to_dict())
+        unused = settings.update(**kwargs)
+        defaults = GenerationConfig._get_default_generation_params()
+
+        def value(name):
+            chosen = getattr(settings, name)
+            return defaults.get(name) if chosen is None else chosen
+
+        unsupported = sorted(unused) + sorted(
+            name for name, chosen in settings.to_dict().items()
+            if name not in GENERATION_OPTIONS + IGNORED_GENERATION_OPTIONS
+            and chosen not in (None, False, defaults.get(name))
+        )
+        if unsupported:
+            raise ValueError(f"the CTranslate2 backend does not support the generation option(s) {unsupported}; "
+                             f"it maps {list(GENERATION_OPTIONS)}. Use the PyTorch backend for the others.")
+        max_new = value("max_new_tokens") or value("max_length") - 1  # max_length counts the decoder start token
+        min_new = value("min_new_tokens") or max(value("min_length") - 1, 0)
+        forced_end = value("forced_eos_token_id")
+        if forced_end is not None:
+            if forced_end != self.config.eos_token_id:
+                raise ValueError(f"forced_eos_token_id={forced_end} differs from the end token "
+                                 f"{self.config.eos_token_id}; the CTranslate2 backend can only force the end token.")
+            max_new -= 1  # the last position is the forced end token
+        options = {
+            "beam_size": value("num_beams"), "max_decoding_length": max_new, "min_decoding_length": min_new,
+            "length_penalty": value("length_penalty"), "repetition_penalty": value("repetition_penalty"),
+            "no_repeat_ngram_size": value("no_repeat_ngram_size"),
+            "num_hypotheses": value("num_return_sequences"),
+        }
+        return options, forced_end
+
+
+__all__ = ["CTranslate2Seq2SeqModel", "GENERATION_OPTIONS", "is_ctranslate2_folder"]

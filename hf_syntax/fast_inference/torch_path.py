@@ -1,0 +1,38 @@
+"""The PyTorch path for models CTranslate2 cannot express (dependency depths, Graph-Transformer layers; any model).
+
+``quantize_int8`` applies PyTorch's dynamic int8 quantization to every ``nn.Linear`` (weights stored as int8 with
+one scale per tensor, activations quantized per batch at run time, accumulation in int32). The attention terms,
+embeddings, LayerNorms and the relative/depth tables stay float32, so every mechanism keeps working; only the
+matrix products that dominate CPU time change precision. torch 2.13 still ships
+``torch.ao.quantization.quantize_dynamic`` but marks it deprecated in favour of the separate ``torchao`` package;
+its deprecation warnings are silenced here because the replacement is not a dependency of this project.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+
+TORCH_QUANTIZATIONS = ("int8",)
+
+
+def quantize_int8(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` in eval mode whose linear layers run in dynamic int8 (the original is left as it is)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*torch.ao.quantization is deprecated.*")
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
+        quantized = torch.ao.quantization.quantize_dynamic(model.eval(), {nn.Linear}, dtype=torch.qint8)
+    return quantized.eval()
+
+
+def optimize_for_cpu(model: nn.Module, quantization: str | None = None) -> nn.Module:
+    """``model`` ready for CPU generation: eval mode, and int8 linear layers with ``quantization="int8"``."""
+    if quantization not in (None, "float32", *TORCH_QUANTIZATIONS):
+        raise ValueError(f"quantization={quantization!r} is not supported by the PyTorch path; choose None "
+                         f"(float32) or one of {TORCH_QUANTIZATIONS}.")
+    return quantize_int8(model) if quantization == "int8" else model.eval()
+
+
+__all__ = ["TORCH_QUANTIZATIONS", "optimize_for_cpu", "quantize_int8"]
