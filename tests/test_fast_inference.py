@@ -44,6 +44,7 @@ EXPRESSIBLE = {
         "relative_position_clip": 3, "relative_position_values": False, "relative_position_in_decoder": False}),
     "no_positions": ("transformer_noabs", {}),
     "dbsa": ("dbsa_enc_dec", {"parse_layer_encoder": 2, "parse_layer_decoder": 1}),
+    "dbsa_scaled_query": ("dbsa_enc", {"parse_layer_encoder": 1, "parse_score_form": "scaled"}),
     "syntax_infused_concat_sum": ("syntax_infused", {"feature_embedding_dim": 8}),
     "syntax_infused_concat_each": ("syntax_infused_concat_each", {"feature_embedding_dim": 4}),
     "syntax_infused_add": ("syntax_infused_add", {}),
@@ -151,14 +152,18 @@ def test_a_converted_marian_model_exports(tokenizer, pairs, tmp_path):
     assert strip(ct2.generate(**batch, num_beams=1, max_new_tokens=12), 0) == strip(expected, 0)
 
 
-@pytest.mark.parametrize(("architecture", "reason"), [
-    ("transformer_rel", "skips the absolute position encodings"),
-    ("transformer_dep_rel", "depth(j) - depth(i)"),
-    ("transformer_dep_noabs", "depth(j) - depth(i)"),
-    ("graph_transformer_half_dim_gate", "Graph-Transformer layers"),
+@pytest.mark.parametrize(("architecture", "overrides", "reason"), [
+    ("transformer_rel", {}, "skips the absolute position encodings"),
+    ("transformer_dep_rel", {}, "depth(j) - depth(i)"),
+    ("transformer_dep_noabs", {}, "depth(j) - depth(i)"),
+    ("graph_transformer_half_dim_gate", {}, "Graph-Transformer layers"),
+    ("dbsa_enc_dec", {"parse_head": "add", "parse_layer_encoder": 1, "parse_layer_decoder": 1},
+     "one head count for a whole stack"),
 ])
-def test_what_ctranslate2_cannot_express_is_refused_with_the_reason(architecture, reason, tokenizer, tmp_path):
-    model = AutoModelForSeq2SeqLM.from_config(config_for(architecture, vocab_size=len(tokenizer), **SIZES))
+def test_what_ctranslate2_cannot_express_is_refused_with_the_reason(architecture, overrides, reason, tokenizer,
+                                                                     tmp_path):
+    config = config_for(architecture, vocab_size=len(tokenizer), **SIZES, **overrides)
+    model = AutoModelForSeq2SeqLM.from_config(config)
     with pytest.raises(NotExpressibleError, match="PyTorch path") as error:
         export_ctranslate2(model, tokenizer, tmp_path / "ct2")
     assert reason in str(error.value)

@@ -21,10 +21,12 @@ What maps, and why (checked against CTranslate2's ``dot_product_attention`` and 
   or ADD with the word embedding. CTranslate2 scales the merged embedding, while we scale the word embedding only,
   so a feature model gets its source word table pre-multiplied by sqrt(d) and an unscaled encoder (the same
   float products).
-* DBSA's parse head is an ordinary attention head at inference: ``Q U K^T + K u = (Q U + u) K^T``, so the head's
-  query projection becomes ``(W_q U, b_q U + u)`` divided by CTranslate2's query scale. Not bit-exact (one more
-  rounding in the folded product) but within float32 noise; the parse log-probabilities themselves are not
-  available from CTranslate2.
+* DBSA's parse head (``parse_head="replace"``, the paper's) is an ordinary attention head at inference:
+  ``(c Q) U K^T + K u = (c Q U + u) K^T`` (c = the head's query scale, 1 for the paper's unscaled form), so the
+  head's query projection becomes ``(c W_q U, c b_q U + u)`` divided by CTranslate2's query scale. Not bit-exact
+  (the folded product rounds once more) but within float32 noise; the parse log-probabilities themselves are not
+  available from CTranslate2. ``parse_head="add"`` gives one layer one more head than the others, while
+  CTranslate2 has one head count per stack: refused.
 
 Refused with the reason and the PyTorch path: dependency relative depths (their buckets are per-sentence tree
 relations, CTranslate2 indexes by ``j - i`` only) and Graph-Transformer encoder layers (two streams and gates).
@@ -123,6 +125,11 @@ def expressibility_problems(config) -> list[str]:
     if config.parse_layer_encoder or config.parse_layer_decoder:
         if config.relative_position_clip > 0:
             problems.append("a DBSA parse head together with relative positions (the parse head has no relative term)")
+        if getattr(config, "parse_head", "replace") != "replace":
+            problems.append(
+                f"parse_head={config.parse_head!r}: the parse layer has one head more than the other layers, while "
+                "CTranslate2 uses one head count for a whole stack"
+            )
     for stream in feature_streams(config):
         if stream.vocabulary_size > MAX_COMBINED_FEATURE_ROWS:
             problems.append(
@@ -174,9 +181,10 @@ def _attention_projections(attention) -> dict[str, tuple[torch.Tensor, torch.Ten
     head = attention.parse_head
     if head is None:
         return projections
-    # (x W^T + b) U + u = x (U^T W)^T + (b U + u); CTranslate2 multiplies every query by `scaling`, so divide here.
-    query_weight = (head.biaffine.T @ head.q_proj.weight) / attention.scaling
-    query_bias = (head.q_proj.bias @ head.biaffine + head.key_bias) / attention.scaling
+    # c (x W^T + b) U + u = x (c U^T W)^T + (c b U + u); CTranslate2 multiplies every query by `scaling`.
+    scale = getattr(head, "query_scale", None) or 1.0
+    query_weight = (head.biaffine.T @ head.q_proj.weight) * (scale / attention.scaling)
+    query_bias = (head.q_proj.bias @ head.biaffine * scale + head.key_bias) / attention.scaling
     parts = {"q": (query_weight, query_bias), "k": (head.k_proj.weight, head.k_proj.bias),
              "v": (head.v_proj.weight, head.v_proj.bias)}
     return {name: (torch.cat([weight, parts[name][0]]), torch.cat([bias, parts[name][1]]))
