@@ -49,7 +49,7 @@ VARIANTS = {  # name -> named architecture (DBSA's parse heads in layer 2 of 3, 
     "dep_rpe": ("transformer_dep_rel", {}),
     "graph_transformer": ("graph_transformer_half_dim_gate", {}),
 }
-TINY_SIZE = dict(vocab_size=300, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+TINY_SIZE = dict(vocab_size=300, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
                  decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128)
 
 
