@@ -329,7 +329,8 @@ def _converter_class():
             for stream in streams:
                 spec.register_source_vocabulary([str(index) for index in range(stream.vocabulary_size)])
             spec.register_target_vocabulary(target)
-            spec.config.unk_token = target[config_token_id(self.target_tokenizer, "unk", 3)]
+            if self.target_tokenizer.unk_token_id is not None:
+                spec.config.unk_token = target[self.target_tokenizer.unk_token_id]
             spec.config.bos_token = target[config.bos_token_id]
             spec.config.eos_token = target[_single_eos(config)]
             spec.config.decoder_start_token = target[config.decoder_start_token_id]
@@ -337,11 +338,6 @@ def _converter_class():
             return spec
 
     return SyntaxTransformerConverter
-
-
-def config_token_id(tokenizer, name: str, default: int) -> int:
-    token_id = getattr(tokenizer, f"{name}_token_id", None)
-    return default if token_id is None else token_id
 
 
 def _single_eos(config) -> int:
