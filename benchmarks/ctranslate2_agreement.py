@@ -44,8 +44,18 @@ def generate_all(model, tokenizer, sources: list[str], batch_size: int, **settin
         batch = tokenizer(sources[start : start + batch_size], padding=True, truncation=True, return_tensors="pt")
         with torch.no_grad():
             ids = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **settings)
-        outputs += [row[row != tokenizer.pad_token_id].tolist() for row in ids]
+        outputs += [until_end(row.tolist(), model.config.eos_token_id, tokenizer.pad_token_id) for row in ids]
     return outputs
+
+
+def until_end(ids: list[int], eos_token_id: int, pad_token_id: int) -> list[int]:
+    """The ids up to the first end token (beam search pads finished hypotheses with more end tokens), or without
+    the padding when the output was cut at the maximum length."""
+    if eos_token_id in ids[1:]:
+        return ids[: ids.index(eos_token_id, 1) + 1]
+    while ids and ids[-1] == pad_token_id:
+        ids = ids[:-1]
+    return ids
 
 
 def main():

@@ -273,3 +273,22 @@ def test_greedy_bleu_of_both_backends_on_real_sentences(tokenizer, pairs, tmp_pa
     theirs = tokenizer.batch_decode(ct2.generate(**batch, num_beams=1), skip_special_tokens=True)
     assert theirs == ours
     assert sacrebleu.corpus_bleu(theirs, [references]).score == sacrebleu.corpus_bleu(ours, [references]).score
+
+
+def test_endpoint_handler_serves_an_exported_folder_with_ctranslate2(tokenizer, pairs, tmp_path):
+    """The exported folder's handler.py with backend="ctranslate2" answers like the PyTorch pipeline (greedy)."""
+    import importlib.util
+
+    from hf_syntax.export import export
+    from hf_syntax.pipelines import syntax_pipeline
+
+    model = tiny_model(tokenizer, "transformer_abs")
+    context = {"model_id": "tests/ct2", "results": [{"metric": "loss", "value": 1.0, "split": "train"}]}
+    folder = export(model, tokenizer, tmp_path / "hub", context)
+    spec = importlib.util.spec_from_file_location("exported_handler", folder / "handler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    handler = module.EndpointHandler(str(folder), backend="ctranslate2")
+    assert isinstance(handler.pipeline.model, CTranslate2Seq2SeqModel)
+    request = {"inputs": pairs[0][:4], "parameters": {"num_beams": 1, "max_new_tokens": 10}}
+    assert handler(request) == syntax_pipeline(model, tokenizer)(pairs[0][:4], num_beams=1, max_new_tokens=10)

@@ -37,7 +37,18 @@ def load_pytorch_pipeline(path: str):
     return pipeline(model=path, trust_remote_code=True)
 
 
-BACKENDS = {"pytorch": load_pytorch_pipeline}
+def load_ctranslate2_pipeline(path: str):
+    """The same translation pipeline decoding with CTranslate2 (the folder is converted once, at start-up). Needs
+    ``pip install 'hf-syntax[ctranslate2]'``; refused with the reason for models CTranslate2 cannot express."""
+    try:
+        from hf_syntax.fast_inference import load_pipeline
+    except ImportError as error:
+        raise ImportError("the ctranslate2 backend needs hf_syntax and CTranslate2: pip install "
+                          "'hf-syntax[ctranslate2]' (or use HF_SYNTAX_BACKEND=pytorch).") from error
+    return load_pipeline(path, backend="ctranslate2")
+
+
+BACKENDS = {"pytorch": load_pytorch_pipeline, "ctranslate2": load_ctranslate2_pipeline}
 """Backend name -> loader(path) -> a pipeline-like callable with a ``tokenizer`` attribute."""
 
 
