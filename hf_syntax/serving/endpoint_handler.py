@@ -14,7 +14,8 @@ folder's own code loaded with ``trust_remote_code=True``, so hf_syntax need not 
 on the fly with the parser named in ``config.json`` (the folder's ``requirements.txt`` installs it).
 
 The backend is chosen by ``backend=`` or the ``HF_SYNTAX_BACKEND`` environment variable; each backend is a function
-of the folder path that returns a callable taking the pipeline's arguments (see ``BACKENDS``).
+of the folder path that returns a callable taking the pipeline's arguments (see ``BACKENDS``): ``pytorch`` (default)
+or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` installed).
 """
 
 from __future__ import annotations
