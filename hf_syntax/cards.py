@@ -160,7 +160,9 @@ def parser_requirements(spec: str) -> list[str]:
 def _segmentation_note(config) -> str:
     if getattr(config, "source_pretokenized", False):
         return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
-                "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text.")
+                "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text. "
+                "Input with no whitespace at all (an unsegmented sentence typed into the widget or sent to an "
+                "endpoint) is segmented by the parser, and the log says so once.")
     return ("Input that is already split into words (separated by spaces) is parsed as given with "
             "`pipeline(..., pretokenized=True)`.")
 

