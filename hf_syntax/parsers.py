@@ -253,11 +253,13 @@ def _open_text(path):
     return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
 
 
-def iter_conllu(path):
+def iter_conllu(path, allow_multiple_roots: bool = False):
     """Yield ``ConlluSentence``s from a CoNLL-U file (plain or .gz).
 
     Multiword-token lines (``3-4``) become ``MultiwordToken``s sharing one span; empty nodes (``8.1``, enhanced
-    graphs only) are skipped and counted. Every format or tree error names the file and line.
+    graphs only) are skipped and counted. Every format or tree error names the file and line. UD allows one root
+    per sentence, so a second one is an error (a file that is not valid UD); ``allow_multiple_roots=True`` reads
+    such sentences as forests instead.
     """
     with _open_text(path) as handle:
         block, first_line = [], None
@@ -268,18 +270,18 @@ def iter_conllu(path):
                     first_line = number
                 block.append((number, line))
             elif block:
-                yield _sentence_from_block(path, first_line, block)
+                yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
                 block, first_line = [], None
         if block:
-            yield _sentence_from_block(path, first_line, block)
+            yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
 
 
-def read_conllu(path) -> list[WordTree]:
+def read_conllu(path, allow_multiple_roots: bool = False) -> list[WordTree]:
     """All trees of a CoNLL-U file (see ``iter_conllu``)."""
-    return [sentence.tree for sentence in iter_conllu(path)]
+    return [sentence.tree for sentence in iter_conllu(path, allow_multiple_roots)]
 
 
-def _sentence_from_block(path, first_line, block) -> ConlluSentence:
+def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) -> ConlluSentence:
     text, sent_id, empty_nodes = None, None, 0
     words, heads, upos, deprels, word_lines, multiword, surface = [], [], [], [], [], [], []
     pending_token = None
@@ -332,6 +334,13 @@ def _sentence_from_block(path, first_line, block) -> ConlluSentence:
                 f"{path}:{word_lines[index]}: HEAD {head} of word {index + 1} ({words[index]!r}) is out of range: "
                 f"the sentence has {len(words)} words."
             )
+    roots = [index for index, head in enumerate(heads) if head == 0]
+    if len(roots) > 1 and not allow_multiple_roots:
+        raise TreeError(
+            f"{path}:{word_lines[roots[1]]} (sentence {sent_id or '?'}): {len(roots)} roots (words "
+            f"{', '.join(str(root + 1) for root in roots)} have HEAD 0); UD allows one root per sentence. Fix the "
+            f"file, or read it with allow_multiple_roots=True (parser option for conllu:) to keep it as a forest."
+        )
     if text is None:
         text = "".join(form + ("" if "SpaceAfter=No" in misc else " ") for form, misc, _ in surface).rstrip()
     try:
@@ -349,16 +358,20 @@ def _sentence_from_block(path, first_line, block) -> ConlluSentence:
             multiword_tokens=multiword,
         )
     except TreeError as error:
-        raise TreeError(f"{where} (sentence {sent_id or '?'}): {error}") from None
+        line = word_lines[error.word] if error.word is not None else first_line
+        raise TreeError(f"{path}:{line} (sentence {sent_id or '?'}): {error}", word=error.word) from None
     return ConlluSentence(tree, sent_id, first_line, empty_nodes)
 
 
 class ConlluParser(Parser):
-    """Gold trees from a CoNLL-U file, returned for inputs equal to a sentence's text (or its surface tokens)."""
+    """Gold trees from a CoNLL-U file, returned for inputs equal to a sentence's text (or its surface tokens).
 
-    def __init__(self, path):
+    ``allow_multiple_roots``: read sentences with several roots as forests (see ``iter_conllu``).
+    """
+
+    def __init__(self, path, allow_multiple_roots: bool = False):
         self.spec = f"conllu:{os.fspath(path)}"
-        self.trees = read_conllu(path)
+        self.trees = read_conllu(path, allow_multiple_roots)
         self._by_text = {tree.text: tree for tree in self.trees}
         self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
 

@@ -13,7 +13,15 @@ import numpy as np
 
 
 class TreeError(ValueError):
-    """A malformed tree: wrong lengths, a head out of range, a cycle, no root, bad spans."""
+    """A malformed tree: wrong lengths, a head out of range, a cycle, no root, bad spans.
+
+    ``word`` is the 0-based index of the word the error is about, when there is one, so a file reader can point at
+    that word's line.
+    """
+
+    def __init__(self, message: str, word: int | None = None):
+        super().__init__(message)
+        self.word = word
 
 
 @dataclass(frozen=True)
@@ -69,10 +77,10 @@ class WordTree:
             if not isinstance(head, (int, np.integer)) or not 0 <= head <= count:
                 raise TreeError(
                     f"WordTree word {index + 1} ({self.words[index]!r}) has head {head!r}; heads must be integers in "
-                    f"0..{count} (1-based word index, 0 = root)."
+                    f"0..{count} (1-based word index, 0 = root).", word=index,
                 )
             if head == index + 1:
-                raise TreeError(f"WordTree word {index + 1} ({self.words[index]!r}) is its own head.")
+                raise TreeError(f"WordTree word {index + 1} ({self.words[index]!r}) is its own head.", word=index)
         if count and 0 not in self.heads:
             raise TreeError("WordTree has no root: at least one word needs head 0.")
         starts = self.sentence_starts
@@ -84,7 +92,8 @@ class WordTree:
         for index, head in enumerate(self.heads):
             if head and sentence_of[head - 1] != sentence_of[index]:
                 raise TreeError(
-                    f"WordTree word {index + 1} ({self.words[index]!r}) has its head {head} in another sentence."
+                    f"WordTree word {index + 1} ({self.words[index]!r}) has its head {head} in another sentence.",
+                    word=index,
                 )
         self._validate_spans()
         for token in self.multiword_tokens:
@@ -124,8 +133,10 @@ class WordTree:
             path, node = [], start
             while depths[node] < 0:
                 if node in path:
-                    cycle = " -> ".join(str(word + 1) for word in path[path.index(node):] + [node])
-                    raise TreeError(f"WordTree has a cycle that never reaches the root: words {cycle}.")
+                    members = path[path.index(node):]
+                    cycle = " -> ".join(str(word + 1) for word in members + [node])
+                    raise TreeError(f"WordTree has a cycle that never reaches the root: words {cycle}.",
+                                    word=min(members))
                 path.append(node)
                 head = self.heads[node]
                 if head == 0:

@@ -63,9 +63,11 @@ def test_gzip_and_conllu_parser_lookup(tmp_path):
     [
         (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t9\t"), r"x.conllu:10: HEAD 9 of word 6 .* out of range"),
         (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"), r"x.conllu:1 .*no root"),
-        (("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"), None),  # two roots: a forest, accepted
-        # "le" heads "chat" and now "chat" heads "le": a cycle.
-        (("5\tchat\tchat\tNOUN\t_\t_\t2\t", "5\tchat\tchat\tNOUN\t_\t_\t4\t"), r"x.conllu:1 .*cycle"),
+        # "Le" becomes a root next to "bruit"; UD allows one per sentence: reported at the second root's line.
+        (("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"),
+         r"x.conllu:4 \(sentence s1\): 2 roots \(words 1, 2 have HEAD 0\).*allow_multiple_roots=True"),
+        # "le" (line 7) heads "chat" and now "chat" heads "le": a cycle, reported at the line of its first word.
+        (("5\tchat\tchat\tNOUN\t_\t_\t2\t", "5\tchat\tchat\tNOUN\t_\t_\t4\t"), r"x.conllu:7 .*cycle.*4 -> 5"),
         (("3-4\tdu", "3-4\tau"), r"x.conllu:1: the tokens do not match"),
         (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t_\t"), r"x.conllu:10: HEAD '_'"),
         (("6\t.\t", "7\t.\t"), r"x.conllu:10: word id '7' should be 6"),
@@ -80,6 +82,15 @@ def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
         return
     with pytest.raises(TreeError, match=message):
         read_conllu(path)
+
+
+def test_several_roots_are_read_as_a_forest_only_when_asked(tmp_path):
+    path = write(tmp_path, GOOD.replace("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"))
+    (tree,) = read_conllu(path, allow_multiple_roots=True)
+    assert tree.roots == [0, 1]
+    assert load_parser(f"conllu:{path}", allow_multiple_roots=True).parse("Le bruit du chat.").roots == [0, 1]
+    with pytest.raises(TreeError, match="2 roots"):
+        load_parser(f"conllu:{path}")
 
 
 def test_missing_file_error(tmp_path):
