@@ -138,12 +138,32 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["data.dataset=somewhere"], "exclude each other"),
         (["generation.num_beams=0"], "must be >= 1"),
         (["training=3"], "config.training = 3 has the wrong type"),
+        (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
+                                     r"expects int$"),
+        (["training.max_steps=2.5"], "training.max_steps = 2.5 has the wrong type: .* expects int"),
+        (["training.learning_rate=fast"], r"training.learning_rate = 'fast' .* expects float$"),
+        (["training.fp16=yes please"], "training.fp16 = 'yes please' .* expects bool"),
+        (["training.eval_steps=often"], r"training.eval_steps = 'often' .* expects float or null"),
+        (["training.eval_strategy=sometimes"], r"training.eval_strategy = 'sometimes' .* expects one of "
+                                               r"\['no', 'steps', 'epoch'\]"),
+        (["generation.length_penalty=long"], "generation.length_penalty = 'long' has the wrong type"),
         (["data.train.source"], "must look like section.key=value"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
+    """YAML 1.1 reads 1e-9 (no dot) as a string; the Trainer's Adam would then fail with a TypeError."""
+    from hf_syntax.recipes.translation import training_arguments
+
+    config = load_with(tmp_path, valid_config(tmp_path), ["training.adam_epsilon=1e-9", "training.max_steps=7",
+                                                          "generation.length_penalty=6e-1", "training.eval_steps=1e2"])
+    assert config.training["adam_epsilon"] == 1e-9 and config.generation.length_penalty == 0.6
+    arguments = training_arguments(config)
+    assert (arguments.adam_epsilon, arguments.max_steps, arguments.eval_steps) == (1e-9, 7, 100)
 
 
 def test_missing_required_sections(tmp_path):

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
 import json
+import re
 import types
 import typing
 from pathlib import Path
@@ -56,13 +58,32 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     return result
 
 
+def _options(annotation: Any) -> tuple:
+    """The members of a union annotation (``int | None`` -> ``(int, NoneType)``), or the annotation alone."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _enum_of(annotation: Any) -> type[enum.Enum] | None:
+    """The Enum a ``SomeStrategy | str`` annotation stands for (its string values are the allowed strings)."""
+    return next((option for option in _options(annotation)
+                 if isinstance(option, type) and issubclass(option, enum.Enum)), None)
+
+
 def _accepts(annotation: Any, value: Any) -> bool:
-    """Whether ``value`` fits a simple annotation (str/int/float/bool/None/dict/list and unions of them)."""
+    """Whether ``value`` fits a simple annotation (str/int/float/bool/None/dict/list/Literal, enums given as their
+    string values, and unions of them)."""
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
+        choices = _enum_of(annotation)
+        if choices is not None and isinstance(value, str):
+            return value in {member.value for member in choices}
         return any(_accepts(option, value) for option in typing.get_args(annotation))
+    if origin is typing.Literal:
+        return value in typing.get_args(annotation)
     if annotation is type(None):
         return value is None
     if annotation is float:
@@ -72,6 +93,69 @@ def _accepts(annotation: Any, value: Any) -> bool:
     if origin is not None:
         return isinstance(value, origin)
     return isinstance(value, annotation)
+
+
+INTEGER = re.compile(r"[+-]?\d+")
+
+
+def _converted(annotation: Any, value: Any) -> Any:
+    """``value`` as the number an int/float field expects when YAML left it a string.
+
+    YAML 1.1 (PyYAML) reads ``1e-9`` (no dot) or ``1E5`` as strings; passing those on would fail deep inside
+    the Trainer. Anything else is returned unchanged.
+    """
+    options = _options(annotation)
+    if not isinstance(value, str) or str in options or _enum_of(annotation) is not None:
+        return value
+    if int in options and INTEGER.fullmatch(value.strip()):
+        return int(value)
+    if float in options:
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def describe_type(annotation: Any) -> str:
+    """A reader's name for an annotation: ``int``, ``float or null``, ``one of ['no', 'steps', 'epoch']``."""
+    choices = _enum_of(annotation)
+    if choices is not None:
+        return f"one of {[member.value for member in choices]}"
+    if typing.get_origin(annotation) is typing.Literal:
+        return f"one of {list(typing.get_args(annotation))}"
+    names = []
+    for option in _options(annotation):
+        if option is type(None):
+            names.append("null")
+        elif typing.get_origin(option) is typing.Literal:
+            names.append(" or ".join(repr(choice) for choice in typing.get_args(option)))
+        else:
+            names.append(getattr(typing.get_origin(option) or option, "__name__", str(option)))
+    return " or ".join(names)
+
+
+def check_arguments(values: dict[str, Any], cls: type, where: str) -> dict[str, Any]:
+    """``values`` for the dataclass ``cls`` (e.g. ``Seq2SeqTrainingArguments``), checked key by key.
+
+    Unknown keys are errors with the closest known key; numbers YAML left as strings are converted; a value of the
+    wrong type is an error naming the key and the type the field expects.
+    """
+    hints = typing.get_type_hints(cls)
+    known = {item.name for item in dataclasses.fields(cls)}
+    checked = {}
+    for key, value in values.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key {where}.{key}{hint}: not a {cls.__name__} field")
+        value = _converted(hints[key], value)
+        if not _accepts(hints[key], value):
+            raise ConfigError(
+                f"{where}.{key} = {value!r} has the wrong type: {cls.__name__}.{key} expects {describe_type(hints[key])}"
+            )
+        checked[key] = value
+    return checked
 
 
 def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:
@@ -92,10 +176,11 @@ def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:
     for name, value in raw.items():
         annotation = hints[name]
         nested = [arg for arg in (annotation, *typing.get_args(annotation)) if dataclasses.is_dataclass(arg)]
+        value = _converted(annotation, value)
         if nested and value is not None:
             values[name] = build_dataclass(nested[0], value, f"{where}.{name}")
         elif not _accepts(annotation, value):
-            raise ConfigError(f"{where}.{name} = {value!r} has the wrong type; expected {annotation}")
+            raise ConfigError(f"{where}.{name} = {value!r} has the wrong type; expected {describe_type(annotation)}")
         else:
             values[name] = value
     try:

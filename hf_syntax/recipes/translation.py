@@ -12,7 +12,6 @@ best checkpoint by BLEU, ``resume_from_checkpoint``, and ``accelerate launch``/`
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import inspect
 import json
@@ -44,7 +43,9 @@ from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, loa
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_translation_tokenizers
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
-from hf_syntax.recipes.config import ConfigError, apply_overrides, build_dataclass, check_choice, read_config_file
+from hf_syntax.recipes.config import (
+    ConfigError, apply_overrides, build_dataclass, check_arguments, check_choice, read_config_file,
+)
 from hf_syntax.variants import ARCHITECTURES
 
 logger = logging.getLogger(__name__)
@@ -183,14 +184,10 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
     resolve_model_type(config.model.type)
-    known_arguments = {item.name for item in dataclasses.fields(Seq2SeqTrainingArguments)}
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
-        if key not in known_arguments:
-            close = difflib.get_close_matches(key, known_arguments, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"unknown config key training.{key}{hint}: not a Seq2SeqTrainingArguments field")
+    config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
 
