@@ -173,6 +173,12 @@ def parser_section(config) -> str:
         needed, spec = ("pos_ids",), config.pos_parser
     else:
         needed, spec = tuple(config.needs_source_features), config.source_parser
+    if needed and not spec:
+        raise CardError(
+            f"this {config.model_type} model needs `{', '.join(needed)}` at inference, computed by a parser, but its "
+            f"config names none: set model.config.source_parser to the parser it was trained with (e.g. "
+            f"'spacy:ja_ginza', 'spacy:en_core_web_sm') and save it again. The training recipe sets it for you."
+        )
     if needed:
         return (
             f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "

@@ -25,6 +25,33 @@ class CliError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors that come from what the user gave (files, options, parsers, configs), each with a message that says
+    what to fix: ``main`` prints them as one ``error:`` line (``--debug`` shows the traceback instead)."""
+    from hf_syntax.align import AlignmentError
+    from hf_syntax.cards import CardError
+    from hf_syntax.data.corpus import CorpusError
+    from hf_syntax.export import ExportError
+    from hf_syntax.parsers import ParserNotAvailableError
+    from hf_syntax.pipelines import EmptyInputError
+    from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.trees import TreeError
+
+    return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
+            FileNotFoundError, ParserNotAvailableError, TreeError)
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts and sizes: a beam of 0 or a batch of 0 would fail deep inside generation."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _load_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, **generate_kwargs):
     """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
     from hf_syntax.export import ExportError
@@ -90,6 +117,7 @@ def command_preprocess(options) -> None:
         splits["validation"] = (options.validation_source, options.validation_target)
     if not options.src_parser and not options.tgt_parser:
         raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
+    _clear_output_folder(Path(options.out), options.overwrite)
     corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
     tokenizer_folder = Path(options.tokenizer) if options.tokenizer else Path(options.out) / "tokenizer"
     if not options.tokenizer:
@@ -119,6 +147,27 @@ def command_preprocess(options) -> None:
           f"(tokenizer: {tokenizer_folder})")
 
 
+PREPROCESS_MARKERS = ("dataset_dict.json", "hf_syntax_features.json")
+"""Files by which a folder is recognised as a preprocess output (only such a folder is emptied by --overwrite)."""
+
+
+def _clear_output_folder(out: Path, overwrite: bool) -> None:
+    """Refuse a non-empty ``--out`` (a stale split would survive next to the new ones); ``--overwrite`` empties a
+    folder an earlier ``preprocess`` wrote, and nothing else."""
+    import shutil
+
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+        return
+    if not overwrite:
+        raise CliError(f"--out {out} exists and is not empty; choose a new folder or pass --overwrite to replace it.")
+    if not out.is_dir() or not any((out / marker).is_file() for marker in PREPROCESS_MARKERS):
+        raise CliError(
+            f"--out {out} is not a folder written by hf-syntax preprocess (no {' or '.join(PREPROCESS_MARKERS)}); "
+            f"--overwrite only replaces such folders. Choose a new --out."
+        )
+    shutil.rmtree(out)
+
+
 def command_train(options) -> None:
     """Delegate to the translation recipe (``training/train_translation.py``)."""
     from hf_syntax.recipes.translation import main
@@ -129,7 +178,7 @@ def command_train(options) -> None:
     for flag in ("output_dir", "resume_from_checkpoint", "hub_model_id"):
         if getattr(options, flag):
             argv += [f"--{flag}", getattr(options, flag)]
-    for flag in ("skip_empty", "push_to_hub"):
+    for flag in ("skip_empty", "push_to_hub", "debug"):
         if getattr(options, flag):
             argv.append(f"--{flag}")
     status = main(argv)
@@ -246,8 +295,7 @@ def command_export(options) -> None:
         raise CliError("--quantization applies to --format ctranslate2 only.")
     from huggingface_hub import ModelCard
 
-    from hf_syntax.cards import CardError
-    from hf_syntax.export import ExportError, export
+    from hf_syntax.export import export
 
     context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
     for key in ("source_language", "target_language", "dataset", "training_data", "base_model", "task_name"):
@@ -256,10 +304,10 @@ def command_export(options) -> None:
             context[key] = value
     if options.widget:
         context["widget"] = options.widget
-    try:
-        folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
-    except (ExportError, CardError) as error:
-        raise CliError(str(error)) from error
+    out = Path(options.out_dir)
+    if out.is_dir() and any(out.iterdir()) and not options.overwrite:  # said here in the flag's command-line name
+        raise CliError(f"{out} exists and is not empty; choose a new folder or pass --overwrite.")
+    folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
     if options.space:
         from hf_syntax.serving.space import SpaceError, write_space
@@ -317,8 +365,8 @@ def _add_generation_arguments(parser) -> None:
                             "trained, config.source_pretokenized)")
     words.add_argument("--raw-text", dest="pretokenized", action="store_false", default=None,
                        help="let the parser segment the input even if the model was trained on pre-split words")
-    parser.add_argument("--num-beams", dest="num_beams", type=int, help="beam size (default: the model's)")
-    parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=int,
+    parser.add_argument("--num-beams", dest="num_beams", type=positive_int, help="beam size (default: the model's)")
+    parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=positive_int,
                         help="longest translation (default: the model's)")
 
 
@@ -334,6 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hf-syntax", description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export."
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one 'error:' line")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     preprocess = commands.add_parser("preprocess", help="parse + align a parallel corpus into a saved dataset",
@@ -344,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     preprocess.add_argument("--validation-target", dest="validation_target")
     preprocess.add_argument("--tokenizer",
                             help="saved tokenizer folder (a target_tokenizer/ in it is used); default: train one")
-    preprocess.add_argument("--vocab-size", dest="vocab_size", type=int, default=8000,
+    preprocess.add_argument("--vocab-size", dest="vocab_size", type=positive_int, default=8000,
                             help="size of the BPE vocabulary trained when no --tokenizer is given")
     preprocess.add_argument("--separate-vocabularies", dest="separate_vocabularies", action="store_true",
                             help="train one vocabulary per side instead of a joint one")
@@ -353,11 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     preprocess.add_argument("--features", nargs="+", default=["dep_heads", "dep_depths", "pos_ids", "case_ids",
                                                               "subword_tags"], help="source feature columns")
     preprocess.add_argument("--pretokenized", action="store_true", help="lines are space-separated words")
-    preprocess.add_argument("--max-length", dest="max_length", type=int, default=128)
-    preprocess.add_argument("--num-proc", dest="num_proc", type=int, default=1, help="parallel parser processes")
+    preprocess.add_argument("--max-length", dest="max_length", type=positive_int, default=128)
+    preprocess.add_argument("--num-proc", dest="num_proc", type=positive_int, default=1, help="parallel parser processes")
     preprocess.add_argument("--skip-empty", dest="skip_empty", action="store_true",
                             help="drop (and count) pairs with an empty side instead of stopping")
-    preprocess.add_argument("--out", required=True, help="folder for datasets.save_to_disk")
+    preprocess.add_argument("--out", required=True, help="folder for datasets.save_to_disk (new or empty)")
+    preprocess.add_argument("--overwrite", action="store_true",
+                            help="replace an --out folder an earlier preprocess wrote (its old contents are removed)")
     preprocess.set_defaults(run=command_preprocess)
 
     train = commands.add_parser("train", help="train a translation model from a config file",
@@ -378,8 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--source", help="sentences to translate")
     evaluate.add_argument("--reference", help="reference translations, line-aligned with --source")
     evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
-    evaluate.add_argument("--max-sentences", dest="max_sentences", type=int)
-    evaluate.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int)
+    evaluate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
     evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a")
     evaluate.add_argument("--lowercase", action="store_true")
     _add_generation_arguments(evaluate)
@@ -389,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     translate = commands.add_parser("translate", help="translate stdin to stdout, one line each",
                                     description=command_translate.__doc__)
     translate.add_argument("--model", required=True, help="model folder (trained run or exported)")
-    translate.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    translate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
     translate.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_generation_arguments(translate)
     _add_backend_arguments(translate)
@@ -443,7 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         options.run(options)
-    except CliError as error:
+    except user_errors() as error:
+        if options.debug:
+            raise
         parser.exit(2, f"error: {error}\n")
     return 0
 

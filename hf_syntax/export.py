@@ -101,10 +101,9 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
         model = model_dir_or_model
         if tokenizer is None:
             raise ExportError("export of a model object needs its tokenizer (pass tokenizer=...).")
+    card = render_card(model.config, context, template_dir)
     if not context.results:
         warnings.warn(f"exporting {out_dir} without training results: {UNTRAINED_WARNING}", stacklevel=2)
-
-    card = render_card(model.config, context, template_dir)
     extra = {"target_tokenizer": target_tokenizer} if target_tokenizer is not None else {}
     pipe = syntax_pipeline(model.eval(), tokenizer, **extra)
     save_pipeline(pipe, str(out_dir))

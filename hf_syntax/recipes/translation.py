@@ -38,14 +38,17 @@ from transformers import (
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
+from hf_syntax.align import AlignmentError
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_translation_tokenizers
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
+from hf_syntax.parsers import ParserNotAvailableError
 from hf_syntax.recipes.config import (
     ConfigError, apply_overrides, build_dataclass, check_arguments, check_choice, read_config_file,
 )
+from hf_syntax.trees import TreeError
 from hf_syntax.variants import ARCHITECTURES
 
 logger = logging.getLogger(__name__)
@@ -895,6 +898,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--push_to_hub", action="store_true",
                         help="Trainer's push_to_hub: upload the model to the Hub while training (needs a login)")
     parser.add_argument("--hub_model_id", help="Trainer's hub_model_id, e.g. me/dbsa-ja-en")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one 'error:' line")
     options = parser.parse_args(argv)
     overrides = list(options.overrides)
     if options.output_dir:
@@ -908,6 +913,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_recipe_config(options.config, overrides)
         train_translation(config, resume_from_checkpoint=options.resume_from_checkpoint)
-    except (ConfigError, CorpusError) as error:
+    except (ConfigError, CorpusError, ParserNotAvailableError, TreeError, AlignmentError) as error:
+        if options.debug:
+            raise
         parser.exit(2, f"error: {error}\n")
     return 0
