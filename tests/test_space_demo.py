@@ -171,6 +171,21 @@ def wait_for_server(process, url: str, timeout: float = 600) -> None:
     raise AssertionError(f"the app did not answer on {url} within {timeout} s")
 
 
+def click_once_free(*locator):
+    """A wait condition that clicks the element as soon as nothing covers it (gradio lays a loading overlay over the
+    page while it starts; a person waits for it too)."""
+    from selenium.common.exceptions import ElementClickInterceptedException
+
+    def click(page):
+        try:
+            page.find_element(*locator).click()
+        except ElementClickInterceptedException:
+            return False
+        return True
+
+    return click
+
+
 def chromium_driver():
     if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
         pytest.skip(f"the browser test needs Debian's chromium and its driver: {BROWSER_INSTALL}")
@@ -212,7 +227,7 @@ def test_space_in_a_browser(exported_dep_rpe, tmp_path):
         wait = WebDriverWait(driver, 300)
         source = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#source textarea"))
         source.send_keys(SENTENCES[0])
-        driver.find_element(By.CSS_SELECTOR, "#run").click()
+        wait.until(click_once_free(By.CSS_SELECTOR, "#run"))
         translation = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#translation textarea")
                                  .get_attribute("value"))
         tree = wait.until(lambda page: page.find_elements(By.CSS_SELECTOR, "#given-tree svg"))
