@@ -420,8 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--output_dir")
     train.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest")
     train.add_argument("--skip_empty", action="store_true")
-    train.add_argument("--push_to_hub", action="store_true", help="Trainer's push_to_hub")
-    train.add_argument("--hub_model_id", help="Trainer's hub_model_id")
+    train.add_argument("--push_to_hub", action="store_true",
+                       help="upload the exported model folder (<output_dir>/model) at the end of the run")
+    train.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
     train.set_defaults(run=command_train)
 
     evaluate = commands.add_parser("evaluate", help="BLEU/chrF against references, parse attachment score",

@@ -58,22 +58,26 @@ def results_from_run(model_dir: Path) -> tuple[list, dict]:
     """
     summary_file, run_file = model_dir.parent / TRANSLATION_SUMMARY, model_dir.parent / GLUE_RUN
     if summary_file.is_file():
-        summary = json.loads(summary_file.read_text())
-        split = summary["reported_split"]
-        results = [{"split": split, "metric": "bleu", "value": summary["bleu"]},
-                   {"split": split, "metric": "chrf", "value": summary["chrf"]}]
-        if split != "validation":
-            results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"]},
-                        {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"]}]
-        settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
-                    "parameters": summary["parameters"], "training pairs": summary["pairs"].get("train")}
-        return results, settings
+        return results_from_summary(json.loads(summary_file.read_text()))
     if run_file.is_file():
         run = json.loads(run_file.read_text())
         results = [{"split": split, "metric": metric, "value": value}
                    for split, scores in run["eval"].items() for metric, value in scores.items()]
         return results, {"learning rate": run["learning_rate"], "optimizer steps": run["steps"]}
     return [], {}
+
+
+def results_from_summary(summary: dict) -> tuple[list, dict]:
+    """(results, training settings) of a translation recipe's ``summary.json``."""
+    split = summary["reported_split"]
+    results = [{"split": split, "metric": "bleu", "value": summary["bleu"]},
+               {"split": split, "metric": "chrf", "value": summary["chrf"]}]
+    if split != "validation":
+        results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"]},
+                    {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"]}]
+    settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
+                "parameters": summary["parameters"], "training pairs": summary["pairs"].get("train")}
+    return results, settings
 
 
 def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_tokenizer=None,
@@ -158,4 +162,5 @@ def check_export_folder(folder: Path) -> None:
         raise ExportError(f"export folder {folder} is incomplete: {'; '.join(problems)}.")
 
 
-__all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "TARGET_TOKENIZER_DIR", "check_export_folder", "export", "results_from_run"]
+__all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "TARGET_TOKENIZER_DIR", "check_export_folder", "export",
+           "results_from_run", "results_from_summary"]

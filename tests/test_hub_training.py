@@ -58,13 +58,21 @@ def test_unknown_model_type_lists_the_architectures(tmp_path):
         load_recipe_config(tmp_path / "config.yaml")
 
 
-def test_push_to_hub_flags_become_trainer_arguments(tmp_path, monkeypatch):
+def test_push_to_hub_uploads_the_exported_model_folder_not_the_output_dir(tmp_path, monkeypatch):
+    """The Trainer's own push would upload output_dir (checkpoints, training_args.bin); the recipe uploads the folder
+    `hf-syntax export` writes. The upload itself needs the Hub, so the test checks what would be uploaded."""
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(tmp_path / "run")))
     seen = {}
     monkeypatch.setattr(translation, "train_translation", lambda config, **kwargs: seen.setdefault("config", config))
     cli_main(["train", "--config", str(tmp_path / "config.yaml"), "--push_to_hub", "--hub_model_id", "me/dbsa-en-ja"])
-    arguments = translation.training_arguments(seen["config"])
-    assert arguments.push_to_hub is True and arguments.hub_model_id == "me/dbsa-en-ja"
+    config = seen["config"]
+    assert translation.training_arguments(config).push_to_hub is False
+    upload = translation.hub_upload(config, tmp_path / "run" / translation.FINAL_MODEL_DIR)
+    assert (upload["repo_id"], upload["folder_path"]) == ("me/dbsa-en-ja", str(tmp_path / "run" / "model"))
+    with pytest.raises(ConfigError, match="training.push_to_hub is set by the recipe: set the top-level push_to_hub"):
+        load_recipe_config(tmp_path / "config.yaml", ["training.push_to_hub=true"])
+    with pytest.raises(ConfigError, match="push_to_hub needs hub_model_id"):
+        load_recipe_config(tmp_path / "config.yaml", ["push_to_hub=true"])
 
 
 @pytest.mark.slow

@@ -12,6 +12,9 @@ import torch
 import yaml
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, TrainerCallback
 
+from fresh_process import run_without_hf_syntax
+
+from hf_syntax.export import check_export_folder
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation import load_recipe_config, train_translation
 
@@ -126,6 +129,12 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
                  "modeling_syntax_transformer.py", "configuration_syntax_transformer.py"):
         assert (model_dir / name).is_file(), name
     assert json.loads((model_dir / "config.json").read_text())["auto_map"]
+    # What `hf-syntax export` writes: pipeline code and registration, a card with this run's scores, no pickle.
+    check_export_folder(model_dir)
+    assert not list(model_dir.glob("training_args.bin"))
+    card = (model_dir / "README.md").read_text(encoding="utf-8")
+    assert f"| test | bleu | {summary['bleu']:.2f} |" in card and "Warning: untrained" not in card
+    assert "- ja\n- en" in card.split("---")[1]
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     example = summary["examples"][0]
@@ -133,6 +142,13 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
         generated = model.generate(**tokenizer([example["source"]], return_tensors="pt"))
     assert model.generation_config.num_beams == 2
     assert tokenizer.decode(generated[0], skip_special_tokens=True).strip() == example["hypothesis"]
+    loaded_elsewhere = run_without_hf_syntax(
+        "import json\nfrom transformers import pipeline\n"
+        f"translator = pipeline('translation', model={str(model_dir)!r}, trust_remote_code=True)\n"
+        f"print(json.dumps(translator({example['source']!r})[0]['translation_text']))\n",
+        tmp_path,
+    )
+    assert json.loads(loaded_elsewhere.strip().splitlines()[-1]) == example["hypothesis"]
 
 
 @pytest.mark.slow

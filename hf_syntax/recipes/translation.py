@@ -16,6 +16,7 @@ import difflib
 import inspect
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -69,6 +70,10 @@ RECIPE_OWNED_ARGUMENTS = {
     "generation_num_beams": "use generation.num_beams",
     "generation_max_length": "use generation.max_new_tokens",
     "resume_from_checkpoint": "pass --resume_from_checkpoint (a folder or 'latest') on the command line",
+    "push_to_hub": "set the top-level push_to_hub (--push_to_hub): the recipe uploads its exported model folder, "
+                   "not the Trainer's output_dir",
+    "hub_model_id": "set the top-level hub_model_id (--hub_model_id)",
+    "hub_strategy": "the recipe uploads the exported model folder once, at the end of the run",
 }
 # Required files in a checkpoint folder for an exact resume (weights are checked separately).
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
@@ -155,6 +160,8 @@ class TranslationRecipeConfig:
     data: DataSection
     seed: int = 42
     overwrite_output_dir: bool = False  # allow a fresh run into a folder that holds checkpoints of another run
+    push_to_hub: bool = False  # upload <output_dir>/model (the exported folder) to hub_model_id at the end
+    hub_model_id: str | None = None
     tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
     model: ModelSection = field(default_factory=ModelSection)
     features: dict | None = None
@@ -191,6 +198,8 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
     config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
+    if config.push_to_hub and not config.hub_model_id:
+        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub_model_id me/dbsa-ja-en)")
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
 
@@ -835,9 +844,6 @@ def train_translation(
     examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
 
     model_dir = Path(config.output_dir) / FINAL_MODEL_DIR
-    trainer.save_model(str(model_dir))
-    if trainer.is_world_process_zero():
-        save_tokenizers(source_tokenizer, target_tokenizer, model_dir)
     summary = {
         "model_type": config.model.type,
         "languages": f"{config.data.source_lang}->{config.data.target_lang}",
@@ -864,8 +870,69 @@ def train_translation(
     if trainer.is_world_process_zero():
         Path(summary["predictions_file"]).write_text("".join(f"{line}\n" for line in hypotheses), encoding="utf-8")
         (Path(config.output_dir) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        save_model_folder(trainer.model, source_tokenizer, target_tokenizer, config, summary, model_dir)
         print_summary(summary)
+        if config.push_to_hub:
+            upload = hub_upload(config, model_dir)
+            print(f"    uploading {upload['folder_path']} to {upload['repo_id']}")
+            push_model_folder(upload)
     return summary
+
+
+def save_model_folder(model, source_tokenizer, target_tokenizer, config: TranslationRecipeConfig,
+                      summary: dict[str, Any], model_dir: Path) -> None:
+    """Write the final model folder as ``hf-syntax export`` does: safetensors only, the code, the pipeline, the
+    tokenizer(s) and a model card with this run's scores, so the folder the run prints (and ``push_to_hub``
+    uploads) loads with ``pipeline("translation", model=folder, trust_remote_code=True)`` anywhere.
+
+    A stock reference model (``model.type: marian``) has no hf_syntax code or card: it is saved with
+    ``save_pretrained`` and its tokenizer(s).
+    """
+    from hf_syntax.export import export, results_from_summary
+
+    if model_dir.exists():  # a resumed or repeated run replaces its own folder, leaving nothing stale
+        shutil.rmtree(model_dir)
+    if not isinstance(model, SyntaxTransformerPreTrainedModel):
+        model.save_pretrained(model_dir)
+        save_tokenizers(source_tokenizer, target_tokenizer, model_dir)
+        return
+    results, settings = results_from_summary(summary)
+    data = config.data
+    context = {
+        "model_id": config.hub_model_id or Path(config.output_dir).name,
+        "results": results,
+        "training_settings": settings,
+        "training_data": f"{summary['pairs'].get('train')} sentence pairs ({data.source_lang}->{data.target_lang}) "
+                         f"from {describe_training_data(data)}.",
+    }
+    if data.source_lang != DataSection.source_lang:  # the placeholders "src"/"tgt" are not language codes
+        context["source_language"] = data.source_lang
+    if data.target_lang != DataSection.target_lang:
+        context["target_language"] = data.target_lang
+    separate = {"target_tokenizer": target_tokenizer} if target_tokenizer is not source_tokenizer else {}
+    export(model, source_tokenizer, model_dir, context, **separate)
+
+
+def describe_training_data(data: DataSection) -> str:
+    """Where the training pairs came from, for the card."""
+    if data.dataset is not None:
+        return f"the saved dataset `{data.dataset}` (split `{data.train_split}`)"
+    return f"`{data.train.source}` / `{data.train.target}`"
+
+
+def hub_upload(config: TranslationRecipeConfig, model_dir: Path) -> dict[str, str]:
+    """The arguments of ``huggingface_hub.upload_folder`` for ``push_to_hub``: the exported model folder only
+    (never the checkpoints, logs or ``training_args.bin`` of the output_dir)."""
+    return {"repo_id": config.hub_model_id, "folder_path": str(model_dir),
+            "commit_message": f"hf-syntax {config.model.type}: trained model folder"}
+
+
+def push_model_folder(upload: dict[str, str]) -> None:
+    """Create the Hub repo if needed and upload the folder (needs a login: ``hf auth login``)."""
+    from huggingface_hub import create_repo, upload_folder
+
+    create_repo(upload["repo_id"], exist_ok=True)
+    upload_folder(**upload)
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -896,8 +963,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip_empty", action="store_true",
                         help="drop (and count) pairs with an empty side instead of stopping with an error")
     parser.add_argument("--push_to_hub", action="store_true",
-                        help="Trainer's push_to_hub: upload the model to the Hub while training (needs a login)")
-    parser.add_argument("--hub_model_id", help="Trainer's hub_model_id, e.g. me/dbsa-ja-en")
+                        help="upload the exported model folder (<output_dir>/model) at the end (needs a login)")
+    parser.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")
     options = parser.parse_args(argv)
@@ -907,9 +974,9 @@ def main(argv: list[str] | None = None) -> int:
     if options.skip_empty:
         overrides.append("data.skip_empty=true")
     if options.push_to_hub:
-        overrides.append("training.push_to_hub=true")
+        overrides.append("push_to_hub=true")
     if options.hub_model_id:
-        overrides.append(f"training.hub_model_id={options.hub_model_id}")
+        overrides.append(f"hub_model_id={options.hub_model_id}")
     try:
         config = load_recipe_config(options.config, overrides)
         train_translation(config, resume_from_checkpoint=options.resume_from_checkpoint)
