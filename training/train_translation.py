@@ -17,7 +17,8 @@ logged step the gradient norms of the translation loss and of the weighted parse
 ``grad_norm_parse``, next to the Trainer's ``grad_norm``). The DBSA diagnosis options are config values too, e.g.
 ``--set model.kwargs.parse_score_form=scaled --set model.kwargs.parse_loss_warmup_steps=500
 --set training.max_grad_norm=0`` (0 = no clipping); see ``DbsaConfig``.
-``--push_to_hub --hub_model_id me/name`` are the Trainer's own Hub options. ``hf-syntax train`` is the same command.
+``--push_to_hub --hub_model_id me/name`` upload the final model folder (what ``hf-syntax export`` writes) when the run
+ends. ``hf-syntax train`` is the same command.
 
 Prints the final summary (BLEU, chrF, steps, time, a few translations) and writes it to <output_dir>/summary.json;
 the Hub-ready model folder is <output_dir>/model.
