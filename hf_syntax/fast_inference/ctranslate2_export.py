@@ -162,11 +162,11 @@ def _numpy(tensor: torch.Tensor):
     return tensor.detach().to(torch.float32, copy=True).cpu().contiguous().numpy()
 
 
-def _set_linear(spec, linears, bias: bool = True):
-    """One CTranslate2 linear from one or more of ours stacked along the output dimension (fused QKV / KV)."""
-    spec.weight = _numpy(torch.cat([linear[0] for linear in linears]))
-    if bias:
-        spec.bias = _numpy(torch.cat([linear[1] for linear in linears]))
+def _set_linear(spec, linears):
+    """One CTranslate2 linear from one or more (weight, bias) pairs of ours stacked along the output dimension
+    (fused QKV / KV)."""
+    spec.weight = _numpy(torch.cat([weight for weight, _ in linears]))
+    spec.bias = _numpy(torch.cat([bias for _, bias in linears]))
 
 
 def _set_layer_norm(spec, norm: torch.nn.LayerNorm):
