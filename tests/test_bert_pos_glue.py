@@ -299,11 +299,12 @@ def test_every_pos_parameter_moves_within_two_optimizer_steps(tmp_path, tokenize
 
 
 @pytest.mark.slow
-def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path):
+def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path, capfd):
     settings = dict(task="cola", model_name_or_path=MINILM, data_dir=str(glue_dir), pos_parser=PARSER,
                     learning_rates=(5e-5,), batch_size=8, max_steps=3, max_train_samples=48, max_eval_samples=40)
     summary = run_glue(GlueRunConfig(output_dir=str(tmp_path / "pos"), pos_gate=True, pos_learning_rate=1e-3,
                                      **settings))
+    assert "3/3" in capfd.readouterr().err, "the training progress bar is shown"
     baseline = run_glue(GlueRunConfig(output_dir=str(tmp_path / "bert"), use_pos=False, **settings))
     written = json.loads((tmp_path / "pos" / "results.json").read_text())
     assert written["best"] == summary["best"] and written["main_metric"] == "validation/matthews_correlation"
