@@ -18,7 +18,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_syntax.align import word_heads_from_subword_heads
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.parsing import AttachmentScore, attachment_score, word_heads_from_parse
+from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja" / "dev.ja"
 ROWS = (("baseline", "Trans. (baseline core)"), ("dbsa_enc_dec", "+DBSA(Enc)+DBSA(Dec)"),

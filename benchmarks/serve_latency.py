@@ -32,7 +32,7 @@ from timing import SMALL_CPU_SIZE, interleaved
 from hf_syntax import config_for
 from hf_syntax.data.corpus import read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
-from hf_syntax.export import export
+from hf_syntax.hub.export import export
 from hf_syntax.parsers import get_parser
 from hf_syntax.recipes.translation import resolve_data_path
 

@@ -21,7 +21,7 @@ import torch
 from timing import SMALL_CPU_SIZE, interleaved, random_batch, training_step
 from transformers import MarianConfig, MarianMTModel
 
-from hf_syntax.marian import from_marian
+from hf_syntax.convert.marian import from_marian
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

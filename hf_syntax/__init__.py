@@ -6,8 +6,10 @@ Layout (one rule decides where a module goes):
   with single-dot relative imports (``from .x import y``) and import optional third-party packages
   (parsers) inside ``try`` blocks or functions. ``save_pretrained`` copies them into an exported folder,
   so a model loads with ``trust_remote_code=True`` where hf_syntax is not installed.
-* Sub-packages (``hf_syntax/data``, ``hf_syntax/recipes``, ``hf_syntax/metrics``, ...) hold training-time
-  code (corpus reading, tokenizer training, Trainer recipes, metrics, CLI) and never travel to the Hub.
+* Sub-packages never travel to the Hub: ``data``, ``recipes`` and ``metrics`` hold training-time code (corpus
+  reading, tokenizer training, Trainer recipes, metrics); ``cli`` the ``hf-syntax`` command; ``hub`` export and
+  model cards; ``serving`` the endpoint handler and Space app templates; ``analysis`` attention plots;
+  ``convert`` the Marian converter.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM

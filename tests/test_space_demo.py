@@ -22,7 +22,7 @@ from huggingface_hub import ModelCard  # noqa: E402
 from fresh_process import command_without_hf_syntax  # noqa: E402
 from hub_support import ENGLISH_PARSER, SENTENCES, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
-from hf_syntax.export import export  # noqa: E402
+from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.parsers import get_parser  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
 from hf_syntax.serving.space import SpaceError, write_space  # noqa: E402

@@ -10,7 +10,7 @@ import torch
 
 from hf_syntax import SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration
 from hf_syntax.embeddings import sinusoidal_positions
-from hf_syntax.plotting import (
+from hf_syntax.analysis.attention_plots import (
     label_font, plot_cross_attention, plot_translation_attention, translation_cross_attention,
 )
 from hf_syntax.variants import ARCHITECTURES, config_for

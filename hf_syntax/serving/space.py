@@ -1,6 +1,6 @@
 """Write a Gradio Space folder for an exported model: ``app.py``, ``plotting.py``, ``requirements.txt``, README.
 
-The app (``space_app.py``) and the heat-map code (``hf_syntax.plotting``, which needs only torch and matplotlib) are
+The app (``space_app.py``) and the heat-map code (``hf_syntax.analysis.attention_plots``, which needs only torch and matplotlib) are
 copied as they are; only the model id and the example inputs are filled in. The Space loads the model from the Hub
 (or ``--model <folder>`` locally) with ``trust_remote_code``, so it never needs hf_syntax installed.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from .. import plotting
+from hf_syntax.analysis import attention_plots
 
 APP_TEMPLATE = Path(__file__).with_name("space_app.py")
 """The app, a script for the Space's own folder (it imports the ``plotting.py`` copied beside it), never imported
@@ -49,7 +49,7 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     app = app.replace(MODEL_LINE, f"DEFAULT_MODEL = {json.dumps(model_id)}")
     app = app.replace(EXAMPLES_LINE, f"EXAMPLES: list = {json.dumps(list(examples), ensure_ascii=False)}")
     (space_dir / "app.py").write_text(app, encoding="utf-8")
-    (space_dir / "plotting.py").write_text(Path(plotting.__file__).read_text(encoding="utf-8"), encoding="utf-8")
+    (space_dir / "plotting.py").write_text(Path(attention_plots.__file__).read_text(encoding="utf-8"), encoding="utf-8")
     requirements = model_requirements.read_text(encoding="utf-8").split()
     requirements += [name for name in (f"gradio=={gradio_version}", *APP_REQUIREMENTS) if name not in requirements]
     (space_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")

@@ -5,7 +5,7 @@ A template is Markdown with a YAML header placeholder (``{{ card_data }}``) and 
 template, what comes from the run (languages, parser, settings, scores) is filled in here. Rendering is strict: a
 template that lacks a field or a section, or uses a name we do not fill, is an error naming the template.
 
-Templates ship inside the package as ``hf_syntax/model_card_templates`` (a link to the repository's
+Templates ship inside the package as ``hf_syntax/hub/model_card_templates`` (a link to the repository's
 ``model_cards/`` folder, picked up by package-data), so an installed hf_syntax finds them.
 """
 
@@ -119,7 +119,7 @@ def load_template(variant: str, template_dir: Path | None = None) -> str:
     if not path.is_file():
         raise CardError(
             f"model card template {path} is missing. An installed hf_syntax ships the templates as package data "
-            f"(hf_syntax/model_card_templates -> model_cards/); reinstall it, or pass template_dir=<a folder with "
+            f"(hf_syntax/hub/model_card_templates -> model_cards/); reinstall it, or pass template_dir=<a folder with "
             f"{variant}.md>."
         )
     text = path.read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ import re
 import torch
 from transformers import MarianConfig, MarianMTModel
 
-from .configuration_syntax_transformer import SyntaxTransformerConfig
-from .modeling_syntax_transformer import SyntaxTransformerForConditionalGeneration
+from hf_syntax.configuration_syntax_transformer import SyntaxTransformerConfig
+from hf_syntax.modeling_syntax_transformer import SyntaxTransformerForConditionalGeneration
 
 _SHARED_FIELDS = (
     "vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",

@@ -54,7 +54,7 @@ def positive_int(text: str) -> int:
 
 def _load_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, **generate_kwargs):
     """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
-    from hf_syntax.export import ExportError
+    from hf_syntax.hub.export import ExportError
     from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
     from hf_syntax.parsers import ParserNotAvailableError
 
@@ -216,7 +216,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 
     from hf_syntax.featurizer import SyntaxFeaturizer
     from hf_syntax.parsers import read_conllu
-    from hf_syntax.parsing import AttachmentScore, attachment_score, word_heads_from_parse
+    from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
 
     config = pipe.model.config
     if not getattr(config, "parse_layer_encoder", 0):
@@ -295,7 +295,7 @@ def command_export(options) -> None:
         raise CliError("--quantization applies to --format ctranslate2 only.")
     from huggingface_hub import ModelCard
 
-    from hf_syntax.export import export
+    from hf_syntax.hub.export import export
 
     context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
     for key in ("source_language", "target_language", "dataset", "training_data", "base_model", "task_name"):
@@ -345,7 +345,7 @@ def _export_ctranslate2(options) -> None:
 def command_plot_attention(options) -> None:
     """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
     from hf_syntax.featurizer import pad_columns
-    from hf_syntax.plotting import plot_translation_attention
+    from hf_syntax.analysis.attention_plots import plot_translation_attention
 
     pipe = _load_pipeline(options.model, backend="pytorch")
     if not getattr(pipe.model.config, "is_encoder_decoder", False):

@@ -8,7 +8,7 @@ what an Inference Endpoint runs: ``handler.py`` (``hf_syntax/serving/endpoint_ha
 Everything is written by the Hugging Face save methods of the pipeline (``Pipeline.save_pretrained``), so what is
 exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
 
-    from hf_syntax.export import export
+    from hf_syntax.hub.export import export
     export("runs/demo_ja_en/model", None, "exported/demo-ja-en", {"model_id": "me/demo-ja-en"})
 """
 
@@ -18,16 +18,16 @@ import json
 import warnings
 from pathlib import Path
 
-from .cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
-from .pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
-from . import parsing, tree_views
-from .serving import endpoint_handler
+from hf_syntax import parse_head_trees, tree_views
+from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
+from hf_syntax.pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+from hf_syntax.serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
 GLUE_RUN = "run.json"
 CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "align.py", "trees.py", "labels.py")
 """Code files that must travel with every exported model (next to its modeling/configuration files)."""
-VIEW_MODULES = (tree_views, parsing)
+VIEW_MODULES = (tree_views, parse_head_trees)
 """Code a demo loads from the folder to draw trees: ``tree_views`` and the parse-head decoding it imports."""
 SERVING_FILES = ("handler.py", "requirements.txt", *(Path(module.__file__).name for module in VIEW_MODULES))
 """The Inference Endpoint's entry point, what it installs before loading the model, and the tree views."""

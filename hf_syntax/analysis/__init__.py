@@ -1,0 +1,2 @@
+"""Reading a trained model: cross-attention heat maps (``attention_plots.py``). Trees from a DBSA parse head
+travel with exported models, so they live in the top-level ``hf_syntax/parse_head_trees.py``."""
