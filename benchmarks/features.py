@@ -24,7 +24,8 @@ import torch
 from hf_syntax.align import AlignmentStats, subword_columns, word_heads_from_subword_heads, word_ids_from_offsets
 from hf_syntax.data.features import parse_and_align
 from hf_syntax.data.tokenizer import train_tokenizer
-from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer
+from hf_syntax.columns import DEFAULT_FEATURES
+from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser, iter_conllu
 from hf_syntax.trees import WordTree
 
@@ -186,7 +187,7 @@ def speed_report(tokenizer) -> dict:
             for index, tree in enumerate(trees):
                 content = [sequence_id == 0 for sequence_id in encoding.sequence_ids(index)]
                 word_ids = word_ids_from_offsets(tree.spans, encoding["offset_mapping"][index], content, tree.text)
-                subword_columns(tree, word_ids, SOURCE_FEATURES, stats=AlignmentStats())
+                subword_columns(tree, word_ids, DEFAULT_FEATURES, stats=AlignmentStats())
 
         align_seconds, _ = timed(align_only, repeats=2)
         report[name] = {

@@ -10,6 +10,8 @@ from dataclasses import fields
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
+from .columns import EMBEDDED_FEATURES
+
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
 WEIGHT_INITS = ("xavier", "normal")
 ENCODER_LAYER_TYPES = ("standard", "graph")
@@ -17,7 +19,6 @@ GRAPH_FUSIONS = ("sum", "gate", "self_gate")
 GRAPH_MIDDLE_STREAMS = ("previous", "full")
 GRAPH_FIRST_LAYERS = ("standard", "graph")
 GRAPH_INCREMENTS = ("residual_branch", "output_difference")
-SOURCE_FEATURES = ("pos", "case", "subword_tag")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
@@ -189,9 +190,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not supported; choose one of {allowed}.")
-        unknown_features = [f for f in self.source_features if f not in SOURCE_FEATURES]
+        unknown_features = [f for f in self.source_features if f not in EMBEDDED_FEATURES]
         if unknown_features:
-            raise ValueError(f"source_features {unknown_features} unknown; choose from {SOURCE_FEATURES}.")
+            raise ValueError(f"source_features {unknown_features} unknown; choose from {tuple(EMBEDDED_FEATURES)}.")
         for side, heads, layers in (
             ("encoder", self.encoder_attention_heads, self.encoder_layers),
             ("decoder", self.decoder_attention_heads, self.decoder_layers),
@@ -239,8 +240,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         needed = []
         if self.dependency_depth_clip > 0:
             needed.append("dep_depths")
-        for feature in self.source_features:
-            needed.append({"pos": "pos_ids", "case": "case_ids", "subword_tag": "subword_tags"}[feature])
+        needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
         return tuple(needed)
 
 

@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-FEATURE_COLUMNS = {"pos": "pos_ids", "case": "case_ids", "subword_tag": "subword_tags"}
+from .columns import EMBEDDED_FEATURES
 
 
 def sinusoidal_positions(positions: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
@@ -32,24 +32,25 @@ class SourceFeatureEmbedding(nn.Module):
         super().__init__()
         self.combine = config.feature_combine
         width = config.d_model if self.combine == "add" else config.feature_embedding_dim
-        sizes = {"pos": config.num_pos_tags, "case": config.num_case_tags, "subword_tag": config.num_subword_tags}
-        self.tables = nn.ModuleDict(
-            {name: nn.Embedding(sizes[name], width, padding_idx=0) for name in config.source_features}
-        )
+        self.tables = nn.ModuleDict({
+            name: nn.Embedding(getattr(config, EMBEDDED_FEATURES[name].size_field), width, padding_idx=0)
+            for name in config.source_features
+        })
 
     def forward(self, word_embeddings: torch.Tensor, features: dict[str, torch.Tensor]) -> torch.Tensor:
         """word_embeddings: (batch, n, d or d-f); features: column name -> (batch, n) ids."""
         embedded = []
         for name, table in self.tables.items():
-            ids = features[FEATURE_COLUMNS[name]]
+            column = EMBEDDED_FEATURES[name].name
+            ids = features[column]
             if ids.shape != word_embeddings.shape[:2]:
                 raise ValueError(
-                    f"{FEATURE_COLUMNS[name]} has shape {tuple(ids.shape)} but input_ids has "
+                    f"{column} has shape {tuple(ids.shape)} but input_ids has "
                     f"{tuple(word_embeddings.shape[:2])}: feature columns must be aligned to the subwords."
                 )
             if ids.numel() and (ids.min() < 0 or ids.max() >= table.num_embeddings):
                 raise ValueError(
-                    f"{FEATURE_COLUMNS[name]} holds ids outside [0, {table.num_embeddings}); the featurizer's label "
+                    f"{column} holds ids outside [0, {table.num_embeddings}); the featurizer's label "
                     "vocabulary does not match this model's config."
                 )
             embedded.append(table(ids))
@@ -61,4 +62,4 @@ class SourceFeatureEmbedding(nn.Module):
         return torch.cat([word_embeddings, summed], dim=-1)
 
 
-__all__ = ["FEATURE_COLUMNS", "SourceFeatureEmbedding", "sinusoidal_positions"]
+__all__ = ["SourceFeatureEmbedding", "sinusoidal_positions"]

@@ -9,59 +9,10 @@ the words joined by single spaces -- exactly what a pre-tokenized corpus line is
 
 from __future__ import annotations
 
-from .align import (
-    IGNORE_INDEX, NO_WORD, AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets,
-)
-from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB
+from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets
+from .columns import DEFAULT_FEATURES, LABEL_VOCABS, normalise_features, pad_columns
 from .parsers import get_parser
 from .trees import WordTree, locate_words
-
-SOURCE_FEATURES = ("dep_heads", "dep_depths", "pos_ids", "case_ids", "subword_tags")
-"""The default source columns, all named by the models' ``forward``."""
-OPTIONAL_FEATURES = ("deprel_ids",)
-FEATURE_ALIASES = {"pos": "pos_ids", "upos": "pos_ids", "case": "case_ids", "heads": "dep_heads",
-                   "depths": "dep_depths", "subword_tag": "subword_tags", "deprel": "deprel_ids"}
-LABEL_VOCABS = {"pos_ids": UPOS_VOCAB, "case_ids": CASE_VOCAB, "subword_tags": SUBWORD_TAG_VOCAB,
-                "deprel_ids": DEPREL_VOCAB}
-
-SOURCE_PAD_VALUES = {
-    "input_ids": None,  # the tokenizer's pad id
-    "attention_mask": 0,
-    "token_type_ids": 0,
-    "special_tokens_mask": 1,
-    "dep_heads": IGNORE_INDEX,
-    "dep_depths": -1,
-    "pos_ids": PAD_ID,
-    "case_ids": PAD_ID,
-    "subword_tags": PAD_ID,
-    "deprel_ids": PAD_ID,
-    "word_ids": NO_WORD,
-}
-TARGET_PAD_VALUES = {
-    "labels": IGNORE_INDEX,
-    "decoder_dep_heads": IGNORE_INDEX,
-    "decoder_input_ids": None,
-    "decoder_attention_mask": 0,
-}
-HEAD_COLUMNS = ("dep_heads", "decoder_dep_heads")
-"""Columns whose values are positions in the sequence: left padding must shift them."""
-
-
-def normalise_features(features) -> tuple[str, ...]:
-    """Canonical column names for ``features`` (aliases such as ``"pos"`` accepted); rejects unknown names."""
-    if isinstance(features, str):
-        features = (features,)
-    names = []
-    for feature in features:
-        name = FEATURE_ALIASES.get(feature, feature)
-        if name not in SOURCE_FEATURES + OPTIONAL_FEATURES:
-            raise ValueError(
-                f"unknown feature {feature!r}; choose from {SOURCE_FEATURES + OPTIONAL_FEATURES} "
-                f"(aliases: {sorted(FEATURE_ALIASES)})."
-            )
-        if name not in names:
-            names.append(name)
-    return tuple(names)
 
 
 class SyntaxFeaturizer:
@@ -71,7 +22,7 @@ class SyntaxFeaturizer:
         tokenizer: a *fast* HF tokenizer (offsets are required).
         parser: spec string (``"spacy:en_core_web_sm"``, ``"spacy:ja_ginza"``, ``"stanza:fr"``, ``"conllu:f"``),
             a ``Parser`` or a spaCy ``Language``. Loaded once per process. May be ``None`` if trees are given.
-        features: source columns to produce (see ``SOURCE_FEATURES``).
+        features: source columns to produce (see ``columns.DEFAULT_FEATURES``).
         target_parser: parser for ``text_target``; when set, ``decoder_dep_heads`` is produced next to ``labels``.
         target_tokenizer: tokenizer of the target side when it differs from ``tokenizer``.
         head_rule: ``"first"`` (DBSA authors' code) or ``"last"`` subword of the head word.
@@ -87,7 +38,7 @@ class SyntaxFeaturizer:
     ``stats`` / ``target_stats`` accumulate ``AlignmentStats`` over every call.
     """
 
-    def __init__(self, tokenizer, parser=None, features=SOURCE_FEATURES, target_parser=None, target_tokenizer=None,
+    def __init__(self, tokenizer, parser=None, features=DEFAULT_FEATURES, target_parser=None, target_tokenizer=None,
                  head_rule="first", pretokenized=False, strict=False, max_length=None, max_target_length=None,
                  truncation=None, parser_options=None, return_word_ids=False):
         for candidate in (tokenizer, target_tokenizer):
@@ -268,81 +219,3 @@ def _relocated(tree: WordTree, text: str) -> WordTree:
         words=tree.words, heads=tree.heads, upos=tree.upos, deprels=tree.deprels, spans=token_spans, text=text,
         sentence_starts=tree.sentence_starts,
     )
-
-
-def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right"):
-    """Pad feature rows (dicts of lists) into a dict of ``torch.long``/float tensors.
-
-    Source columns are padded to the longest ``input_ids``, target columns (``labels``, ``decoder_dep_heads``) to the
-    longest ``labels``, each with its own pad value; scalar values (a classification label) are stacked. With left
-    padding, head columns are shifted so they still point at the same subwords. Missing, ragged or unknown
-    columns raise ``ValueError`` naming the column and the row.
-    """
-    import torch
-
-    if not rows:
-        raise ValueError("cannot pad an empty batch.")
-    if padding_side not in ("right", "left"):
-        raise ValueError(f"padding_side must be 'right' or 'left'; got {padding_side!r}.")
-    keys = list(rows[0].keys())
-    for index, row in enumerate(rows):
-        if set(row) != set(keys):
-            missing, extra = sorted(set(keys) - set(row)), sorted(set(row) - set(keys))
-            raise ValueError(
-                f"batch row {index} has different columns from row 0 (missing {missing}, extra {extra}); every "
-                f"example must carry the same feature columns (featurize the whole dataset the same way)."
-            )
-    batch = {}
-    groups = (("input_ids", SOURCE_PAD_VALUES, padding_side), ("labels", TARGET_PAD_VALUES, "right"))
-    for reference, pad_values, side in groups:
-        if reference not in keys or not isinstance(rows[0][reference], (list, tuple)):
-            continue
-        lengths = [len(row[reference]) for row in rows]
-        width = max(lengths)
-        if pad_to_multiple_of:
-            width = -(-width // pad_to_multiple_of) * pad_to_multiple_of
-        for key in [key for key in keys if key in pad_values]:
-            pad_value = pad_token_id if pad_values[key] is None else pad_values[key]
-            if pad_value is None:
-                raise ValueError(f"cannot pad {key!r}: the tokenizer has no pad token; set tokenizer.pad_token.")
-            padded = []
-            for index, (row, length) in enumerate(zip(rows, lengths)):
-                values = row[key]
-                if not isinstance(values, (list, tuple)) or len(values) != length:
-                    got = len(values) if isinstance(values, (list, tuple)) else type(values).__name__
-                    raise ValueError(
-                        f"column {key!r} of batch row {index} has length {got} but {reference!r} has {length}; "
-                        f"feature columns must have one value per token (re-run the featurizer on this example)."
-                    )
-                fill = [pad_value] * (width - length)
-                if side == "left":
-                    shift = width - length
-                    if key in HEAD_COLUMNS:
-                        values = [value + shift if value >= 0 else value for value in values]
-                    padded.append(fill + list(values))
-                else:
-                    padded.append(list(values) + fill)
-            batch[key] = torch.tensor(padded, dtype=torch.long)
-    for key in keys:
-        if key in batch:
-            continue
-        values = [row[key] for row in rows]
-        if any(isinstance(value, (list, tuple)) for value in values):
-            known = key in SOURCE_PAD_VALUES or key in TARGET_PAD_VALUES
-            reference = "labels" if key in TARGET_PAD_VALUES else "input_ids"
-            raise ValueError(
-                f"column {key!r} needs the column {reference!r} in the batch to be padded against; it is missing."
-                if known else
-                f"column {key!r} is a per-token list but not a known feature column ({sorted(SOURCE_PAD_VALUES)}, "
-                f"{sorted(TARGET_PAD_VALUES)}); remove it from the dataset (remove_columns=[{key!r}])."
-            )
-        if all(isinstance(value, int) for value in values):
-            batch[key] = torch.tensor(values, dtype=torch.long)
-        elif all(isinstance(value, (int, float)) for value in values):
-            batch[key] = torch.tensor(values, dtype=torch.float)
-        else:
-            raise ValueError(
-                f"column {key!r} is not a known feature column and not a scalar label ({type(values[0]).__name__}); "
-                f"remove it from the dataset (remove_columns=[{key!r}]) or let Trainer drop unused columns."
-            )
-    return batch

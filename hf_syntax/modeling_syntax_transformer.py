@@ -30,7 +30,8 @@ from .attention import (
     relative_position_buckets,
 )
 from .configuration_syntax_transformer import SyntaxTransformerConfig
-from .embeddings import FEATURE_COLUMNS, SourceFeatureEmbedding, sinusoidal_positions
+from .columns import EMBEDDED_FEATURES
+from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer  # noqa: F401  (importing it registers ENCODER_LAYER_TYPES["graph"])
 from .layers import ENCODER_LAYER_TYPES, DecoderLayer
 
@@ -203,7 +204,8 @@ class SyntaxTransformerEncoder(nn.Module):
         hidden = self.embed_tokens(input_ids) * self.embed_scale
         if self.feature_embedding is not None:
             features = {"pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
-            missing = [FEATURE_COLUMNS[name] for name in config.source_features if features[FEATURE_COLUMNS[name]] is None]
+            needed = [EMBEDDED_FEATURES[name].name for name in config.source_features]
+            missing = [column for column in needed if features[column] is None]
             if missing:
                 raise ValueError(f"This model embeds source syntax features but {missing} were not given. {FEATURIZER_HINT}")
             hidden = self.feature_embedding(hidden, features)

@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 
-from .featurizer import SyntaxFeaturizer, pad_columns
+from .columns import pad_columns
+from .featurizer import SyntaxFeaturizer
 from .parsers import get_parser
 
 TRANSLATION_TASK = "translation"

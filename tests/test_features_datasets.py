@@ -15,7 +15,7 @@ from features_support import ENGLISH_PARSER, JAPANESE_PARSER, minilm_wordpiece, 
 
 from hf_syntax.data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
 from hf_syntax.data.features import parse_and_align
-from hf_syntax.featurizer import SOURCE_FEATURES
+from hf_syntax.columns import DEFAULT_FEATURES
 
 TESTS = Path(__file__).resolve().parent
 
@@ -41,7 +41,7 @@ def test_translation_map_with_two_processes_equals_one_process():
     one = dataset.map(ja_en_map(tokenizer), batched=True, batch_size=8)
     two = dataset.map(ja_en_map(tokenizer), batched=True, batch_size=8, num_proc=2)
     assert one.to_dict() == two.to_dict()
-    expected = {"source", "target", "input_ids", "attention_mask", "labels", "decoder_dep_heads", *SOURCE_FEATURES}
+    expected = {"source", "target", "input_ids", "attention_mask", "labels", "decoder_dep_heads", *DEFAULT_FEATURES}
     assert set(one.column_names) == expected
     row = one[0]
     assert len(row["dep_heads"]) == len(row["input_ids"]) and len(row["decoder_dep_heads"]) == len(row["labels"])

@@ -7,7 +7,8 @@ import torch
 from features_support import BAD_TEXTS, ENGLISH_PARSER, byte_level_bpe, metaspace_bpe, minilm_wordpiece
 
 from hf_syntax.align import IGNORE_INDEX, AlignmentError, AlignmentStats, word_heads_from_subword_heads
-from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer
+from hf_syntax.columns import DEFAULT_FEATURES
+from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB
 from hf_syntax.parsers import get_parser
 from hf_syntax.trees import WordTree
@@ -24,7 +25,7 @@ def test_awkward_text_never_shifts_silently(tokenizer_name):
         before = AlignmentStats(**featurizer.stats.as_dict())
         out = featurizer(text)
         length = len(out["input_ids"])
-        assert all(len(out[column]) == length for column in SOURCE_FEATURES + ("word_ids",)), name
+        assert all(len(out[column]) == length for column in DEFAULT_FEATURES + ("word_ids",)), name
         assert all(head == IGNORE_INDEX or 0 <= head < length for head in out["dep_heads"]), name
         tree = parser.parse(text)
         back = word_heads_from_subword_heads(out["dep_heads"], out["word_ids"], len(tree))

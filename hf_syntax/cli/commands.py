@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from hf_syntax.columns import DEFAULT_FEATURES
+
 
 class CliError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
@@ -344,7 +346,7 @@ def _export_ctranslate2(options) -> None:
 
 def command_plot_attention(options) -> None:
     """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
-    from hf_syntax.featurizer import pad_columns
+    from hf_syntax.columns import pad_columns
     from hf_syntax.analysis.attention_plots import plot_translation_attention
 
     pipe = _load_pipeline(options.model, backend="pytorch")
@@ -400,8 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="train one vocabulary per side instead of a joint one")
     preprocess.add_argument("--src-parser", dest="src_parser", help="e.g. spacy:ja_ginza, spacy:en_core_web_sm")
     preprocess.add_argument("--tgt-parser", dest="tgt_parser", help="parse the target too (labels, decoder_dep_heads)")
-    preprocess.add_argument("--features", nargs="+", default=["dep_heads", "dep_depths", "pos_ids", "case_ids",
-                                                              "subword_tags"], help="source feature columns")
+    preprocess.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES), help="source feature columns")
     preprocess.add_argument("--pretokenized", action="store_true", help="lines are space-separated words")
     preprocess.add_argument("--max-length", dest="max_length", type=positive_int, default=128)
     preprocess.add_argument("--num-proc", dest="num_proc", type=positive_int, default=1, help="parallel parser processes")

@@ -1,15 +1,14 @@
 """Collators that pad every syntax feature column with its own pad value.
 
 ``DataCollatorForSeq2Seq`` pads only ``input_ids``/``attention_mask``/``labels``; a syntax dataset also carries
-``dep_heads`` (pad -100), ``dep_depths`` (pad -1), ``pos_ids``/``case_ids``/``subword_tags`` (pad 0) and
-``decoder_dep_heads`` (pad -100). The padding itself is ``hf_syntax.featurizer.pad_columns`` -- the same code the
+feature columns, each with its own pad value (``hf_syntax.columns.COLUMNS``). The padding itself is ``hf_syntax.columns.pad_columns`` -- the same code the
 inference featurizer uses -- so training and inference batches cannot drift apart. Ragged, missing or unknown
 columns raise an error naming the column and the example.
 """
 
 from __future__ import annotations
 
-from hf_syntax.featurizer import pad_columns
+from hf_syntax.columns import pad_columns
 
 
 class _SyntaxCollator:

@@ -15,7 +15,8 @@ import json
 import logging
 from pathlib import Path
 
-from hf_syntax.featurizer import SOURCE_FEATURES, SyntaxFeaturizer, normalise_features
+from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
+from hf_syntax.featurizer import SyntaxFeaturizer
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class ParseAndAlign:
         head_rule, max_length, max_target_length, truncation, strict, parser_options: as in ``SyntaxFeaturizer``.
     """
 
-    def __init__(self, tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES,
+    def __init__(self, tokenizer, src_parser=None, tgt_parser=None, features=DEFAULT_FEATURES,
                  source_column="source", target_column="target", pair_column=None, target_tokenizer=None,
                  pretokenized=False, head_rule="first", max_length=None, max_target_length=None, truncation=None,
                  strict=False, parser_options=None):
@@ -116,7 +117,7 @@ def _report_alignment_rules(featurizer: SyntaxFeaturizer) -> None:
         )
 
 
-def parse_and_align(tokenizer, src_parser=None, tgt_parser=None, features=SOURCE_FEATURES, **options) -> ParseAndAlign:
+def parse_and_align(tokenizer, src_parser=None, tgt_parser=None, features=DEFAULT_FEATURES, **options) -> ParseAndAlign:
     """The batched ``datasets`` map function (see ``ParseAndAlign`` for the options); use ``batched=True``."""
     return ParseAndAlign(tokenizer, src_parser=src_parser, tgt_parser=tgt_parser, features=features, **options)
 

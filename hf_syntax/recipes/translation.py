@@ -380,7 +380,7 @@ def reusable_preprocessed_features(config: TranslationRecipeConfig) -> dict[str,
     options, and a subset of its feature columns); otherwise the texts are parsed again, and the log says why.
     """
     from hf_syntax.data.features import load_features_record
-    from hf_syntax.featurizer import normalise_features
+    from hf_syntax.columns import normalise_features
 
     if config.data.dataset is None:
         return None

@@ -1,0 +1,162 @@
+"""Every per-token column a syntax batch can carry, described once; featurizer, configs, embeddings, collators and
+pipelines read this table instead of keeping their own lists.
+
+A column has its dataset / ``forward`` name, the side it is padded against (``source``: the longest ``input_ids``;
+``target``: the longest ``labels``), its pad value (``None``: the tokenizer's pad id), whether its values are
+positions in the sequence (head columns, shifted under left padding), its label vocabulary, the short name a model
+config uses when the column is an embedded feature (``source_features=["pos"]``) with the config field holding that
+embedding's size, the aliases ``features=[...]`` accepts, and whether the featurizer produces it by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .align import IGNORE_INDEX, NO_WORD
+from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB, LabelVocab
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    side: str
+    pad: int | None
+    is_head: bool = False
+    vocab: LabelVocab | None = None
+    feature: str | None = None
+    size_field: str | None = None
+    aliases: tuple[str, ...] = ()
+    parsed: str | None = None  # "default" / "optional": a column the featurizer makes from a parse
+
+
+COLUMNS = {column.name: column for column in (
+    Column("input_ids", "source", pad=None),
+    Column("attention_mask", "source", pad=0),
+    Column("token_type_ids", "source", pad=0),
+    Column("special_tokens_mask", "source", pad=1),
+    Column("word_ids", "source", pad=NO_WORD),
+    Column("dep_heads", "source", pad=IGNORE_INDEX, is_head=True, aliases=("heads",), parsed="default"),
+    Column("dep_depths", "source", pad=-1, aliases=("depths",), parsed="default"),
+    Column("pos_ids", "source", pad=PAD_ID, vocab=UPOS_VOCAB, feature="pos", size_field="num_pos_tags",
+           aliases=("pos", "upos"), parsed="default"),
+    Column("case_ids", "source", pad=PAD_ID, vocab=CASE_VOCAB, feature="case", size_field="num_case_tags",
+           aliases=("case",), parsed="default"),
+    Column("subword_tags", "source", pad=PAD_ID, vocab=SUBWORD_TAG_VOCAB, feature="subword_tag",
+           size_field="num_subword_tags", aliases=("subword_tag",), parsed="default"),
+    Column("deprel_ids", "source", pad=PAD_ID, vocab=DEPREL_VOCAB, aliases=("deprel",), parsed="optional"),
+    Column("labels", "target", pad=IGNORE_INDEX),
+    Column("decoder_dep_heads", "target", pad=IGNORE_INDEX, is_head=True),
+    Column("decoder_input_ids", "target", pad=None),
+    Column("decoder_attention_mask", "target", pad=0),
+)}
+
+DEFAULT_FEATURES = tuple(name for name, column in COLUMNS.items() if column.parsed == "default")
+"""The columns the featurizer makes from a parse unless told otherwise, all named by the models' ``forward``."""
+OPTIONAL_FEATURES = tuple(name for name, column in COLUMNS.items() if column.parsed == "optional")
+FEATURE_ALIASES = {alias: name for name, column in COLUMNS.items() for alias in column.aliases}
+LABEL_VOCABS = {name: column.vocab for name, column in COLUMNS.items() if column.vocab is not None}
+EMBEDDED_FEATURES = {column.feature: column for column in COLUMNS.values() if column.feature is not None}
+"""Config short name (``source_features`` entry) -> the column it embeds."""
+PAD_REFERENCE = {"source": "input_ids", "target": "labels"}
+"""The column each side is padded against."""
+
+
+def normalise_features(features) -> tuple[str, ...]:
+    """Canonical column names for ``features`` (aliases such as ``"pos"`` accepted); rejects unknown names."""
+    if isinstance(features, str):
+        features = (features,)
+    names = []
+    for feature in features:
+        name = FEATURE_ALIASES.get(feature, feature)
+        if name not in DEFAULT_FEATURES + OPTIONAL_FEATURES:
+            raise ValueError(
+                f"unknown feature {feature!r}; choose from {DEFAULT_FEATURES + OPTIONAL_FEATURES} "
+                f"(aliases: {sorted(FEATURE_ALIASES)})."
+            )
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right"):
+    """Pad feature rows (dicts of lists) into a dict of ``torch.long``/float tensors.
+
+    Source columns are padded to the longest ``input_ids``, target columns to the longest ``labels``, each with its
+    own pad value; scalar values (a classification label) are stacked. With left padding, head columns are shifted
+    so they still point at the same subwords. Missing, ragged or unknown columns raise ``ValueError`` naming the
+    column and the row.
+    """
+    import torch
+
+    if not rows:
+        raise ValueError("cannot pad an empty batch.")
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left'; got {padding_side!r}.")
+    keys = list(rows[0].keys())
+    for index, row in enumerate(rows):
+        if set(row) != set(keys):
+            missing, extra = sorted(set(keys) - set(row)), sorted(set(row) - set(keys))
+            raise ValueError(
+                f"batch row {index} has different columns from row 0 (missing {missing}, extra {extra}); every "
+                f"example must carry the same feature columns (featurize the whole dataset the same way)."
+            )
+    batch = {}
+    for side, reference in PAD_REFERENCE.items():
+        if reference not in keys or not isinstance(rows[0][reference], (list, tuple)):
+            continue
+        lengths = [len(row[reference]) for row in rows]
+        width = max(lengths)
+        if pad_to_multiple_of:
+            width = -(-width // pad_to_multiple_of) * pad_to_multiple_of
+        left = padding_side == "left" and side == "source"
+        for key in [key for key in keys if key in COLUMNS and COLUMNS[key].side == side]:
+            column = COLUMNS[key]
+            pad_value = pad_token_id if column.pad is None else column.pad
+            if pad_value is None:
+                raise ValueError(f"cannot pad {key!r}: the tokenizer has no pad token; set tokenizer.pad_token.")
+            padded = []
+            for index, (row, length) in enumerate(zip(rows, lengths)):
+                values = row[key]
+                if not isinstance(values, (list, tuple)) or len(values) != length:
+                    got = len(values) if isinstance(values, (list, tuple)) else type(values).__name__
+                    raise ValueError(
+                        f"column {key!r} of batch row {index} has length {got} but {reference!r} has {length}; "
+                        f"feature columns must have one value per token (re-run the featurizer on this example)."
+                    )
+                fill = [pad_value] * (width - length)
+                if left:
+                    shift = width - length
+                    if column.is_head:
+                        values = [value + shift if value >= 0 else value for value in values]
+                    padded.append(fill + list(values))
+                else:
+                    padded.append(list(values) + fill)
+            batch[key] = torch.tensor(padded, dtype=torch.long)
+    for key in keys:
+        if key in batch:
+            continue
+        values = [row[key] for row in rows]
+        if any(isinstance(value, (list, tuple)) for value in values):
+            raise ValueError(
+                f"column {key!r} needs the column {PAD_REFERENCE[COLUMNS[key].side]!r} in the batch to be padded "
+                f"against; it is missing."
+                if key in COLUMNS else
+                f"column {key!r} is a per-token list but not a known feature column ({sorted(COLUMNS)}); remove it "
+                f"from the dataset (remove_columns=[{key!r}])."
+            )
+        if all(isinstance(value, int) for value in values):
+            batch[key] = torch.tensor(values, dtype=torch.long)
+        elif all(isinstance(value, (int, float)) for value in values):
+            batch[key] = torch.tensor(values, dtype=torch.float)
+        else:
+            raise ValueError(
+                f"column {key!r} is not a known feature column and not a scalar label ({type(values[0]).__name__}); "
+                f"remove it from the dataset (remove_columns=[{key!r}]) or let Trainer drop unused columns."
+            )
+    return batch
+
+
+__all__ = [
+    "COLUMNS", "Column", "DEFAULT_FEATURES", "EMBEDDED_FEATURES", "FEATURE_ALIASES", "LABEL_VOCABS",
+    "OPTIONAL_FEATURES", "normalise_features", "pad_columns",
+]
