@@ -55,7 +55,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .layers import ENCODER_LAYER_TYPES, FeedForward
+from .layers import FeedForward
 
 # attention part -> (stream giving the queries, stream giving the keys and values); "previous" is P.
 ATTENTION_PARTS = {
@@ -203,7 +203,5 @@ class GraphEncoderLayer(nn.Module):
         gate = torch.sigmoid(self.fusion_gate(torch.cat([new, low], dim=-1)))
         return gate * (new - low)  # = gate * new + (1 - gate) * low - low
 
-
-ENCODER_LAYER_TYPES["graph"] = GraphEncoderLayer
 
 __all__ = ["ATTENTION_PARTS", "FIRST_LAYER_PARTS", "GraphEncoderLayer", "GraphStreams", "QueryKeyValue"]

@@ -124,8 +124,4 @@ class DecoderLayer(nn.Module):
         return hidden_states, self_weights, cross_weights, parse_log_probs
 
 
-ENCODER_LAYER_TYPES = {"standard": EncoderLayer}
-
-__all__ = [
-    "DecoderLayer", "ENCODER_LAYER_TYPES", "EncoderLayer", "FeedForward", "parse_head_arguments", "relative_terms",
-]
+__all__ = ["DecoderLayer", "EncoderLayer", "FeedForward", "parse_head_arguments", "relative_terms"]

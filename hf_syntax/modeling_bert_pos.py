@@ -90,21 +90,6 @@ class BertPosPreTrainedModel(BertPreTrainedModel):
     config_class = BertPosConfig
     config: BertPosConfig
 
-    def prepare_inputs(self, tokenizer, text, text_pair=None, return_tensors: str | None = "pt") -> dict:
-        """Tokenize raw text and tag it with the parser this model was fine-tuned with (``config.pos_parser``).
-
-        Works from a Hub folder loaded with ``trust_remote_code=True`` too: the featurizer travels with the model
-        code. Inputs longer than the position table are truncated ``longest_first``, as in training.
-        """
-        from .featurizer import SyntaxFeaturizer
-
-        featurizer = SyntaxFeaturizer(
-            tokenizer, parser=self.config.pos_parser, features=("pos_ids",),
-            max_length=min(tokenizer.model_max_length, self.config.max_position_embeddings), truncation=True,
-        )
-        self.config.check_pos_vocab(featurizer.label_vocabularies["pos_ids"])
-        return featurizer(text, text_pair=text_pair, return_tensors=return_tensors)
-
     def pos_parameter_names(self) -> list[str]:
         """Names (as in ``named_parameters``) of the POS input's parameters: table, gate and concat projection.
 

