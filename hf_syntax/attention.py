@@ -4,13 +4,18 @@ Each paper adds a term instead of a copy of attention:
 
 * content: `q k^T / sqrt(d_head)` (Vaswani et al.);
 * relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`,
-  an embedding per bucket added to keys (score) and/or values (output);
+  an embedding per bucket added to keys (score) and/or values (output). `RELATIVE_TERMS` is the keyed collection
+  of these terms: a term is its bucket function plus one entry saying which config field switches it on (its clip)
+  and which input column, if any, its buckets are computed from;
 * DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head (or joins the heads as an extra one);
   its attention is the parse.
 
 No n x n x d tensor is ever built: key terms are `q @ table^T` (n x buckets) gathered by an n x n bucket index;
 value terms sum the attention weights per bucket (scatter-add, n x buckets) and multiply by the table.
 """
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -46,20 +51,73 @@ def causal_mask(
     return additive_mask(keep, dtype)
 
 
-def relative_position_buckets(query_positions: torch.Tensor, key_length: int, clip: int) -> torch.Tensor:
+def relative_position_buckets(clip: int, query_positions: torch.Tensor, key_length: int, columns) -> torch.Tensor:
     """(1, queries, keys) bucket ids `clip(j - i, k) + k` in [0, 2k]."""
     key_positions = torch.arange(key_length, device=query_positions.device)
     distance = key_positions[None, :] - query_positions[:, None]
     return (distance.clamp(-clip, clip) + clip)[None]
 
 
-def dependency_depth_buckets(depths: torch.Tensor, clip: int) -> torch.Tensor:
+def dependency_depth_buckets(clip: int, query_positions: torch.Tensor, key_length: int, columns) -> torch.Tensor:
     """(batch, n, n) bucket ids `clip(depth(j) - depth(i), l) + l` in [0, 2l]; bucket 2l+1 = "no relation" for
     pairs involving a token without a depth (special tokens and padding carry depth -1)."""
+    depths = columns["dep_depths"]
     difference = depths[:, None, :] - depths[:, :, None]
     buckets = difference.clamp(-clip, clip) + clip
     no_depth = depths < 0
     return buckets.masked_fill(no_depth[:, None, :] | no_depth[:, :, None], 2 * clip + 1)
+
+
+@dataclass(frozen=True)
+class RelativeTermKind:
+    """How one relative term is switched on and where its buckets come from.
+
+    `buckets(clip, query_positions, key_length, columns)` returns (batch or 1, queries, keys) ids in
+    [0, 2 * clip + 1 + extra_buckets). `column`: the input column it reads (the model then requires it).
+    `keys_field` / `values_field`: config flags for the key / value side (both on when not given);
+    `decoder_field`: config flag for decoder self-attention too (encoder only when not given).
+    """
+
+    clip_field: str
+    buckets: Callable[..., torch.Tensor]
+    extra_buckets: int = 0
+    column: str | None = None
+    keys_field: str | None = None
+    values_field: str | None = None
+    decoder_field: str | None = None
+
+    def num_buckets(self, clip: int) -> int:
+        return 2 * clip + 1 + self.extra_buckets
+
+
+RELATIVE_TERMS = {
+    "relative_positions": RelativeTermKind(
+        "relative_position_clip", relative_position_buckets, keys_field="relative_position_keys",
+        values_field="relative_position_values", decoder_field="relative_position_in_decoder",
+    ),
+    "dependency_depths": RelativeTermKind(
+        "dependency_depth_clip", dependency_depth_buckets, extra_buckets=1, column="dep_depths",
+        keys_field="dependency_depth_keys", values_field="dependency_depth_values",
+    ),
+}
+"""Term name (also its module name inside `SyntaxAttention`, hence in checkpoints) -> its kind."""
+
+
+def enabled_terms(config, side: str) -> dict[str, RelativeTermKind]:
+    """The relative terms the self-attention of `side` ("encoder" / "decoder") uses under `config`."""
+    return {
+        name: kind for name, kind in RELATIVE_TERMS.items()
+        if getattr(config, kind.clip_field) > 0
+        and (side == "encoder" or (kind.decoder_field is not None and getattr(config, kind.decoder_field)))
+    }
+
+
+def term_buckets(config, side: str, query_positions: torch.Tensor, key_length: int, columns) -> dict:
+    """Bucket ids of every enabled term of `side`, built once per layer stack (`columns`: name -> tensor)."""
+    return {
+        name: kind.buckets(getattr(config, kind.clip_field), query_positions, key_length, columns)
+        for name, kind in enabled_terms(config, side).items()
+    }
 
 
 class RelativeTerm(nn.Module):
@@ -135,8 +193,7 @@ class SyntaxAttention(nn.Module):
         layer_idx: int,
         *,
         is_cross_attention: bool = False,
-        relative_positions: RelativeTerm | None = None,
-        dependency_depths: RelativeTerm | None = None,
+        relative_terms: dict[str, RelativeTerm] | None = None,
         parse_head: BiaffineParseHead | None = None,
         parse_head_mode: str = "replace",
     ):
@@ -157,8 +214,10 @@ class SyntaxAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, ordinary)
         concatenated = ordinary + (self.head_dim if parse_head is not None else 0)
         self.out_proj = nn.Linear(concatenated, d_model)
-        self.relative_positions = relative_positions
-        self.dependency_depths = dependency_depths
+        # Registered under their own names (not a ModuleDict) so checkpoint keys stay `self_attn.<term>.key_table`.
+        self.term_names = tuple(relative_terms or ())
+        for name, term in (relative_terms or {}).items():
+            self.add_module(name, term)
         self.parse_head = parse_head
 
     def forward(
@@ -167,19 +226,19 @@ class SyntaxAttention(nn.Module):
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         past_key_values=None,
-        position_buckets: torch.Tensor | None = None,
-        depth_buckets: torch.Tensor | None = None,
+        term_buckets: dict[str, torch.Tensor] | None = None,
         output_attentions: bool = False,
     ):
-        """Returns (output, attention weights or None, parse log-probabilities (batch, queries, keys) or None)."""
+        """`term_buckets`: bucket ids per relative term name (see `term_buckets`). Returns (output, attention
+        weights or None, parse log-probabilities (batch, queries, keys) or None)."""
         batch, length, _ = hidden_states.shape
         query = self._heads(self.q_proj(hidden_states))
         if self.parse_head is not None:
             query = torch.cat([query, self._heads(self.parse_head.q_proj(hidden_states))], dim=1)
         key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, past_key_values)
 
-        terms = [(self.relative_positions, position_buckets), (self.dependency_depths, depth_buckets)]
-        terms = [(term, buckets) for term, buckets in terms if term is not None and buckets is not None]
+        term_buckets = term_buckets or {}
+        terms = [(getattr(self, name), term_buckets[name]) for name in self.term_names if name in term_buckets]
         ordinary = slice(0, self.ordinary_heads)
         output, weights = self._attend(query[:, ordinary], key[:, ordinary], value[:, ordinary], attention_mask,
                                        terms, output_attentions)
@@ -258,12 +317,16 @@ class SyntaxAttention(nn.Module):
 
 __all__ = [
     "BiaffineParseHead",
+    "RELATIVE_TERMS",
     "RelativeTerm",
+    "RelativeTermKind",
     "SyntaxAttention",
     "additive_mask",
     "causal_mask",
     "dependency_depth_buckets",
+    "enabled_terms",
     "padding_mask",
     "relative_position_buckets",
     "softmax_dtype",
+    "term_buckets",
 ]

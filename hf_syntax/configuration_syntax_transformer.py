@@ -10,6 +10,7 @@ from dataclasses import fields
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
+from .attention import RELATIVE_TERMS, enabled_terms
 from .columns import EMBEDDED_FEATURES
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
@@ -204,7 +205,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
                 raise ValueError(
                     f"parse_layer_{side}={parse_layer} must be between 1 and {side}_layers={layers} (0 disables it)."
                 )
-        for name in ("relative_position_clip", "dependency_depth_clip", "parse_loss_warmup_steps"):
+        for name in (*(kind.clip_field for kind in RELATIVE_TERMS.values()), "parse_loss_warmup_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
@@ -237,9 +238,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     @property
     def needs_source_features(self) -> tuple[str, ...]:
         """Feature columns `forward` cannot run without (used for clear errors and by the pipelines)."""
-        needed = []
-        if self.dependency_depth_clip > 0:
-            needed.append("dep_depths")
+        needed = [kind.column for kind in enabled_terms(self, "encoder").values() if kind.column is not None]
         needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
         return tuple(needed)
 

@@ -55,6 +55,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .attention import enabled_terms
 from .layers import FeedForward
 
 # attention part -> (stream giving the queries, stream giving the keys and values); "previous" is P.
@@ -87,16 +88,14 @@ class QueryKeyValue(nn.Module):
 def _check_supported(config):
     """The attention parts are plain multi-head attention: mechanisms that live inside `SyntaxAttention` would be
     silently dropped, so asking for them together with graph layers is an error."""
-    unsupported = {
-        "relative_position_clip": config.relative_position_clip,
-        "dependency_depth_clip": config.dependency_depth_clip,
-        "parse_layer_encoder": config.parse_layer_encoder,
-    }
-    enabled = [f"{name}={value}" for name, value in unsupported.items() if value]
+    terms = enabled_terms(config, "encoder").values()
+    enabled = [f"{kind.clip_field}={getattr(config, kind.clip_field)}" for kind in terms]
+    if config.parse_layer_encoder:
+        enabled.append(f"parse_layer_encoder={config.parse_layer_encoder}")
     if enabled:
         raise ValueError(
             f"encoder_layer_type='graph' does not combine with {', '.join(enabled)}: the Graph-Transformer's attention "
-            "parts have no relative-position, dependency-depth or parse-head terms. Set them to 0 (a decoder parse "
+            "parts have no relative terms (positions, dependency depths) or parse head. Set them to 0 (a decoder parse "
             "head, parse_layer_decoder, is fine) or use encoder_layer_type='standard'."
         )
     inner_dim = config.d_model // 2 if config.graph_half_dim else config.d_model
@@ -113,6 +112,9 @@ class GraphEncoderLayer(nn.Module):
     """Three attention parts over the incremental and previous representations, fused with the low-order part
     F_{l-1}, then post-LN and feed-forward (see the module docstring for the reconstruction). Under
     `graph_first_layer="standard"` the first layer has the high part only and sums it: a standard encoder layer."""
+
+    stack_inputs = ("streams",)
+    """What the encoder stack passes besides hidden states and mask (see `SyntaxTransformerEncoder`)."""
 
     def __init__(self, config, layer_idx: int):
         super().__init__()
@@ -137,8 +139,7 @@ class GraphEncoderLayer(nn.Module):
         self.dropout = config.dropout
         self.attention_dropout = config.attention_dropout
 
-    def forward(self, hidden_states, attention_mask, *, position_buckets=None, depth_buckets=None,
-                output_attentions=False, streams: GraphStreams | None = None):
+    def forward(self, hidden_states, attention_mask, *, streams: GraphStreams | None = None, output_attentions=False):
         """hidden_states = F_{l-1}; `streams` = the P and I the previous layer handed over (None for the first
         layer: P = F_{-1} = 0 and I = F_0, the embeddings being the first new information).
 

@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 from transformers.activations import ACT2FN
 
-from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention
+from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention, enabled_terms
 
 
 class FeedForward(nn.Module):
@@ -26,22 +26,18 @@ class FeedForward(nn.Module):
         return self.fc2(hidden_states)
 
 
-def relative_terms(config, side: str) -> tuple[RelativeTerm | None, RelativeTerm | None]:
-    """The relative-position and dependency-depth terms one self-attention layer of `side` gets (or None).
-
-    Tables are per layer and shared across heads (Shaw et al.); the depth term exists on the encoder side only.
-    """
+def relative_terms(config, side: str) -> dict[str, RelativeTerm]:
+    """The relative terms one self-attention layer of `side` gets, by name; tables are per layer and shared across
+    heads (Shaw et al.)."""
     head_dim = config.d_model // getattr(config, f"{side}_attention_heads")
-    positions = depths = None
-    k = config.relative_position_clip
-    if k > 0 and (side == "encoder" or config.relative_position_in_decoder):
-        positions = RelativeTerm(2 * k + 1, head_dim, config.relative_position_keys, config.relative_position_values)
-    depth_clip = config.dependency_depth_clip
-    if depth_clip > 0 and side == "encoder":
-        depths = RelativeTerm(
-            2 * depth_clip + 2, head_dim, config.dependency_depth_keys, config.dependency_depth_values
+    return {
+        name: RelativeTerm(
+            kind.num_buckets(getattr(config, kind.clip_field)), head_dim,
+            getattr(config, kind.keys_field) if kind.keys_field else True,
+            getattr(config, kind.values_field) if kind.values_field else True,
         )
-    return positions, depths
+        for name, kind in enabled_terms(config, side).items()
+    }
 
 
 def parse_head_arguments(config, side: str, layer_idx: int) -> dict:
@@ -58,13 +54,14 @@ def parse_head_arguments(config, side: str, layer_idx: int) -> dict:
 class EncoderLayer(nn.Module):
     """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN)."""
 
+    stack_inputs = ("term_buckets",)
+    """What the encoder stack passes besides hidden states and mask (see `SyntaxTransformerEncoder`)."""
+
     def __init__(self, config, layer_idx: int):
         super().__init__()
-        positions, depths = relative_terms(config, "encoder")
         self.self_attn = SyntaxAttention(
             config.d_model, config.encoder_attention_heads, config.attention_dropout, layer_idx,
-            relative_positions=positions, dependency_depths=depths,
-            **parse_head_arguments(config, "encoder", layer_idx),
+            relative_terms=relative_terms(config, "encoder"), **parse_head_arguments(config, "encoder", layer_idx),
         )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
         self.ffn = FeedForward(config.d_model, config.encoder_ffn_dim, config.activation_function,
@@ -72,13 +69,12 @@ class EncoderLayer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(config.d_model)
         self.dropout = config.dropout
 
-    def forward(self, hidden_states, attention_mask, *, position_buckets=None, depth_buckets=None,
-                output_attentions=False, streams=None):
-        """Returns (output, attention weights, parse log-probs, None). `streams` in and out is part of the
-        encoder-layer interface: what a layer hands the next one (the Graph-Transformer's P and I); none here."""
+    def forward(self, hidden_states, attention_mask, *, term_buckets=None, output_attentions=False):
+        """Returns (output, attention weights, parse log-probs, None): the last item is what a layer hands the next
+        one (the Graph-Transformer's P and I), nothing here."""
         attended, weights, parse_log_probs = self.self_attn(
-            hidden_states, attention_mask=attention_mask, position_buckets=position_buckets,
-            depth_buckets=depth_buckets, output_attentions=output_attentions,
+            hidden_states, attention_mask=attention_mask, term_buckets=term_buckets,
+            output_attentions=output_attentions,
         )
         hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
         transformed = self.ffn(hidden_states)
@@ -91,10 +87,9 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, config, layer_idx: int):
         super().__init__()
-        positions, _ = relative_terms(config, "decoder")
         self.self_attn = SyntaxAttention(
             config.d_model, config.decoder_attention_heads, config.attention_dropout, layer_idx,
-            relative_positions=positions, **parse_head_arguments(config, "decoder", layer_idx),
+            relative_terms=relative_terms(config, "decoder"), **parse_head_arguments(config, "decoder", layer_idx),
         )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
         self.encoder_attn = SyntaxAttention(
@@ -108,10 +103,10 @@ class DecoderLayer(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
-                past_key_values=None, position_buckets=None, output_attentions=False):
+                past_key_values=None, term_buckets=None, output_attentions=False):
         attended, self_weights, parse_log_probs = self.self_attn(
             hidden_states, attention_mask=attention_mask, past_key_values=past_key_values,
-            position_buckets=position_buckets, output_attentions=output_attentions,
+            term_buckets=term_buckets, output_attentions=output_attentions,
         )
         hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
         attended, cross_weights, _ = self.encoder_attn(

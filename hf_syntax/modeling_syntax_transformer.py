@@ -21,14 +21,7 @@ from transformers.modeling_outputs import (
     Seq2SeqModelOutput,
 )
 
-from .attention import (
-    BiaffineParseHead,
-    RelativeTerm,
-    causal_mask,
-    dependency_depth_buckets,
-    padding_mask,
-    relative_position_buckets,
-)
+from .attention import BiaffineParseHead, RelativeTerm, causal_mask, enabled_terms, padding_mask, term_buckets
 from .configuration_syntax_transformer import SyntaxTransformerConfig
 from .columns import EMBEDDED_FEATURES
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
@@ -205,43 +198,43 @@ class SyntaxTransformerEncoder(nn.Module):
                 f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
                 "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
             )
+        columns = {"dep_depths": dep_depths, "pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
         hidden = self.embed_tokens(input_ids) * self.embed_scale
         if self.feature_embedding is not None:
-            features = {"pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
             needed = [EMBEDDED_FEATURES[name].name for name in config.source_features]
-            missing = [column for column in needed if features[column] is None]
+            missing = [column for column in needed if columns[column] is None]
             if missing:
                 raise ValueError(f"This model embeds source syntax features but {missing} were not given. {FEATURIZER_HINT}")
-            hidden = self.feature_embedding(hidden, features)
+            hidden = self.feature_embedding(hidden, columns)
         if config.absolute_positions:
             positions = torch.arange(length, device=input_ids.device)
             hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
         mask = padding_mask(attention_mask, hidden.dtype)
-        position_buckets = depth_buckets = None
-        if config.relative_position_clip > 0:
-            positions = torch.arange(length, device=input_ids.device)
-            position_buckets = relative_position_buckets(positions, length, config.relative_position_clip)
-        if config.dependency_depth_clip > 0:
-            if dep_depths is None:
+        for name, kind in enabled_terms(config, "encoder").items():
+            if kind.column is None:
+                continue
+            column = columns[kind.column]
+            if column is None:
+                raise ValueError(f"This model's {name} attention term needs `{kind.column}`, which was not given. "
+                                 f"{FEATURIZER_HINT}")
+            if column.shape != input_ids.shape:
                 raise ValueError(
-                    f"This model uses dependency relative depths but `dep_depths` was not given. {FEATURIZER_HINT}"
+                    f"{kind.column} has shape {tuple(column.shape)} but input_ids has {tuple(input_ids.shape)}."
                 )
-            if dep_depths.shape != input_ids.shape:
-                raise ValueError(
-                    f"dep_depths has shape {tuple(dep_depths.shape)} but input_ids has {tuple(input_ids.shape)}."
-                )
-            depth_buckets = dependency_depth_buckets(dep_depths, config.dependency_depth_clip)
+        positions = torch.arange(length, device=input_ids.device)
+        # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
+        # terms' buckets, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
+        stack_inputs = {"term_buckets": term_buckets(config, "encoder", positions, length, columns), "streams": None}
 
         all_hidden = (hidden,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         parse_log_probs = None
-        streams = None  # what each layer hands the next besides its output (the Graph-Transformer's P and I)
         for layer in self.layers:
-            hidden, weights, layer_parse, streams = layer(
-                hidden, mask, position_buckets=position_buckets, depth_buckets=depth_buckets,
-                output_attentions=bool(output_attentions), streams=streams,
+            hidden, weights, layer_parse, stack_inputs["streams"] = layer(
+                hidden, mask, output_attentions=bool(output_attentions),
+                **{name: stack_inputs[name] for name in layer.stack_inputs},
             )
             if layer_parse is not None:
                 parse_log_probs = layer_parse
@@ -297,9 +290,7 @@ class SyntaxTransformerDecoder(nn.Module):
         needs_self_mask = length > 1 or (attention_mask is not None and not attention_mask.all())
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
-        position_buckets = None
-        if config.relative_position_clip > 0 and config.relative_position_in_decoder:
-            position_buckets = relative_position_buckets(positions, total, config.relative_position_clip)
+        buckets = term_buckets(config, "decoder", positions, total, {})
 
         all_hidden = (hidden,) if output_hidden_states else None
         self_attentions = () if output_attentions else None
@@ -308,7 +299,7 @@ class SyntaxTransformerDecoder(nn.Module):
         for layer in self.layers:
             hidden, self_weights, cross_weights, layer_parse = layer(
                 hidden, self_mask, encoder_hidden_states, cross_mask, past_key_values=past_key_values,
-                position_buckets=position_buckets, output_attentions=bool(output_attentions),
+                term_buckets=buckets, output_attentions=bool(output_attentions),
             )
             if layer_parse is not None:
                 parse_log_probs = layer_parse

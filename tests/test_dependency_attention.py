@@ -31,8 +31,10 @@ def make_attention(keys=True, values=True, positions=True, depths=True, parse_he
     head_dim = D_MODEL // HEADS
     attention = SyntaxAttention(
         D_MODEL, HEADS, dropout=0.0, layer_idx=0,
-        relative_positions=RelativeTerm(2 * CLIP + 1, head_dim, keys, values) if positions else None,
-        dependency_depths=RelativeTerm(2 * CLIP + 2, head_dim, keys, values) if depths else None,
+        relative_terms={
+            **({"relative_positions": RelativeTerm(2 * CLIP + 1, head_dim, keys, values)} if positions else {}),
+            **({"dependency_depths": RelativeTerm(2 * CLIP + 2, head_dim, keys, values)} if depths else {}),
+        },
         parse_head=BiaffineParseHead(D_MODEL, head_dim) if parse_head else None,
         parse_head_mode=parse_head or "replace",
     ).double()
@@ -51,12 +53,12 @@ def random_inputs(seed=1):
     depths = torch.randint(0, 5, (BATCH, LENGTH), generator=generator)
     depths[:, -1] = -1  # </s>
     depths[~keep] = -1
-    position_buckets = relative_position_buckets(torch.arange(LENGTH), LENGTH, CLIP)
-    depth_buckets = dependency_depth_buckets(depths, CLIP)
-    return hidden, keep, position_buckets, depth_buckets
+    buckets = {"relative_positions": relative_position_buckets(CLIP, torch.arange(LENGTH), LENGTH, {}),
+               "dependency_depths": dependency_depth_buckets(CLIP, torch.arange(LENGTH), LENGTH, {"dep_depths": depths})}
+    return hidden, keep, buckets
 
 
-def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
+def naive_attention(attention, hidden, keep, term_buckets):
     """Omote et al. eq. 21/22 and DBSA eq. 14/16 written literally, with (batch, n, n, d) relation tensors."""
     batch, length, _ = hidden.shape
     head_dim = attention.head_dim
@@ -68,11 +70,9 @@ def naive_attention(attention, hidden, keep, position_buckets, depth_buckets):
     query, key, value = (split(p(hidden)) for p in (attention.q_proj, attention.k_proj, attention.v_proj))
     key_relation = hidden.new_zeros(batch, length, length, head_dim)
     value_relation = hidden.new_zeros(batch, length, length, head_dim)
-    for term, buckets in ((attention.relative_positions, position_buckets),
-                          (attention.dependency_depths, depth_buckets)):
-        if term is None:
-            continue
-        buckets = buckets.expand(batch, length, length)
+    for name in attention.term_names:
+        term = getattr(attention, name)
+        buckets = term_buckets[name].expand(batch, length, length)
         if term.key_table is not None:
             key_relation = key_relation + term.key_table[buckets]
         if term.value_table is not None:
@@ -111,25 +111,24 @@ def test_relative_attention_equals_naive_reference(keys, values, positions, dept
     attention = make_attention(keys, values, positions, depths, parse_head)
     ordinary_heads = HEADS - 1 if parse_head == "replace" else HEADS
     assert attention.q_proj.out_features == ordinary_heads * (D_MODEL // HEADS)
-    hidden, keep, position_buckets, depth_buckets = random_inputs()
+    hidden, keep, buckets = random_inputs()
     hidden.requires_grad_()
-    expected = naive_attention(attention, hidden, keep, position_buckets, depth_buckets)
+    expected = naive_attention(attention, hidden, keep, buckets)
     # With gradients the weights are recomputed in backward (checkpoint); without, they are kept: both must agree.
     for gradients in (True, False):
         with torch.set_grad_enabled(gradients):
-            output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
-                                     position_buckets=position_buckets, depth_buckets=depth_buckets)
+            output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), term_buckets=buckets)
         torch.testing.assert_close(output, expected, rtol=1e-10, atol=1e-10)
     (output_grad,) = torch.autograd.grad(
-        attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), position_buckets=position_buckets,
-                  depth_buckets=depth_buckets)[0].square().sum(), hidden)
+        attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), term_buckets=buckets)[0].square().sum(),
+        hidden)
     (expected_grad,) = torch.autograd.grad(expected.square().sum(), hidden)
     torch.testing.assert_close(output_grad, expected_grad, rtol=1e-10, atol=1e-10)
 
 
 def test_bucket_functions_follow_the_clip_and_the_no_relation_rule():
     depths = torch.tensor([[-1, 0, 3, 1, 4, -1]])
-    buckets = dependency_depth_buckets(depths, clip=2)
+    buckets = dependency_depth_buckets(2, torch.arange(6), 6, {"dep_depths": depths})
     for i in range(6):
         for j in range(6):
             if depths[0, i] < 0 or depths[0, j] < 0:
@@ -138,13 +137,13 @@ def test_bucket_functions_follow_the_clip_and_the_no_relation_rule():
                 expected = max(-2, min(2, int(depths[0, j] - depths[0, i]))) + 2
             assert buckets[0, i, j] == expected
     # Decoder step with a cache: query positions 4..5 over 6 keys.
-    positions = relative_position_buckets(torch.arange(4, 6), 6, clip=2)
+    positions = relative_position_buckets(2, torch.arange(4, 6), 6, {})
     assert positions.tolist() == [[[0, 0, 0, 1, 2, 3], [0, 0, 0, 0, 1, 2]]]
 
 
 def test_gradients_of_every_term_pass_gradcheck():
     attention = make_attention(parse_head="replace")
-    hidden, keep, position_buckets, depth_buckets = random_inputs()
+    hidden, keep, buckets = random_inputs()
     hidden = hidden[:, :5].clone().requires_grad_()
     keep = keep[:, :5]
     mask = padding_mask(keep, hidden.dtype)
@@ -156,8 +155,7 @@ def test_gradients_of_every_term_pass_gradcheck():
     def attend(states, *values):
         output, _, parse_log_probs = functional_call(
             attention, dict(zip(names, values)), (states,),
-            {"attention_mask": mask, "position_buckets": position_buckets[:, :5, :5],
-             "depth_buckets": depth_buckets[:, :5, :5]},
+            {"attention_mask": mask, "term_buckets": {name: ids[:, :5, :5] for name, ids in buckets.items()}},
         )
         return output, parse_log_probs.masked_fill(~keep[:, None, :], 0.0)
 
