@@ -5,7 +5,7 @@ Training step (forward + backward + AdamW step) time, 32 sentences x 32/64 token
 repeats). Both clocks are recorded: wall time, and the CPU time of this process, which on a machine shared with
 other jobs is the steadier measure of a single-threaded step (wall time there mostly measures the neighbours);
 the verdict uses `--clock` (default: cpu with --threads 1, wall otherwise). Ratios against the baseline measured
-alongside, with the issue's targets:
+alongside, with the targets the verdict checks:
 
   * syntax_infused (POS + case + subword tag, f = 20 of d): <= 1.05x. It needs separate source and target tables
     (the source one is d - f wide), so it is also compared with a baseline that has separate tables

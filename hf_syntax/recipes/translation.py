@@ -46,6 +46,7 @@ from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS, train_tra
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
 from hf_syntax.parsers import ParserNotAvailableError
+from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
 from hf_syntax.recipes.config import (
     ConfigError, apply_overrides, build_dataclass, check_arguments, check_choice, read_config_file,
 )
@@ -55,7 +56,6 @@ from hf_syntax.variants import ARCHITECTURES
 logger = logging.getLogger(__name__)
 
 SAMPLE_DATA_PREFIX = "sample_data:"
-TARGET_TOKENIZER_DIR = "target_tokenizer"
 FINAL_MODEL_DIR = "model"
 SUMMARY_FILE = "summary.json"
 LONG_LINE_POLICIES = ("truncate", "error")
