@@ -12,7 +12,7 @@ import re
 
 import torch
 
-from .featurizer import pad_columns
+from .columns import pad_columns
 from .parsers import get_parser
 from .parse_head_trees import word_heads_from_parse
 

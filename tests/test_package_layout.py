@@ -6,8 +6,9 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hf_syntax"
-EXPORTED_ENTRY_MODULES = ("variants", "modeling_bert_pos", "pipelines")
-"""Modules of the classes an exported folder names in ``auto_map`` / ``custom_pipelines``."""
+EXPORTED_ENTRY_MODULES = ("variants", "modeling_bert_pos", "pipelines", "tree_views")
+"""Modules of the classes an exported folder names in ``auto_map`` / ``custom_pipelines``, and the tree views
+``export`` copies for the demos."""
 
 
 def imported_modules(module: str) -> tuple[set[str], set[str]]:
