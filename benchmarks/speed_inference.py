@@ -38,7 +38,7 @@ from hf_syntax.fast_inference import (  # noqa: E402
     export_ctranslate2,
     optimize_for_cpu,
 )
-from hf_syntax.marian import to_marian  # noqa: E402
+from hf_syntax.convert.marian import to_marian  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 VARIANTS = {  # name -> named architecture (DBSA's parse heads in layer 2 of 3, as speed_variants.py)

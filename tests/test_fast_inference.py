@@ -26,8 +26,8 @@ from hf_syntax.fast_inference import (  # noqa: E402
     load_pipeline,
     optimize_for_cpu,
 )
-from hf_syntax.marian import from_marian  # noqa: E402
-from hf_syntax.recipes.translation import resolve_data_path  # noqa: E402
+from hf_syntax.convert.marian import from_marian  # noqa: E402
+from hf_syntax.recipes.translation_data import resolve_data_path  # noqa: E402
 
 JAPANESE_PARSER = "spacy:ja_ginza"
 SIZES = dict(d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
@@ -279,7 +279,7 @@ def test_endpoint_handler_serves_an_exported_folder_with_ctranslate2(tokenizer, 
     """The exported folder's handler.py with backend="ctranslate2" answers like the PyTorch pipeline (greedy)."""
     import importlib.util
 
-    from hf_syntax.export import export
+    from hf_syntax.hub.export import export
     from hf_syntax.pipelines import syntax_pipeline
 
     model = tiny_model(tokenizer, "transformer_abs")

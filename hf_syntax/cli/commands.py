@@ -323,7 +323,7 @@ def command_export(options) -> None:
 
 
 def _export_ctranslate2(options) -> None:
-    from hf_syntax.export import ExportError, load_for_export
+    from hf_syntax.hub.export import ExportError, load_for_export
     from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
     from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
 

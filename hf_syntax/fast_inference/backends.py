@@ -46,7 +46,7 @@ def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = N
         model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default")
         model.temporary_folder = temporary
         return syntax_pipeline(model, AutoTokenizer.from_pretrained(model_dir), **pipeline_kwargs)
-    from ..export import load_for_export
+    from hf_syntax.hub.export import load_for_export
     from .torch_path import optimize_for_cpu
 
     model, tokenizer = load_for_export(model_dir)
@@ -54,7 +54,7 @@ def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = N
 
 
 def _convert_folder(model_dir: Path, out_dir: Path) -> None:
-    from ..export import load_for_export
+    from hf_syntax.hub.export import load_for_export
     from ..pipelines import TARGET_TOKENIZER_DIR
     from .ctranslate2_export import export_ctranslate2
 

@@ -41,7 +41,8 @@ from pathlib import Path
 
 import torch
 
-from ..embeddings import FEATURE_COLUMNS, sinusoidal_positions
+from ..columns import EMBEDDED_FEATURES
+from ..embeddings import sinusoidal_positions
 
 METADATA_FILE = "hf_syntax_ctranslate2.json"
 """Written beside CTranslate2's ``model.bin``: the model's Hugging Face config and how to build the source streams."""
@@ -95,11 +96,11 @@ def feature_streams(config) -> list[FeatureStream]:
     """The extra source streams a syntax-infused config needs (none for the other models)."""
     if not config.source_features:
         return []
-    sizes = {"pos": config.num_pos_tags, "case": config.num_case_tags, "subword_tag": config.num_subword_tags}
-    features = list(config.source_features)
+    columns = [EMBEDDED_FEATURES[name] for name in config.source_features]
+    sizes = [getattr(config, column.size_field) for column in columns]
     if config.feature_combine == "concat_each":
-        return [FeatureStream([FEATURE_COLUMNS[name]], [sizes[name]]) for name in features]
-    return [FeatureStream([FEATURE_COLUMNS[name] for name in features], [sizes[name] for name in features])]
+        return [FeatureStream([column.name], [size]) for column, size in zip(columns, sizes)]
+    return [FeatureStream([column.name for column in columns], sizes)]
 
 
 def expressibility_problems(config) -> list[str]:
@@ -192,7 +193,7 @@ def _attention_projections(attention) -> dict[str, tuple[torch.Tensor, torch.Ten
 
 
 def _set_relative_tables(spec, attention, head_dim: int):
-    term = attention.relative_positions
+    term = getattr(attention, "relative_positions", None)  # a term module exists only when the config enables it
     if term is None:
         return
     buckets = (term.key_table if term.key_table is not None else term.value_table).shape[0]
@@ -273,7 +274,7 @@ def build_spec(model):
         encoder_spec.scale_embeddings = False
         tables = core.encoder.feature_embedding.tables
         for spec, stream in zip(encoder_spec.embeddings[1:], streams):
-            names = [name for name in tables if FEATURE_COLUMNS[name] in stream.columns]
+            names = [name for name in tables if EMBEDDED_FEATURES[name].name in stream.columns]
             spec.weight = _numpy(_summed_feature_table([tables[name] for name in names]))
     else:
         encoder_spec.embeddings[0].weight = _numpy(source_words)
