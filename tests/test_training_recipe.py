@@ -14,7 +14,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, TrainerCallback
 
 from fresh_process import run_without_hf_syntax
 
-from hf_syntax.export import check_export_folder
+from hf_syntax.hub.export import check_export_folder
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation import load_recipe_config, train_translation
 
