@@ -17,6 +17,7 @@ from hf_syntax.recipes.translation import (
     load_recipe_config,
     load_translation_data,
     main,
+    resolve_model_type,
     resolve_resume,
     tokenize_translation_data,
 )
@@ -250,5 +251,6 @@ def test_shipped_configs_load_and_build_their_model(config_file):
     config = load_recipe_config(config_file)
     tokenizer = train_tokenizer(["a b c d e f g"], vocab_size=30, min_frequency=1)
     model = build_model(config, tokenizer, tokenizer)
-    assert model.config.model_type == config.model.type
+    config_class, _ = resolve_model_type(config.model.type)  # a named architecture builds its family's model
+    assert model.config.model_type == config_class.model_type
     assert model.generation_config.num_beams == config.generation.num_beams
