@@ -93,6 +93,17 @@ def variant_of(config) -> str:
     """Which card template describes a model: read from the mechanisms its config switches on."""
     if getattr(config, "pos_parser", None) is not None:
         return "bert_pos"
+    mechanisms = mechanisms_of(config)
+    if len(mechanisms) > 1:
+        raise CardError(
+            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
+            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
+        )
+    return mechanisms[0] if mechanisms else "baseline"
+
+
+def mechanisms_of(config) -> list[str]:
+    """The card variants whose mechanism a seq2seq config switches on (several for a custom mix)."""
     mechanisms = []
     if config.parse_layer_encoder or config.parse_layer_decoder:
         mechanisms.append("dbsa")
@@ -102,12 +113,7 @@ def variant_of(config) -> str:
         mechanisms.append("graph_transformer")
     if config.source_features:
         mechanisms.append("syntax_infused")
-    if len(mechanisms) > 1:
-        raise CardError(
-            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
-            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
-        )
-    return mechanisms[0] if mechanisms else "baseline"
+    return mechanisms
 
 
 def load_template(variant: str, template_dir: Path | None = None) -> str:

@@ -888,6 +888,7 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
     A stock reference model (``model.type: marian``) has no hf_syntax code or card: it is saved with
     ``save_pretrained`` and its tokenizer(s).
     """
+    from hf_syntax.hub.cards import mechanisms_of
     from hf_syntax.hub.export import export, results_from_summary
 
     if model_dir.exists():  # a resumed or repeated run replaces its own folder, leaving nothing stale
@@ -909,6 +910,11 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
         context["source_language"] = data.source_lang
     if data.target_lang != DataSection.target_lang:
         context["target_language"] = data.target_lang
+    mechanisms = mechanisms_of(model.config)
+    if len(mechanisms) > 1:  # a custom mix: the card uses the first mechanism's template; say so
+        context["variant"] = mechanisms[0]
+        logger.warning("the model combines %s; its card describes %s only: edit %s", mechanisms, mechanisms[0],
+                       model_dir / "README.md")
     separate = {"target_tokenizer": target_tokenizer} if target_tokenizer is not source_tokenizer else {}
     export(model, source_tokenizer, model_dir, context, **separate)
 
