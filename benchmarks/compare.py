@@ -100,8 +100,10 @@ def flatten(overrides: list) -> list[str]:
     return [item for entry in overrides for item in (flatten(entry) if isinstance(entry, list) else [str(entry)])]
 
 
-def without_redraws(text: str) -> str:
-    """A log as a reader wants it: of each carriage-return-redrawn line, only what was finally shown."""
+def without_redraws(log: Path) -> str:
+    """A log as a reader wants it: of each carriage-return-redrawn line, only what was finally shown (read as bytes:
+    text mode would turn every ``\r`` into a line break)."""
+    text = log.read_bytes().decode("utf-8", errors="replace")
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
 
 
@@ -119,7 +121,7 @@ def prepare(study: Study) -> None:
         with log.open("w") as handle:
             subprocess.run(command, env={**child_environment(), "OMP_NUM_THREADS": "2"}, stdout=handle,
                            stderr=subprocess.STDOUT, check=True)
-        log.write_text(without_redraws(log.read_text()))
+        log.write_text(without_redraws(log))
 
 
 def run_overrides(study: Study, run: str, seed: int) -> list[str]:
@@ -228,7 +230,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     if (folder / "train.log").exists():
         logs = study.results / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        (logs / f"{tag}.log").write_text(without_redraws((folder / "train.log").read_text()))
+        (logs / f"{tag}.log").write_text(without_redraws(folder / "train.log"))
     extra = json.loads((folder / "extra_tests.json").read_text()) if (folder / "extra_tests.json").exists() else {}
     for source, reference in extra_tests:
         name = source.name.split(".")[0]
