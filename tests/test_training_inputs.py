@@ -246,7 +246,19 @@ def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
         resolve_resume("latest", str(tmp_path / "empty"), overwrite=False)
 
 
-@pytest.mark.parametrize("config_file", sorted((Path(__file__).resolve().parents[1] / "training" / "configs").glob("*.yaml")))
+SHIPPED_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "training" / "configs").glob("*.yaml"))
+GLUE_CONFIGS = [path for path in SHIPPED_CONFIGS if "task" in yaml.safe_load(path.read_text())]  # hf-syntax train
+TRANSLATION_CONFIGS = [path for path in SHIPPED_CONFIGS if path not in GLUE_CONFIGS]  # routes on the `task` key
+
+
+@pytest.mark.parametrize("config_file", GLUE_CONFIGS)
+def test_shipped_glue_configs_load(config_file):
+    from hf_syntax.recipes.glue import load_glue_config
+
+    assert load_glue_config(config_file).task
+
+
+@pytest.mark.parametrize("config_file", TRANSLATION_CONFIGS)
 def test_shipped_configs_load_and_build_their_model(config_file):
     config = load_recipe_config(config_file)
     tokenizer = train_tokenizer(["a b c d e f g"], vocab_size=30, min_frequency=1)
