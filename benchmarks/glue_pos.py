@@ -149,15 +149,11 @@ def run_pos_grid(arguments: argparse.Namespace) -> None:
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
                 runs = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
                 table, markdown = aggregate(runs)
-                results = results_dir / arguments.results_name
-                results.with_suffix(".json").write_text(json.dumps({"runs": runs, "table": table}, indent=2))
-                results.with_suffix(".md").write_text(
-                    "# MiniLM vs MiniLM + POS, GLUE dev (benchmarks/glue_pos.py)\n\n"
-                    f"lr grid {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, parser "
-                    f"{arguments.pos_parser}, POS table init {arguments.pos_init}, {arguments.threads} thread(s). "
-                    "Scores x100.\n\n" + markdown + "\n"
-                )
-                print(markdown, flush=True)
+                write_results(results_dir / arguments.results_name, {"runs": runs, "table": table}, markdown,
+                              "# MiniLM vs MiniLM + POS, GLUE dev (benchmarks/glue_pos.py)\n\n"
+                              f"lr grid {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, parser "
+                              f"{arguments.pos_parser}, POS table init {arguments.pos_init}, {arguments.threads} "
+                              "thread(s). Scores x100.")
 
 
 def training_record(task_name: str, setting: str, seed: int, summary: dict) -> dict:
@@ -240,15 +236,18 @@ def run_training_grid(arguments: argparse.Namespace) -> None:
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
                 records = reused + [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
                 table, markdown = training_table(records)
-                results = results_dir / "glue_pos_training"
-                results.with_suffix(".json").write_text(json.dumps({"records": records, "table": table}, indent=2))
-                results.with_suffix(".md").write_text(
-                    "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid training)\n\n"
-                    f"BERT lr {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, parser "
-                    f"{arguments.pos_parser}, {arguments.threads} thread(s); no_pos and normal reused from "
-                    "glue_pos_runs/. Scores x100; train loss = the Trainer's mean over the run.\n\n" + markdown + "\n"
-                )
-                print(markdown, flush=True)
+                write_results(results_dir / "glue_pos_training", {"records": records, "table": table}, markdown,
+                              "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid "
+                              f"training)\n\nBERT lr {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, "
+                              f"parser {arguments.pos_parser}, {arguments.threads} thread(s); no_pos and normal reused "
+                              "from glue_pos_runs/. Scores x100; train loss = the Trainer's mean over the run.")
+
+
+def write_results(stem: Path, payload: dict, markdown: str, heading: str) -> None:
+    """``<stem>.json`` and ``<stem>.md`` (heading + table), rewritten after every finished run."""
+    stem.with_suffix(".json").write_text(json.dumps(payload, indent=2))
+    stem.with_suffix(".md").write_text(f"{heading}\n\n{markdown}\n")
+    print(markdown, flush=True)
 
 
 def main() -> None:
