@@ -419,7 +419,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         source = "model.shared.weight" if config.share_encoder_decoder_embeddings else "model.decoder.embed_tokens.weight"
         self._tied_weights_keys = {"lm_head.weight": source}
         self.post_init()
-        if self.generation_config.max_length == 20:  # transformers' generic default is far too short for translation
+        if self.generation_config.max_length is None:  # generate() would fall back to 20 new tokens, too few to translate
             self.generation_config.max_length = min(256, config.max_position_embeddings)
 
     def get_encoder(self, modality=None):

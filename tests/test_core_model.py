@@ -102,6 +102,17 @@ def test_cached_and_uncached_decoding_agree(baseline, num_beams):
     assert torch.equal(cached, uncached)
 
 
+def test_generation_is_not_cut_at_transformers_generic_twenty_tokens(baseline, tmp_path):
+    """A model made from a config (no recipe) must not stop translations after 20 tokens, before or after saving."""
+    input_ids, attention_mask = _batch(0)
+    never_ending = dict(input_ids=input_ids, attention_mask=attention_mask, num_beams=1, eos_token_id=None,
+                        forced_eos_token_id=None)
+    assert baseline.generate(**never_ending).shape[1] == TINY["max_position_embeddings"]
+    baseline.save_pretrained(tmp_path)
+    reloaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert reloaded.generation_config.max_length == TINY["max_position_embeddings"]
+
+
 def test_loss_is_label_smoothed_cross_entropy_and_ignores_padding(baseline):
     input_ids, attention_mask = _batch(0)
     labels = torch.randint(3, 110, (3, 6))
