@@ -266,3 +266,54 @@ def test_shipped_configs_load_and_build_their_model(config_file):
     config_class, _ = resolve_model_type(config.model.type)  # a named architecture builds its family's model
     assert model.config.model_type == config_class.model_type
     assert model.generation_config.num_beams == config.generation.num_beams
+
+
+# ------------------------------------------------------------------------------------------- best-checkpoint reload
+@pytest.mark.parametrize("shared", [True, False])
+def test_best_checkpoint_reload_ties_weights_without_a_missing_keys_warning(tmp_path, shared):
+    """save_pretrained leaves tied parameters out of model.safetensors (lm_head.weight, the shared embeddings); the
+    Trainer's reload must tie them again instead of warning that they are missing, and still warn about a real gap."""
+    import logging
+
+    import safetensors.torch
+    import torch
+    from transformers import Seq2SeqTrainingArguments
+
+    from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration
+    from hf_syntax.recipes.translation import SyntaxSeq2SeqTrainer
+
+    config = SyntaxTransformerConfig(vocab_size=50, decoder_vocab_size=50, d_model=16, encoder_layers=1,
+                                     decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                                     encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=32,
+                                     share_encoder_decoder_embeddings=shared)
+    torch.manual_seed(0)
+    best = SyntaxTransformerForConditionalGeneration(config)
+    checkpoint = tmp_path / "checkpoint-1"
+    best.save_pretrained(checkpoint)
+    saved = safetensors.torch.load_file(checkpoint / "model.safetensors")
+    assert "lm_head.weight" not in saved  # tied: stored once, under its source's name
+
+    torch.manual_seed(1)
+    model = SyntaxTransformerForConditionalGeneration(config)
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "run"), report_to=[], use_cpu=True)
+    trainer = SyntaxSeq2SeqTrainer(model=model, args=arguments)
+    trainer.state.best_model_checkpoint = str(checkpoint)
+    messages = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    trainer_logger = logging.getLogger("transformers.trainer")
+    trainer_logger.addHandler(handler)
+    try:
+        trainer._load_best_model()
+        assert not [message for message in messages if "missing keys" in message], messages
+        assert model.lm_head.weight is model.get_decoder().embed_tokens.weight
+        assert torch.equal(model.lm_head.weight, best.lm_head.weight)
+        for name, tensor in best.state_dict().items():
+            assert torch.equal(model.state_dict()[name], tensor), name
+
+        del saved["model.encoder.layers.0.self_attn.q_proj.weight"]  # a parameter that is really missing still gets its warning
+        safetensors.torch.save_file(saved, checkpoint / "model.safetensors", metadata={"format": "pt"})
+        trainer._load_best_model()
+        assert [message for message in messages if "missing keys" in message and "q_proj.weight" in message], messages
+    finally:
+        trainer_logger.removeHandler(handler)

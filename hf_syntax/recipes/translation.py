@@ -690,6 +690,18 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
             self._gradient_parts = {}
         super().log(logs, *args, **kwargs)
 
+    def _issue_warnings_after_load(self, load_result) -> None:
+        """Reloading a checkpoint (the best one at the end, or on resume) reports tied parameters as missing:
+        ``save_pretrained`` stores a tied parameter once, under its source's name (``lm_head.weight`` is
+        ``model.shared.weight``), and transformers 5's Trainer only excuses ``_keys_to_ignore_on_save``. Keys in the
+        model's ``all_tied_weights_keys`` were loaded through their source, so they are tied again and not reported;
+        any other missing key is still warned about."""
+        tied = set(getattr(self.model, "all_tied_weights_keys", {}))
+        missing = [key for key in load_result.missing_keys if key not in tied]
+        if len(missing) < len(load_result.missing_keys):
+            self.model.tie_weights()
+        super()._issue_warnings_after_load(type(load_result)(missing, load_result.unexpected_keys))
+
 
 def _norm(gradients: list[torch.Tensor | None]) -> float:
     """The 2-norm of a list of parameter gradients taken together (None: a parameter the loss does not reach)."""
