@@ -164,6 +164,10 @@ def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     assert resumed[TOTAL_STEPS] == pytest.approx(reference[TOTAL_STEPS], abs=1e-4)
     for step in range(1, TOTAL_STEPS + 1):
         assert resumed[step] == pytest.approx(reference[step], abs=1e-4), step
+    # The summary's training loss is the whole run's, not only the steps after the resume.
+    assert summary["train_loss_steps"] == TOTAL_STEPS == uninterrupted[1]["train_loss_steps"]
+    assert summary["train_loss"] == pytest.approx(uninterrupted[1]["train_loss"], abs=1e-4)
+    assert summary["train_loss"] == pytest.approx(sum(reference.values()) / TOTAL_STEPS, abs=1e-4)
 
 
 @pytest.mark.slow

@@ -793,6 +793,27 @@ def best_validation_scores(trainer: Seq2SeqTrainer) -> dict[str, float]:
     return {f"validation_{key[len('eval_'):]}": value for key, value in chosen.items() if key.startswith("eval_")}
 
 
+def whole_run_training_loss(log_history: list[dict], train_result, resume_dir: Path | None) -> dict[str, float]:
+    """``train_loss`` (mean training loss per optimizer step) over the whole run, and ``train_loss_steps``, the steps
+    it covers.
+
+    The Trainer's ``training_loss`` averages only the steps this process ran; after a resume, the steps before the
+    checkpoint come from its log history (a ``loss`` logged at step s is the mean since the previously logged step).
+    Steps between the checkpoint's last log and the checkpoint itself (``save_steps`` not a multiple of
+    ``logging_steps``) were never logged: ``train_loss_steps`` is then less than the run's steps.
+    """
+    resumed_at = json.loads((resume_dir / "trainer_state.json").read_text())["global_step"] if resume_dir else 0
+    total, covered = 0.0, 0
+    for entry in log_history:
+        if "loss" in entry and covered < entry["step"] <= resumed_at:
+            total += entry["loss"] * (entry["step"] - covered)
+            covered = entry["step"]
+    resumed_steps = train_result.global_step - resumed_at
+    total += train_result.training_loss * resumed_steps
+    covered += resumed_steps
+    return {"train_loss": total / covered if covered else train_result.training_loss, "train_loss_steps": covered}
+
+
 def _examples(dataset: datasets.Dataset, hypotheses: list[str], count: int) -> list[dict[str, str]]:
     return [
         {"source": source, "reference": reference, "hypothesis": hypothesis}
@@ -866,7 +887,7 @@ def train_translation(
         "validation_chrf": results["validation"]["validation_chrf"],
         "optimizer_steps": trainer.state.global_step,
         "epochs": trainer.state.epoch,
-        "train_loss": train_result.training_loss,
+        **whole_run_training_loss(trainer.state.log_history, train_result, resume_dir),
         "best_checkpoint": trainer.state.best_model_checkpoint,
         "seconds": round(time.perf_counter() - started, 1),
         "train_seconds": round(train_seconds, 1),
