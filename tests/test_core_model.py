@@ -138,7 +138,8 @@ def test_export_loads_in_a_fresh_process_without_hf_syntax(baseline, tmp_path):
     baseline.save_pretrained(folder)
     config = json.loads((folder / "config.json").read_text())
     assert config["auto_map"]["AutoModelForSeq2SeqLM"].endswith("SyntaxTransformerForConditionalGeneration")
-    assert (folder / "modeling_syntax_transformer.py").exists() and (folder / "attention.py").exists()
+    for name in ("modeling_syntax_transformer.py", "stacks.py", "attention.py"):
+        assert (folder / name).exists(), name
     input_ids, attention_mask = _batch(0)
     expected = baseline.generate(input_ids=input_ids, attention_mask=attention_mask, num_beams=4, max_new_tokens=12)
     code = (

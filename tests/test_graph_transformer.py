@@ -340,7 +340,7 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
 
 def test_every_configurable_encoder_layer_type_has_a_class():
     from hf_syntax.configuration_syntax_transformer import ENCODER_LAYER_TYPES
-    from hf_syntax.modeling_syntax_transformer import ENCODER_LAYERS
+    from hf_syntax.stacks import ENCODER_LAYERS
 
     assert set(ENCODER_LAYERS) == set(ENCODER_LAYER_TYPES)
     assert ENCODER_LAYERS["graph"] is GraphEncoderLayer and ENCODER_LAYERS["standard"] is EncoderLayer

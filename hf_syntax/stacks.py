@@ -1,0 +1,216 @@
+"""The encoder and decoder stacks of the syntax-aware core: embeddings in, layer stack, hidden states out.
+
+`SyntaxTransformerEncoder` embeds tokens (+ syntax feature columns) and positions, builds the relative-term buckets
+once for the whole stack and runs the encoder layers chosen by `config.encoder_layer_type` (`ENCODER_LAYERS`);
+`SyntaxTransformerDecoder` does the same causally, cached through transformers' `EncoderDecoderCache`. The
+`PreTrainedModel` classes that own them, their losses and outputs are in `modeling_syntax_transformer.py`.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
+
+from .attention import causal_mask, enabled_terms, padding_mask, term_buckets
+from .columns import EMBEDDED_FEATURES
+from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
+from .graph_transformer import GraphEncoderLayer
+from .layers import DecoderLayer, EncoderLayer
+
+ENCODER_LAYERS = {"standard": EncoderLayer, "graph": GraphEncoderLayer}
+"""`config.encoder_layer_type` -> the encoder layer class; every layer takes (config, layer_idx) and returns
+(hidden states, attention weights or None, parse log-probabilities or None)."""
+
+FEATURIZER_HINT = (
+    "Compute it with the featurizer that built the training data: "
+    "`hf_syntax.SyntaxFeaturizer(tokenizer, parser=config.source_parser)` for raw text, or the "
+    "`hf_syntax.parse_and_align` map function for a datasets dataset."
+)
+
+
+@dataclass
+class SyntaxEncoderOutput(BaseModelOutput):
+    """`parse_log_probs`: (batch, n, n) log-probabilities of each token's head from the DBSA encoder parse head."""
+
+    parse_log_probs: torch.FloatTensor | None = None
+
+
+@dataclass
+class SyntaxDecoderOutput(BaseModelOutputWithPastAndCrossAttentions):
+    """`parse_log_probs`: (batch, queries, keys) head log-probabilities of the DBSA decoder parse head."""
+
+    parse_log_probs: torch.FloatTensor | None = None
+
+
+def _embedding_scale(config) -> float:
+    return math.sqrt(config.d_model) if config.scale_embedding else 1.0
+
+
+class SyntaxTransformerEncoder(nn.Module):
+    """Token (+ syntax feature) embeddings, sinusoidal positions and a stack of encoder layers.
+
+    Named feature arguments (not **kwargs) let `generate` and `Trainer` pass the columns through; `generate` keeps
+    passing them on every step, but the encoder only runs once, so they cost nothing after the first call.
+    """
+
+    main_input_name = "input_ids"
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = embed_tokens
+        self.embed_scale = _embedding_scale(config)
+        self.feature_embedding = SourceFeatureEmbedding(config) if config.source_features else None
+        layer_class = ENCODER_LAYERS[config.encoder_layer_type]
+        self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        dep_depths: torch.LongTensor | None = None,
+        pos_ids: torch.LongTensor | None = None,
+        case_ids: torch.LongTensor | None = None,
+        subword_tags: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> SyntaxEncoderOutput:
+        config = self.config
+        if input_ids is None:
+            raise ValueError("The encoder needs `input_ids` (batch, source_length).")
+        length = input_ids.shape[1]
+        if config.absolute_positions and length > config.max_position_embeddings:
+            raise ValueError(
+                f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
+                "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
+            )
+        columns = {"dep_depths": dep_depths, "pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
+        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        if self.feature_embedding is not None:
+            needed = [EMBEDDED_FEATURES[name].name for name in config.source_features]
+            missing = [column for column in needed if columns[column] is None]
+            if missing:
+                raise ValueError(f"This model embeds source syntax features but {missing} were not given. {FEATURIZER_HINT}")
+            hidden = self.feature_embedding(hidden, columns)
+        if config.absolute_positions:
+            positions = torch.arange(length, device=input_ids.device)
+            hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
+        hidden = F.dropout(hidden, p=config.dropout, training=self.training)
+
+        mask = padding_mask(attention_mask, hidden.dtype)
+        for name, kind in enabled_terms(config, "encoder").items():
+            if kind.column is None:
+                continue
+            column = columns[kind.column]
+            if column is None:
+                raise ValueError(f"This model's {name} attention term needs `{kind.column}`, which was not given. "
+                                 f"{FEATURIZER_HINT}")
+            if column.shape != input_ids.shape:
+                raise ValueError(
+                    f"{kind.column} has shape {tuple(column.shape)} but input_ids has {tuple(input_ids.shape)}."
+                )
+        positions = torch.arange(length, device=input_ids.device)
+        # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
+        # terms' buckets, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
+        stack_inputs = {"term_buckets": term_buckets(config, "encoder", positions, length, columns), "streams": None}
+
+        all_hidden = (hidden,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        parse_log_probs = None
+        for layer in self.layers:
+            hidden, weights, layer_parse, stack_inputs["streams"] = layer(
+                hidden, mask, output_attentions=bool(output_attentions),
+                **{name: stack_inputs[name] for name in layer.stack_inputs},
+            )
+            if layer_parse is not None:
+                parse_log_probs = layer_parse
+            if output_hidden_states:
+                all_hidden += (hidden,)
+            if output_attentions:
+                all_attentions += (weights,)
+        return SyntaxEncoderOutput(
+            last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
+            parse_log_probs=parse_log_probs,
+        )
+
+
+class SyntaxTransformerDecoder(nn.Module):
+    """Causal decoder; incremental decoding goes through `EncoderDecoderCache` (self- and cross-attention)."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = embed_tokens
+        self.embed_scale = _embedding_scale(config)
+        self.layers = nn.ModuleList([DecoderLayer(config, i) for i in range(config.decoder_layers)])
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> SyntaxDecoderOutput:
+        config = self.config
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        length = input_ids.shape[1]
+        total = past_length + length
+        if config.absolute_positions and total > config.max_position_embeddings:
+            raise ValueError(
+                f"The target reached {total} tokens but max_position_embeddings={config.max_position_embeddings}: "
+                "truncate the labels or lower max_length/max_new_tokens for generation."
+            )
+        positions = torch.arange(past_length, total, device=input_ids.device)
+        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        if config.absolute_positions:
+            hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
+        hidden = F.dropout(hidden, p=config.dropout, training=self.training)
+
+        # One new token (cached decoding) may see every key: no mask to build or add at each step.
+        needs_self_mask = length > 1 or (attention_mask is not None and not attention_mask.all())
+        self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
+        cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
+        buckets = term_buckets(config, "decoder", positions, total, {})
+
+        all_hidden = (hidden,) if output_hidden_states else None
+        self_attentions = () if output_attentions else None
+        cross_attentions = () if output_attentions else None
+        parse_log_probs = None
+        for layer in self.layers:
+            hidden, self_weights, cross_weights, layer_parse = layer(
+                hidden, self_mask, encoder_hidden_states, cross_mask, past_key_values=past_key_values,
+                term_buckets=buckets, output_attentions=bool(output_attentions),
+            )
+            if layer_parse is not None:
+                parse_log_probs = layer_parse
+            if output_hidden_states:
+                all_hidden += (hidden,)
+            if output_attentions:
+                self_attentions += (self_weights,)
+                cross_attentions += (cross_weights,)
+        return SyntaxDecoderOutput(
+            last_hidden_state=hidden, past_key_values=past_key_values if use_cache else None,
+            hidden_states=all_hidden, attentions=self_attentions, cross_attentions=cross_attentions,
+            parse_log_probs=parse_log_probs,
+        )
+
+
+__all__ = [
+    "ENCODER_LAYERS",
+    "FEATURIZER_HINT",
+    "SyntaxDecoderOutput",
+    "SyntaxEncoderOutput",
+    "SyntaxTransformerDecoder",
+    "SyntaxTransformerEncoder",
+]
