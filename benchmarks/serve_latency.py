@@ -34,7 +34,7 @@ from hf_syntax.data.corpus import read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.hub.export import export
 from hf_syntax.parsers import get_parser
-from hf_syntax.recipes.translation import resolve_data_path
+from hf_syntax.recipes.translation.data import resolve_data_path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PARSER = "spacy:ja_ginza"

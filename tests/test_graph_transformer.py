@@ -314,7 +314,8 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
     from hub_support import tiny_tokenizer
     from test_compare_driver import load_driver
 
-    from hf_syntax.recipes.translation import build_model, load_recipe_config
+    from hf_syntax.recipes.translation.model import build_model
+    from hf_syntax.recipes.translation.schema import load_recipe_config
 
     driver = load_driver()
     study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml")

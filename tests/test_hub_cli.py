@@ -127,7 +127,9 @@ def test_plot_attention_writes_a_png(model_dirs, tmp_path):
 def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_path, capsys):
     import datasets
 
-    from hf_syntax.recipes.translation import DataSection, load_tokenizers, load_translation_data
+    from hf_syntax.recipes.translation.data import load_translation_data
+    from hf_syntax.recipes.translation.schema import DataSection
+    from hf_syntax.recipes.translation.tokenization import load_tokenizers
 
     english, japanese = sample_pairs(6)
     for name, lines in (("train.en", english), ("train.ja", japanese), ("dev.en", english[:2]), ("dev.ja", japanese[:2])):

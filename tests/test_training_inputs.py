@@ -10,17 +10,11 @@ import yaml
 from hf_syntax.data.corpus import CorpusError, read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.translation import (
-    DataSection,
-    build_model,
-    check_checkpoint_folder,
-    load_recipe_config,
-    load_translation_data,
-    main,
-    resolve_model_type,
-    resolve_resume,
-    tokenize_translation_data,
-)
+from hf_syntax.recipes.runs import check_checkpoint_folder, resolve_resume
+from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
+from hf_syntax.recipes.translation.model import build_model
+from hf_syntax.recipes.translation.run import main
+from hf_syntax.recipes.translation.schema import DataSection, load_recipe_config, resolve_model_type
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -158,7 +152,7 @@ def test_bad_config_values_name_the_key(tmp_path, overrides, message):
 
 def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
     """YAML 1.1 reads 1e-9 (no dot) as a string; the Trainer's Adam would then fail with a TypeError."""
-    from hf_syntax.recipes.translation import training_arguments
+    from hf_syntax.recipes.translation.trainer import training_arguments
 
     config = load_with(tmp_path, valid_config(tmp_path), ["training.adam_epsilon=1e-9", "training.max_steps=7",
                                                           "generation.length_penalty=6e-1", "training.eval_steps=1e2"])
@@ -215,7 +209,7 @@ def test_command_line_reports_config_errors_without_traceback(tmp_path, capsys):
 )
 def test_missing_feature_columns_are_named_before_any_parsing(tmp_path, overrides, message):
     """Caught before the data is read or parsed (it used to surface as a ValueError at the first training step)."""
-    from hf_syntax.recipes.translation import train_translation
+    from hf_syntax.recipes.translation.run import train_translation
 
     config = load_with(tmp_path, valid_config(tmp_path), overrides)
     with pytest.raises(ConfigError, match=message):
@@ -280,7 +274,7 @@ def test_best_checkpoint_reload_ties_weights_without_a_missing_keys_warning(tmp_
     from transformers import Seq2SeqTrainingArguments
 
     from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration
-    from hf_syntax.recipes.translation import SyntaxSeq2SeqTrainer
+    from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer
 
     config = SyntaxTransformerConfig(vocab_size=50, decoder_vocab_size=50, d_model=16, encoder_layers=1,
                                      decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,

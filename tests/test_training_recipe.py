@@ -16,7 +16,8 @@ from fresh_process import run_without_hf_syntax
 
 from hf_syntax.hub.export import check_export_folder
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.translation import load_recipe_config, train_translation
+from hf_syntax.recipes.translation.run import train_translation
+from hf_syntax.recipes.translation.schema import load_recipe_config
 
 TOTAL_STEPS = 8
 CHECKPOINT_STEP = 4

@@ -24,7 +24,7 @@ Prints the final summary (BLEU, chrF, steps, time, a few translations) and write
 the Hub-ready model folder is <output_dir>/model.
 """
 
-from hf_syntax.recipes.translation import main
+from hf_syntax.recipes.translation.run import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

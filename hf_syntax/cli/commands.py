@@ -110,7 +110,7 @@ def command_preprocess(options) -> None:
     from hf_syntax.data.corpus import load_parallel_corpus
     from hf_syntax.data.features import parse_and_align, save_features_record
     from hf_syntax.recipes.config import ConfigError
-    from hf_syntax.recipes.translation import load_tokenizers, save_tokenizers
+    from hf_syntax.recipes.translation.tokenization import load_tokenizers, save_tokenizers
 
     splits = {"train": (options.source, options.target)}
     if options.validation_source or options.validation_target:
@@ -188,7 +188,7 @@ def command_train(options) -> None:
                            f"option of the translation recipe only.")
         glue_main(argv + (["--output_dir", options.output_dir] if options.output_dir else []))
         return
-    from hf_syntax.recipes.translation import main
+    from hf_syntax.recipes.translation.run import main
 
     for flag in ("output_dir", "resume_from_checkpoint", "hub_model_id"):
         if getattr(options, flag):

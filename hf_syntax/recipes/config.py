@@ -99,12 +99,15 @@ INTEGER = re.compile(r"[+-]?\d+")
 
 
 def _converted(annotation: Any, value: Any) -> Any:
-    """``value`` as the number an int/float field expects when YAML left it a string.
+    """``value`` as the number an int/float field expects when YAML left it a string (or as the tuple a tuple field
+    expects when YAML gave a list).
 
     YAML 1.1 (PyYAML) reads ``1e-9`` (no dot) or ``1E5`` as strings; passing those on would fail deep inside
     the Trainer. Anything else is returned unchanged.
     """
     options = _options(annotation)
+    if isinstance(value, list) and any(typing.get_origin(option) is tuple for option in options):
+        return tuple(value)  # YAML has no tuples
     if not isinstance(value, str) or str in options or _enum_of(annotation) is not None:
         return value
     if int in options and INTEGER.fullmatch(value.strip()):
@@ -187,6 +190,14 @@ def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:
         return cls(**values)
     except TypeError as error:  # a required field is missing
         raise ConfigError(f"{where}: {error}") from error
+
+
+def load_config(cls: type[ConfigT], path: str | Path | None, overrides: list[str] = (),
+                values: dict[str, Any] | None = None) -> ConfigT:
+    """The dataclass ``cls`` from a YAML/JSON file (or nothing), ``key=value`` overrides applied to it, and
+    ``values`` (e.g. command-line flags), which win over both; the one way every recipe reads its config."""
+    raw = apply_overrides(read_config_file(path) if path is not None else {}, list(overrides))
+    return build_dataclass(cls, {**raw, **(values or {})}, "config")
 
 
 def check_choice(value: Any, choices: tuple, where: str) -> None:

@@ -1,0 +1,96 @@
+"""What every recipe run shares around the Trainer: the ``--config`` / ``--set`` command line, resuming from a
+checkpoint folder, and the JSON files a run writes (``summary.json``, ``results.json``, ``run.json``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from transformers.trainer_utils import get_last_checkpoint
+
+from hf_syntax.recipes.config import ConfigError
+
+# Required files in a checkpoint folder for an exact resume (weights are checked separately).
+CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
+CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, set_example: str, required: bool = False) -> None:
+    """``--config FILE`` and repeatable ``--set key=value`` (``set_example`` shows a key of this recipe).
+
+    Both recipes read their file through ``hf_syntax.recipes.config.load_config``, so the flags mean the same.
+    """
+    parser.add_argument("--config", required=required, help="YAML/JSON experiment config (see training/configs/)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help=f"override one config value, e.g. --set {set_example} (repeatable)")
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """A run's record as indented UTF-8 JSON (non-ASCII text such as Japanese examples kept readable; values JSON
+    has no type for, such as paths, written as strings)."""
+    Path(path).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def check_checkpoint_folder(folder: Path) -> None:
+    """Refuse to resume from a folder that lacks what an exact resume needs (names the missing files)."""
+    if not folder.is_dir():
+        raise ConfigError(f"resume_from_checkpoint: {folder} is not a folder")
+    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
+    if not any((folder / name).is_file() for name in CHECKPOINT_WEIGHTS):
+        missing.append(" or ".join(CHECKPOINT_WEIGHTS))
+    if not any(folder.glob("rng_state*.pth")):
+        missing.append("rng_state.pth (random states: without them the resumed run is not exact)")
+    if not (folder / "tokenizer_config.json").is_file():
+        missing.append("tokenizer_config.json")
+    if missing:
+        raise ConfigError(
+            f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off while "
+            "saving; resume from an earlier checkpoint-* folder or start again"
+        )
+
+
+def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrite: bool) -> Path | None:
+    """``None``, a checkpoint folder, or ``"latest"`` (the newest ``checkpoint-*`` in output_dir).
+
+    A fresh run into a folder with checkpoints is refused unless ``overwrite``: "latest" would later pick up
+    the other run's newest checkpoint.
+    """
+    if resume_from_checkpoint is None:
+        if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
+            raise ConfigError(
+                f"output_dir {output_dir} already holds checkpoints; continue that run with "
+                "--resume_from_checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
+            )
+        return None
+    if resume_from_checkpoint == "latest":
+        latest = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if latest is None:
+            raise ConfigError(f"resume_from_checkpoint=latest: no checkpoint-* folder in {output_dir}")
+        folder = Path(latest)
+    else:
+        folder = Path(resume_from_checkpoint).expanduser()
+    check_checkpoint_folder(folder)
+    return folder
+
+
+def whole_run_training_loss(log_history: list[dict], train_result, resume_dir: Path | None) -> dict[str, float]:
+    """``train_loss`` (mean training loss per optimizer step) over the whole run, and ``train_loss_steps``, the steps
+    it covers.
+
+    The Trainer's ``training_loss`` averages only the steps this process ran; after a resume, the steps before the
+    checkpoint come from its log history (a ``loss`` logged at step s is the mean since the previously logged step).
+    Steps between the checkpoint's last log and the checkpoint itself (``save_steps`` not a multiple of
+    ``logging_steps``) were never logged: ``train_loss_steps`` is then less than the run's steps.
+    """
+    resumed_at = json.loads((resume_dir / "trainer_state.json").read_text())["global_step"] if resume_dir else 0
+    total, covered = 0.0, 0
+    for entry in log_history:
+        if "loss" in entry and covered < entry["step"] <= resumed_at:
+            total += entry["loss"] * (entry["step"] - covered)
+            covered = entry["step"]
+    resumed_steps = train_result.global_step - resumed_at
+    total += train_result.training_loss * resumed_steps
+    covered += resumed_steps
+    return {"train_loss": total / covered if covered else train_result.training_loss, "train_loss_steps": covered}

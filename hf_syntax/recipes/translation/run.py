@@ -1,0 +1,181 @@
+"""The translation recipe from top to bottom: ``train_translation`` (config in, trained model folder + summary out)
+and ``main``, its command line (``training/train_translation.py``, ``hf-syntax train``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+from transformers import Seq2SeqTrainer, set_seed
+
+from hf_syntax.align import AlignmentError
+from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
+from hf_syntax.metrics.translation import GeneratedTranslationScorer
+from hf_syntax.parsers import ParserNotAvailableError
+from hf_syntax.recipes.config import ConfigError
+from hf_syntax.recipes.runs import add_config_arguments, resolve_resume, whole_run_training_loss, write_json
+from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
+from hf_syntax.recipes.translation.features import (
+    PREPROCESSED_COLUMNS, add_syntax_features, attach_preprocessed_features, check_feature_columns,
+    reusable_preprocessed_features,
+)
+from hf_syntax.recipes.translation.model import build_model
+from hf_syntax.recipes.translation.publish import hub_upload, print_summary, push_model_folder, save_model_folder
+from hf_syntax.recipes.translation.schema import TranslationRecipeConfig, load_recipe_config
+from hf_syntax.recipes.translation.tokenization import SaveTargetTokenizer, prepare_tokenizers
+from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
+from hf_syntax.trees import TreeError
+
+FINAL_MODEL_DIR = "model"
+SUMMARY_FILE = "summary.json"
+
+
+def best_validation_scores(trainer: Seq2SeqTrainer) -> dict[str, float]:
+    """Validation scores of the model the trainer ended with: taken from the log when training already evaluated
+    that checkpoint (saves a generation pass), computed otherwise."""
+    evaluations = [entry for entry in trainer.state.log_history if "eval_bleu" in entry]
+    best = trainer.state.best_metric
+    if trainer.args.load_best_model_at_end and best is not None:
+        chosen = next((entry for entry in evaluations if entry["eval_bleu"] == best), None)
+    else:
+        chosen = next((entry for entry in evaluations if entry["step"] == trainer.state.global_step), None)
+    if chosen is None:
+        return trainer.evaluate(metric_key_prefix="validation")
+    return {f"validation_{key[len('eval_'):]}": value for key, value in chosen.items() if key.startswith("eval_")}
+
+
+def _examples(dataset: datasets.Dataset, hypotheses: list[str], count: int) -> list[dict[str, str]]:
+    return [
+        {"source": source, "reference": reference, "hypothesis": hypothesis}
+        for source, reference, hypothesis in zip(dataset[SOURCE_COLUMN][:count], dataset[TARGET_COLUMN][:count], hypotheses)
+    ]
+
+
+def train_translation(
+    config: TranslationRecipeConfig, *, resume_from_checkpoint: str | None = None, callbacks: list | None = None
+) -> dict[str, Any]:
+    """Run the whole recipe; returns (and writes to ``<output_dir>/summary.json``) the final summary."""
+    started = time.perf_counter()
+    set_seed(config.seed)
+    args = training_arguments(config)
+    resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
+    preprocessed = reusable_preprocessed_features(config)
+    check_feature_columns(config, preprocessed)
+    keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
+    loaded, skipped = load_translation_data(config.data, keep_columns=keep)
+    raw = loaded.select_columns([SOURCE_COLUMN, TARGET_COLUMN])
+    source_tokenizer, target_tokenizer = prepare_tokenizers(
+        config, raw["train"], args, resume_dir, dataset_tokenizer=preprocessed["tokenizer"] if preprocessed else None
+    )
+    with args.main_process_first(desc="tokenizing"):
+        encoded, truncated = tokenize_translation_data(
+            raw, source_tokenizer, target_tokenizer, config.data, encode_source=preprocessed is None
+        )
+        feature_settings: dict[str, Any] = {}
+        if preprocessed is not None:
+            encoded, feature_settings = attach_preprocessed_features(encoded, loaded, preprocessed, config.data)
+        elif config.features is not None:
+            encoded, feature_settings = add_syntax_features(
+                encoded, source_tokenizer, target_tokenizer, config.features, config.data
+            )
+    model = build_model(config, source_tokenizer, target_tokenizer, feature_settings)
+    scorer = GeneratedTranslationScorer(
+        target_tokenizer, bleu_tokenize=config.evaluation.bleu_tokenize, lowercase=config.evaluation.lowercase
+    )
+    trainer = SyntaxSeq2SeqTrainer(
+        model=model,
+        args=args,
+        train_dataset=encoded["train"],
+        eval_dataset=encoded["validation"],
+        processing_class=source_tokenizer,
+        data_collator=collator(source_tokenizer, model),
+        compute_metrics=scorer,
+        callbacks=[
+            *(callbacks or []),
+            *([SaveTargetTokenizer(target_tokenizer)] if target_tokenizer is not source_tokenizer else []),
+        ],
+    )
+    train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
+    train_seconds = time.perf_counter() - started
+
+    final_split = "test" if "test" in encoded else "validation"
+    prediction = trainer.predict(encoded[final_split], metric_key_prefix=final_split)
+    results = {final_split: prediction.metrics}
+    if final_split != "validation":
+        results["validation"] = best_validation_scores(trainer)
+    hypotheses = scorer.decode(np.asarray(prediction.predictions))
+    examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
+
+    model_dir = Path(config.output_dir) / FINAL_MODEL_DIR
+    summary = {
+        "model_type": config.model.type,
+        "languages": f"{config.data.source_lang}->{config.data.target_lang}",
+        "reported_split": final_split,
+        "bleu": results[final_split][f"{final_split}_bleu"],
+        "chrf": results[final_split][f"{final_split}_chrf"],
+        "validation_bleu": results["validation"]["validation_bleu"],
+        "validation_chrf": results["validation"]["validation_chrf"],
+        "optimizer_steps": trainer.state.global_step,
+        "epochs": trainer.state.epoch,
+        **whole_run_training_loss(trainer.state.log_history, train_result, resume_dir),
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "seconds": round(time.perf_counter() - started, 1),
+        "train_seconds": round(train_seconds, 1),
+        "parameters": sum(parameter.numel() for parameter in model.parameters()),
+        "pairs": {split: len(dataset) for split, dataset in encoded.items()},
+        "empty_pairs_skipped": skipped,
+        "truncated": truncated,
+        "model_dir": str(model_dir),
+        # One line per sentence of the reported split, in corpus order (for sacrebleu --paired-bs and the like).
+        "predictions_file": str(Path(config.output_dir) / f"predictions_{final_split}.txt"),
+        "examples": examples,
+    }
+    if trainer.is_world_process_zero():
+        Path(summary["predictions_file"]).write_text("".join(f"{line}\n" for line in hypotheses), encoding="utf-8")
+        write_json(Path(config.output_dir) / SUMMARY_FILE, summary)
+        save_model_folder(trainer.model, source_tokenizer, target_tokenizer, config, summary, model_dir)
+        print_summary(summary)
+        if config.push_to_hub:
+            upload = hub_upload(config, model_dir)
+            print(f"    uploading {upload['folder_path']} to {upload['repo_id']}")
+            push_model_folder(upload)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``--config`` file, ``--set section.key=value`` overrides, resume and empty-line policy."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Train a translation model with the hf-syntax recipe.")
+    add_config_arguments(parser, "training.max_steps=200", required=True)
+    parser.add_argument("--output_dir", help="shortcut for --set output_dir=...")
+    parser.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest",
+                        help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
+    parser.add_argument("--skip_empty", action="store_true",
+                        help="drop (and count) pairs with an empty side instead of stopping with an error")
+    parser.add_argument("--push_to_hub", action="store_true",
+                        help="upload the exported model folder (<output_dir>/model) at the end (needs a login)")
+    parser.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one 'error:' line")
+    options = parser.parse_args(argv)
+    overrides = list(options.overrides)
+    if options.output_dir:
+        overrides.append(f"output_dir={options.output_dir}")
+    if options.skip_empty:
+        overrides.append("data.skip_empty=true")
+    if options.push_to_hub:
+        overrides.append("push_to_hub=true")
+    if options.hub_model_id:
+        overrides.append(f"hub_model_id={options.hub_model_id}")
+    try:
+        config = load_recipe_config(options.config, overrides)
+        train_translation(config, resume_from_checkpoint=options.resume_from_checkpoint)
+    except (ConfigError, CorpusError, ParserNotAvailableError, TreeError, AlignmentError) as error:
+        if options.debug:
+            raise
+        parser.exit(2, f"error: {error}\n")
+    return 0

@@ -1,0 +1,175 @@
+"""The translation experiment's config schema: one YAML file's sections as dataclasses, checked before anything runs.
+
+``load_recipe_config`` reads a file through the strict machinery of ``hf_syntax.recipes.config`` (unknown keys and
+wrong types are errors naming the key), then ``validate_recipe_config`` checks what types cannot express.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transformers import Seq2SeqTrainingArguments
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
+from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS
+from hf_syntax.recipes.config import ConfigError, check_arguments, check_choice, load_config
+from hf_syntax.variants import ARCHITECTURES
+
+LONG_LINE_POLICIES = ("truncate", "error")
+# Seq2SeqTrainingArguments the recipe sets itself; a config setting them would be overridden or contradict it.
+RECIPE_OWNED_ARGUMENTS = {
+    "output_dir": "set the top-level output_dir",
+    "seed": "set the top-level seed",
+    "predict_with_generate": "the recipe always evaluates by generating",
+    "metric_for_best_model": "the recipe selects checkpoints by BLEU",
+    "greater_is_better": "the recipe selects checkpoints by BLEU",
+    "generation_config": "use the generation section",
+    "generation_num_beams": "use generation.num_beams",
+    "generation_max_length": "use generation.max_new_tokens",
+    "resume_from_checkpoint": "pass --resume_from_checkpoint (a folder or 'latest') on the command line",
+    "push_to_hub": "set the top-level push_to_hub (--push_to_hub): the recipe uploads its exported model folder, "
+                   "not the Trainer's output_dir",
+    "hub_model_id": "set the top-level hub_model_id (--hub_model_id)",
+    "hub_strategy": "the recipe uploads the exported model folder once, at the end of the run",
+}
+
+
+@dataclass
+class ParallelFiles:
+    """One split as two line-aligned files (plain or .gz); ``sample_data:`` paths point into the package."""
+
+    source: str
+    target: str
+
+
+@dataclass
+class DataSection:
+    """Where the pairs come from (files or a saved DatasetDict), and the empty/long-line policies."""
+
+    source_lang: str = "src"
+    target_lang: str = "tgt"
+    train: ParallelFiles | None = None
+    validation: ParallelFiles | None = None
+    test: ParallelFiles | None = None
+    dataset: str | None = None  # a datasets.save_to_disk folder instead of files
+    train_split: str = "train"
+    validation_split: str = "validation"
+    test_split: str | None = None
+    source_column: str = SOURCE_COLUMN  # "translation.ja" reads a nested translation dict
+    target_column: str = TARGET_COLUMN
+    skip_empty: bool = False
+    max_train_pairs: int | None = None
+    max_eval_pairs: int | None = None
+    num_proc: int | None = None  # worker processes for parsing/aligning (the features map) and tokenizing
+    max_source_length: int = 128
+    max_target_length: int = 128
+    long_lines: str = "truncate"
+
+
+@dataclass
+class TokenizerSection:
+    """Train a subword vocabulary on the training pairs (joint or per side), or load a saved one."""
+
+    path: str | None = None  # load a saved tokenizer (its target_tokenizer/ subfolder if per side) instead
+    model: str = "bpe"
+    vocab_size: int = 8000
+    joint: bool = True
+    min_frequency: int = 2
+    normalization: str | None = None
+
+
+@dataclass
+class ModelSection:
+    """A registered seq2seq ``model_type`` or named architecture, and its config kwargs (vocabulary and special ids
+    are filled in)."""
+
+    type: str = "syntax_transformer"
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass
+class GenerationSection:
+    """Decoding used for validation, the final scores and the exported generation_config.json."""
+
+    num_beams: int = 4
+    max_new_tokens: int = 128
+    length_penalty: float = 1.0
+
+
+@dataclass
+class EvaluationSection:
+    """sacreBLEU options and how many example translations the summary shows."""
+
+    bleu_tokenize: str = "13a"
+    lowercase: bool = False
+    show_examples: int = 5
+
+
+@dataclass
+class TranslationRecipeConfig:
+    """One experiment; ``training`` holds Seq2SeqTrainingArguments fields, ``features`` parse_and_align options."""
+
+    output_dir: str
+    data: DataSection
+    seed: int = 42
+    overwrite_output_dir: bool = False  # allow a fresh run into a folder that holds checkpoints of another run
+    push_to_hub: bool = False  # upload <output_dir>/model (the exported folder) to hub_model_id at the end
+    hub_model_id: str | None = None
+    tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    features: dict | None = None
+    training: dict = field(default_factory=dict)
+    generation: GenerationSection = field(default_factory=GenerationSection)
+    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
+
+
+def load_recipe_config(path: str | Path, overrides: list[str] = ()) -> TranslationRecipeConfig:
+    """Read, override (``section.key=value``) and validate a translation experiment config."""
+    config = load_config(TranslationRecipeConfig, path, overrides)
+    validate_recipe_config(config)
+    return config
+
+
+def validate_recipe_config(config: TranslationRecipeConfig) -> None:
+    """Value checks that types alone cannot express (each error names its key)."""
+    data = config.data
+    check_choice(data.long_lines, LONG_LINE_POLICIES, "data.long_lines")
+    check_choice(config.tokenizer.model, TOKENIZER_MODELS, "tokenizer.model")
+    check_choice(config.tokenizer.normalization, NORMALIZATIONS, "tokenizer.normalization")
+    if data.dataset is None and (data.train is None or data.validation is None):
+        raise ConfigError("data needs train and validation files (data.train/data.validation) or data.dataset")
+    if data.dataset is not None and (data.train or data.validation or data.test):
+        raise ConfigError("data.dataset and data.train/validation/test files exclude each other; keep one")
+    if data.num_proc is not None and data.num_proc < 1:
+        raise ConfigError(f"data.num_proc must be >= 1 (or null for the main process only), got {data.num_proc}")
+    for key in ("max_source_length", "max_target_length"):
+        if getattr(data, key) < 2:
+            raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
+    resolve_model_type(config.model.type)
+    for key in config.training:
+        if key in RECIPE_OWNED_ARGUMENTS:
+            raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
+    config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
+    if config.push_to_hub and not config.hub_model_id:
+        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub_model_id me/dbsa-ja-en)")
+    if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
+        raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
+
+
+def resolve_model_type(name: str) -> tuple[type, dict[str, Any]]:
+    """(config class, preset) of ``model.type``: a named architecture (``dbsa_enc_dec``) or a ``model_type``."""
+    if name in ARCHITECTURES:
+        config_class, preset = ARCHITECTURES[name]
+        return config_class, dict(preset)
+    if name in CONFIG_MAPPING:
+        return CONFIG_MAPPING[name], {}
+    close = difflib.get_close_matches(name, [*CONFIG_MAPPING, *ARCHITECTURES], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(
+        f"model.type = {name!r} is neither a registered model type nor a named architecture{hint}; the "
+        f"architectures are {sorted(ARCHITECTURES)}"
+    )

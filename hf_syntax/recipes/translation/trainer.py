@@ -1,0 +1,137 @@
+"""The translation recipe's Trainer: ``Seq2SeqTrainer`` that logs a syntax model's loss parts, the DBSA warm-up
+callback, the collator, and the training arguments the recipe fixes."""
+
+from __future__ import annotations
+
+import torch
+from transformers import PreTrainedTokenizerBase, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
+from transformers.trainer_utils import IntervalStrategy
+
+from hf_syntax.data.collators import SyntaxSeq2SeqCollator
+from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
+from hf_syntax.recipes.translation.schema import TranslationRecipeConfig
+
+
+class ParseLossWarmupCallback(TrainerCallback):
+    """Tells a DBSA model the optimizer step its lambda warm-up ramps with (`parse_loss_step`) at the start of every
+    step. Any Trainer can take it; `SyntaxSeq2SeqTrainer` adds it itself. Why the step comes from the Trainer and
+    is not counted by the model: see `SyntaxTransformerForConditionalGeneration`."""
+
+    def on_step_begin(self, args, state, control, model=None, **kwargs):
+        if model is not None and hasattr(model, "parse_loss_step"):
+            model.parse_loss_step = state.global_step
+
+
+class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` that logs the parts of a syntax model's loss next to ``loss``: ``translation_loss`` and the
+    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss``, averaged over the same training steps.
+
+    For a model with parse heads it also logs ``grad_norm_translation`` and ``grad_norm_parse``: the gradient norms
+    of the translation loss and of the lambda-weighted parse losses, before clipping, on the step the log line
+    belongs to (as ``grad_norm``, which is their sum's norm). They are measured only on the steps that will be
+    logged (``logging_strategy="steps"`` every ``logging_steps``, and the first step with ``logging_first_step``):
+    two extra backward passes through the retained graph on those steps (about 1.9x such a step's time at the small
+    CPU size: +2% of the run when logging every 50 steps; `benchmarks/dbsa_gradient_parts_overhead.py`), none on
+    the others. With gradient accumulation the parts are summed over the step's micro-batches, scaled as the
+    Trainer scales the loss. In a multi-process run each process measures its own batch (rank 0's is logged).
+    """
+
+    LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_callback(ParseLossWarmupCallback)
+        self._loss_part_sums: dict[str, float] = {}
+        self._loss_part_counts: dict[str, int] = {}
+        self._gradient_parts: dict[str, list[torch.Tensor | None]] = {}
+
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        loss, outputs = super().compute_loss(model, inputs, return_outputs=True, **kwargs)
+        if model.training:
+            for name in self.LOSS_PARTS:
+                value = getattr(outputs, name, None) if not isinstance(outputs, dict) else outputs.get(name)
+                if value is not None:
+                    self._loss_part_sums[name] = self._loss_part_sums.get(name, 0.0) + float(value.detach())
+                    self._loss_part_counts[name] = self._loss_part_counts.get(name, 0) + 1
+            if self._step_will_be_logged():
+                self._accumulate_gradient_parts(outputs)
+        return (loss, outputs) if return_outputs else loss
+
+    def _step_will_be_logged(self) -> bool:
+        """The rule of transformers' `DefaultFlowCallback`, applied to the step being computed."""
+        step = self.state.global_step + 1
+        first = self.args.logging_first_step and step == 1
+        every = self.args.logging_strategy == IntervalStrategy.STEPS and step % self.state.logging_steps == 0
+        return first or every
+
+    def _accumulate_gradient_parts(self, outputs) -> None:
+        """Add this micro-batch's gradients of the translation loss and of the weighted parse losses."""
+        encoder_parse = getattr(outputs, "encoder_parse_loss", None)
+        decoder_parse = getattr(outputs, "decoder_parse_loss", None)
+        if encoder_parse is None and decoder_parse is None:
+            return
+        weights = self.model.parse_loss_weights()
+        parse = sum(weight * part for weight, part in zip(weights, (encoder_parse, decoder_parse)) if part is not None)
+        parameters = [parameter for parameter in self.model.parameters() if parameter.requires_grad]
+        scale = 1.0 / self.current_gradient_accumulation_steps
+        for name, part in (("translation", outputs.translation_loss), ("parse", parse)):
+            gradients = torch.autograd.grad(part * scale, parameters, retain_graph=True, allow_unused=True)
+            summed = self._gradient_parts.get(name, [None] * len(parameters))
+            self._gradient_parts[name] = [
+                new if old is None else old if new is None else old + new for old, new in zip(summed, gradients)
+            ]
+
+    def log(self, logs, *args, **kwargs):
+        if "loss" in logs and self._loss_part_counts:
+            logs = {**logs, **{name: round(total / self._loss_part_counts[name], 4)
+                               for name, total in self._loss_part_sums.items()}}
+            self._loss_part_sums, self._loss_part_counts = {}, {}
+        if "loss" in logs and self._gradient_parts:
+            logs = {**logs, **{f"grad_norm_{name}": _norm(parts) for name, parts in self._gradient_parts.items()}}
+            self._gradient_parts = {}
+        super().log(logs, *args, **kwargs)
+
+    def _issue_warnings_after_load(self, load_result) -> None:
+        """Reloading a checkpoint (the best one at the end, or on resume) reports tied parameters as missing:
+        ``save_pretrained`` stores a tied parameter once, under its source's name (``lm_head.weight`` is
+        ``model.shared.weight``), and transformers 5's Trainer only excuses ``_keys_to_ignore_on_save``. Keys in the
+        model's ``all_tied_weights_keys`` were loaded through their source, so they are tied again and not reported;
+        any other missing key is still warned about."""
+        tied = set(getattr(self.model, "all_tied_weights_keys", {}))
+        missing = [key for key in load_result.missing_keys if key not in tied]
+        if len(missing) < len(load_result.missing_keys):
+            self.model.tie_weights()
+        super()._issue_warnings_after_load(type(load_result)(missing, load_result.unexpected_keys))
+
+
+def _norm(gradients: list[torch.Tensor | None]) -> float:
+    """The 2-norm of a list of parameter gradients taken together (None: a parameter the loss does not reach)."""
+    return float(torch.stack([gradient.float().norm() for gradient in gradients if gradient is not None]).norm())
+
+
+def collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqCollator:
+    """Pads every feature column; a model other than ours (the Marian reference) gets its decoder inputs made here,
+    because the Trainer's label smoother takes ``labels`` away before the forward."""
+    is_ours = isinstance(model, SyntaxTransformerPreTrainedModel)
+    return SyntaxSeq2SeqCollator(source_tokenizer, model=None if is_ours else model)
+
+
+def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArguments:
+    """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices."""
+    defaults = {
+        "lr_scheduler_type": "inverse_sqrt",
+        "eval_strategy": "steps",
+        "save_strategy": "steps",
+        "load_best_model_at_end": True,
+        "report_to": "none",
+        "save_total_limit": 3,
+        "dataloader_pin_memory": torch.cuda.is_available(),
+    }
+    return Seq2SeqTrainingArguments(
+        output_dir=config.output_dir,
+        seed=config.seed,
+        predict_with_generate=True,
+        metric_for_best_model="bleu",
+        greater_is_better=True,
+        **{**defaults, **config.training},
+    )
