@@ -32,7 +32,9 @@ from pathlib import Path
 import torch
 
 from hf_syntax.configuration_bert_pos import POS_INIT_MODES
-from hf_syntax.recipes.glue import PAPER_LEARNING_RATES, GlueRunConfig, get_task, run_glue
+from hf_syntax.recipes.glue.run import run_glue
+from hf_syntax.recipes.glue.schema import PAPER_LEARNING_RATES, GlueRunConfig
+from hf_syntax.recipes.glue.tasks import get_task
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 VARIANTS = (("bert", False), ("bert+pos", True))

