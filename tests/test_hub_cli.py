@@ -70,9 +70,9 @@ def test_translate_reads_stdin_and_writes_one_line_per_input(model_dirs, monkeyp
     assert len(lines) == 4 and lines[1] == "" and lines[3] == ""
     assert "Translating" in captured.err  # the progress bar goes to stderr, never into the translations
 
-    from hf_syntax.cli.commands import _load_pipeline
+    from hf_syntax.cli.common import model_pipeline
 
-    pipe = _load_pipeline(str(model_dirs["dep_rpe"]))
+    pipe = model_pipeline(str(model_dirs["dep_rpe"]))
     assert [lines[0], lines[2]] == [item["translation_text"] for item in pipe(SENTENCES)]
 
 

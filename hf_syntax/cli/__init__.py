@@ -1,4 +1,5 @@
-"""The ``hf-syntax`` command line (``hf_syntax.cli:main``); the subcommands live in ``commands.py``."""
+"""The ``hf-syntax`` command line (``hf_syntax.cli:main``): one module per command group, assembled by
+``commands.py``."""
 
 from hf_syntax.cli.commands import build_parser, main
 

@@ -1,0 +1,62 @@
+"""What every ``hf-syntax`` subcommand shares: the user-error type, argument types and option groups, and loading
+a model folder as a pipeline (the same pipelines an exported folder carries)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class CliError(Exception):
+    """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts and sizes: a beam of 0 or a batch of 0 would fail deep inside generation."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, **generate_kwargs):
+    """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
+    from hf_syntax.hub.export import ExportError
+    from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
+    from hf_syntax.parsers import ParserNotAvailableError
+
+    try:
+        return load_pipeline(model_dir, backend=backend, quantization=quantization, **generate_kwargs)
+    except (ExportError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
+        raise CliError(str(error)) from error
+
+
+def backend_options(options) -> dict:
+    return {"backend": options.backend, "quantization": options.quantization}
+
+
+def generation_options(options) -> dict:
+    chosen = {"num_beams": options.num_beams, "max_new_tokens": options.max_new_tokens}
+    return {key: value for key, value in chosen.items() if value is not None}
+
+
+def add_generation_arguments(parser) -> None:
+    words = parser.add_mutually_exclusive_group()
+    words.add_argument("--pretokenized", action="store_true", default=None,
+                       help="input lines are space-separated words: parse them as given (default: as the model was "
+                            "trained, config.source_pretokenized)")
+    words.add_argument("--raw-text", dest="pretokenized", action="store_false", default=None,
+                       help="let the parser segment the input even if the model was trained on pre-split words")
+    parser.add_argument("--num-beams", dest="num_beams", type=positive_int, help="beam size (default: the model's)")
+    parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=positive_int,
+                        help="longest translation (default: the model's)")
+
+
+def add_backend_arguments(parser) -> None:
+    parser.add_argument("--backend", choices=("auto", "pytorch", "ctranslate2"), default="auto",
+                        help="auto: CTranslate2 for a CTranslate2 export, PyTorch otherwise; ctranslate2 converts a "
+                             "PyTorch folder on the fly (refused with the reason if CTranslate2 cannot express it)")
+    parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32"),
+                        help="CTranslate2 compute type, or int8 linear layers on the PyTorch backend")

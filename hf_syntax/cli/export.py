@@ -1,0 +1,91 @@
+"""``hf-syntax export``: a Hub-ready folder (with an optional Space demo) or a CTranslate2 folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hf_syntax.cli.common import CliError
+
+
+def command_export(options) -> None:
+    """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card, endpoint handler) and,
+    with ``--space DIR``, a Gradio Space folder that demos it; or with ``--format ctranslate2`` a CTranslate2 folder
+    for fast CPU inference (tokenizers and parser spec included)."""
+    if options.format == "ctranslate2":
+        _export_ctranslate2(options)
+        return
+    if options.quantization:
+        raise CliError("--quantization applies to --format ctranslate2 only.")
+    from huggingface_hub import ModelCard
+
+    from hf_syntax.hub.export import export
+
+    context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
+    for key in ("source_language", "target_language", "dataset", "training_data", "base_model", "task_name"):
+        value = getattr(options, key)
+        if value:
+            context[key] = value
+    if options.widget:
+        context["widget"] = options.widget
+    out = Path(options.out_dir)
+    if out.is_dir() and any(out.iterdir()) and not options.overwrite:  # said here in the flag's command-line name
+        raise CliError(f"{out} exists and is not empty; choose a new folder or pass --overwrite.")
+    folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
+    print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
+    if options.space:
+        from hf_syntax.serving.space import SpaceError, write_space
+
+        examples = options.widget or [item["text"] for item in ModelCard.load(folder / "README.md").data.widget]
+        try:
+            space = write_space(options.space, context["model_id"], folder, examples, overwrite=options.overwrite)
+        except SpaceError as error:
+            raise CliError(str(error)) from error
+        print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
+
+
+def _export_ctranslate2(options) -> None:
+    from hf_syntax.hub.export import ExportError, load_for_export
+    from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
+    from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
+
+    try:
+        model, tokenizer = load_for_export(Path(options.model_dir))
+        if not getattr(model.config, "is_encoder_decoder", False):
+            raise CliError("--format ctranslate2 exports translation models; this one is a classifier.")
+        target_dir = Path(options.model_dir) / TARGET_TOKENIZER_DIR
+        target = None
+        if target_dir.is_dir():
+            from transformers import AutoTokenizer
+
+            target = AutoTokenizer.from_pretrained(target_dir)
+        folder = export_ctranslate2(model, tokenizer, options.out_dir, target_tokenizer=target,
+                                    quantization=options.quantization, overwrite=options.overwrite)
+    except (ExportError, NotExpressibleError, FileExistsError, ImportError) as error:
+        raise CliError(str(error)) from error
+    print(f"exported a CTranslate2 model to {folder}; translate with `hf-syntax translate --model {folder}`")
+
+
+def add_commands(commands) -> None:
+    """Register ``export``."""
+    export = commands.add_parser("export", help="write a Hub-ready folder with a model card",
+                                 description=command_export.__doc__)
+    export.add_argument("model_dir", help="trained model folder (e.g. <output_dir>/model)")
+    export.add_argument("out_dir", help="new folder to write")
+    export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
+    export.add_argument("--source-lang", dest="source_language")
+    export.add_argument("--target-lang", dest="target_language")
+    export.add_argument("--dataset", help="training dataset name or Hub id")
+    export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")
+    export.add_argument("--base-model", dest="base_model")
+    export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
+    export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
+    export.add_argument("--license", default="apache-2.0")
+    export.add_argument("--space", metavar="DIR",
+                        help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
+    export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")
+    export.add_argument("--format", choices=("hub", "ctranslate2"), default="hub",
+                        help="hub: weights + code + card for the Hub; ctranslate2: a CTranslate2 folder (translation "
+                             "models CTranslate2 can express exactly; the error says why when it cannot)")
+    export.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
+                        help="CTranslate2 weight type (--format ctranslate2)")
+    export.set_defaults(run=command_export)

@@ -1,0 +1,108 @@
+"""``hf-syntax preprocess``: parse and align a parallel corpus once, into a saved dataset the recipe reuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hf_syntax.cli.common import CliError, positive_int
+from hf_syntax.columns import DEFAULT_FEATURES
+
+
+def command_preprocess(options) -> None:
+    """Parse + align a parallel corpus into a ``datasets.save_to_disk`` folder with the feature columns.
+
+    Without ``--tokenizer`` a BPE tokenizer is trained on the training split first and saved in ``<out>/tokenizer``
+    (the recipe's ``tokenizer.path``); the folder itself is a ``data.dataset`` for the recipe, which reuses its
+    feature columns and tokenizer (recorded in ``hf_syntax_features.json``) instead of parsing again.
+    """
+    import datasets
+
+    from hf_syntax.data.corpus import load_parallel_corpus
+    from hf_syntax.data.features import parse_and_align, save_features_record
+    from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.recipes.translation.tokenization import load_tokenizers, save_tokenizers
+
+    splits = {"train": (options.source, options.target)}
+    if options.validation_source or options.validation_target:
+        if not (options.validation_source and options.validation_target):
+            raise CliError("give both --validation-source and --validation-target (or neither).")
+        splits["validation"] = (options.validation_source, options.validation_target)
+    if not options.src_parser and not options.tgt_parser:
+        raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
+    _clear_output_folder(Path(options.out), options.overwrite)
+    corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
+    tokenizer_folder = Path(options.tokenizer) if options.tokenizer else Path(options.out) / "tokenizer"
+    if not options.tokenizer:
+        from hf_syntax.data.tokenizer import train_translation_tokenizers
+
+        source, target = train_translation_tokenizers(
+            corpus["train"]["source"], corpus["train"]["target"], joint=not options.separate_vocabularies,
+            vocab_size=options.vocab_size, model_max_length=options.max_length,
+        )
+        save_tokenizers(source, target, tokenizer_folder)
+    try:
+        tokenizer, target_tokenizer = load_tokenizers(tokenizer_folder)
+    except ConfigError as error:
+        raise CliError(f"--tokenizer: {error}") from error
+    map_function = parse_and_align(
+        tokenizer, src_parser=options.src_parser, tgt_parser=options.tgt_parser, features=options.features,
+        target_tokenizer=target_tokenizer if target_tokenizer is not tokenizer else None,
+        pretokenized=options.pretokenized, max_length=options.max_length, truncation=True,
+    )
+    featurized = datasets.DatasetDict({
+        name: split.map(map_function, batched=True, num_proc=options.num_proc, desc=f"Parsing and aligning {name}")
+        for name, split in corpus.items()
+    })
+    featurized.save_to_disk(options.out)
+    save_features_record(options.out, map_function, tokenizer_folder)
+    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out} "
+          f"(tokenizer: {tokenizer_folder})")
+
+
+PREPROCESS_MARKERS = ("dataset_dict.json", "hf_syntax_features.json")
+"""Files by which a folder is recognised as a preprocess output (only such a folder is emptied by --overwrite)."""
+
+
+def _clear_output_folder(out: Path, overwrite: bool) -> None:
+    """Refuse a non-empty ``--out`` (a stale split would survive next to the new ones); ``--overwrite`` empties a
+    folder an earlier ``preprocess`` wrote, and nothing else."""
+    import shutil
+
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+        return
+    if not overwrite:
+        raise CliError(f"--out {out} exists and is not empty; choose a new folder or pass --overwrite to replace it.")
+    if not out.is_dir() or not any((out / marker).is_file() for marker in PREPROCESS_MARKERS):
+        raise CliError(
+            f"--out {out} is not a folder written by hf-syntax preprocess (no {' or '.join(PREPROCESS_MARKERS)}); "
+            f"--overwrite only replaces such folders. Choose a new --out."
+        )
+    shutil.rmtree(out)
+
+
+def add_commands(commands) -> None:
+    """Register ``preprocess``."""
+    preprocess = commands.add_parser("preprocess", help="parse + align a parallel corpus into a saved dataset",
+                                     description=command_preprocess.__doc__)
+    preprocess.add_argument("--source", required=True, help="source side of the training corpus (one line each)")
+    preprocess.add_argument("--target", required=True, help="target side, line-aligned with --source")
+    preprocess.add_argument("--validation-source", dest="validation_source")
+    preprocess.add_argument("--validation-target", dest="validation_target")
+    preprocess.add_argument("--tokenizer",
+                            help="saved tokenizer folder (a target_tokenizer/ in it is used); default: train one")
+    preprocess.add_argument("--vocab-size", dest="vocab_size", type=positive_int, default=8000,
+                            help="size of the BPE vocabulary trained when no --tokenizer is given")
+    preprocess.add_argument("--separate-vocabularies", dest="separate_vocabularies", action="store_true",
+                            help="train one vocabulary per side instead of a joint one")
+    preprocess.add_argument("--src-parser", dest="src_parser", help="e.g. spacy:ja_ginza, spacy:en_core_web_sm")
+    preprocess.add_argument("--tgt-parser", dest="tgt_parser", help="parse the target too (labels, decoder_dep_heads)")
+    preprocess.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES), help="source feature columns")
+    preprocess.add_argument("--pretokenized", action="store_true", help="lines are space-separated words")
+    preprocess.add_argument("--max-length", dest="max_length", type=positive_int, default=128)
+    preprocess.add_argument("--num-proc", dest="num_proc", type=positive_int, default=1, help="parallel parser processes")
+    preprocess.add_argument("--skip-empty", dest="skip_empty", action="store_true",
+                            help="drop (and count) pairs with an empty side instead of stopping")
+    preprocess.add_argument("--out", required=True, help="folder for datasets.save_to_disk (new or empty)")
+    preprocess.add_argument("--overwrite", action="store_true",
+                            help="replace an --out folder an earlier preprocess wrote (its old contents are removed)")
+    preprocess.set_defaults(run=command_preprocess)

@@ -1,0 +1,52 @@
+"""``hf-syntax train``: run the recipe a config file is for (translation, or GLUE when it names a task)."""
+
+from __future__ import annotations
+
+from hf_syntax.cli.common import CliError
+
+
+def command_train(options) -> None:
+    """Run the recipe the config file is for: GLUE (``training/run_glue_pos.py``) when it names a ``task``,
+    translation (``training/train_translation.py``) otherwise."""
+    from hf_syntax.recipes.config import read_config_file
+
+    argv = ["--config", options.config]
+    for override in options.overrides:
+        argv += ["--set", override]
+    if "task" in read_config_file(options.config):
+        from hf_syntax.recipes.glue.run import main as glue_main
+
+        translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
+                            if getattr(options, flag)]
+        if translation_only:
+            raise CliError(f"{options.config} is a GLUE config (it names a task); --{translation_only[0]} is an "
+                           f"option of the translation recipe only.")
+        glue_main(argv + (["--output_dir", options.output_dir] if options.output_dir else []))
+        return
+    from hf_syntax.recipes.translation.run import main
+
+    for flag in ("output_dir", "resume_from_checkpoint", "hub_model_id"):
+        if getattr(options, flag):
+            argv += [f"--{flag}", getattr(options, flag)]
+    for flag in ("skip_empty", "push_to_hub", "debug"):
+        if getattr(options, flag):
+            argv.append(f"--{flag}")
+    status = main(argv)
+    if status:
+        raise SystemExit(status)
+
+
+def add_commands(commands) -> None:
+    """Register ``train``."""
+    train = commands.add_parser("train", help="train a translation or GLUE model from a config file",
+                                description=command_train.__doc__)
+    train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
+    train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override one config value (repeatable), e.g. --set model.type=dbsa")
+    train.add_argument("--output_dir")
+    train.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest")
+    train.add_argument("--skip_empty", action="store_true")
+    train.add_argument("--push_to_hub", action="store_true",
+                       help="upload the exported model folder (<output_dir>/model) at the end of the run")
+    train.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    train.set_defaults(run=command_train)

@@ -1,0 +1,123 @@
+"""``hf-syntax evaluate`` and ``hf-syntax translate``: a model folder's translations, scored or written out."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from hf_syntax.cli.common import (
+    CliError,
+    add_backend_arguments,
+    add_generation_arguments,
+    backend_options,
+    generation_options,
+    model_pipeline,
+    positive_int,
+)
+
+
+def _batches(items: list, size: int):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool | None = None
+                    ) -> list[str]:
+    """Translate lines in batches (empty lines stay empty) with a progress bar on stderr."""
+    from tqdm.auto import tqdm
+
+    texts = [line.strip() for line in lines]
+    todo = [text for text in texts if text]
+    translations = []
+    with tqdm(total=len(todo), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:
+        for batch in _batches(todo, batch_size):
+            results = pipe(batch, batch_size=len(batch), pretokenized=pretokenized)
+            translations += [result["translation_text"] for result in results]
+            bar.update(len(batch))
+    found = iter(translations)
+    return [next(found) if text else "" for text in texts]
+
+
+def command_evaluate(options) -> None:
+    """BLEU/chrF of translations against references, and/or the attachment score of a DBSA encoder parse head."""
+    if not options.reference and not options.gold_conllu:
+        raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
+    scores = {}
+    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
+    if options.reference:
+        if not options.source:
+            raise CliError("--reference needs --source (the sentences to translate).")
+        from hf_syntax.data.corpus import read_parallel
+        from hf_syntax.metrics.translation import score_translations
+
+        columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
+        hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
+        scores.update(score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
+                                         lowercase=options.lowercase))
+        scores["sentences"] = len(hypotheses)
+    if options.gold_conllu:
+        scores.update(encoder_attachment_score(pipe, options.gold_conllu, options.max_sentences))
+    print(json.dumps(scores, indent=2))
+
+
+def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
+    """UAS of the encoder parse head on gold trees: the model reads each gold sentence's words and its parse head's
+    maximum spanning tree over words is compared with the gold heads (words cut off by truncation are not scored)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from hf_syntax.featurizer import SyntaxFeaturizer
+    from hf_syntax.parsers import read_conllu
+    from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
+
+    config = pipe.model.config
+    if not getattr(config, "parse_layer_encoder", 0):
+        raise CliError(f"{config.model_type} has no encoder parse head (parse_layer_encoder = 0); --gold-conllu "
+                       f"scores DBSA models only.")
+    trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
+    featurizer = SyntaxFeaturizer(pipe.tokenizer, features=("dep_depths",), return_word_ids=True,
+                                  head_rule=config.subword_head_rule, max_length=config.max_position_embeddings)
+    total = AttachmentScore()
+    for tree in tqdm(trees, desc="Parsing", unit="sent", file=sys.stderr):
+        row = featurizer(trees=tree, return_tensors="pt")
+        with torch.no_grad():
+            encoded = pipe.model.get_encoder()(input_ids=row["input_ids"], attention_mask=row["attention_mask"])
+        predicted = word_heads_from_parse(encoded.parse_log_probs[0], row["word_ids"][0].tolist(),
+                                          head_rule=config.subword_head_rule)
+        total = total + attachment_score(predicted, list(tree.heads)[: len(predicted)])
+    return {"uas": 100 * total.uas, "scored_words": total.total}
+
+
+def command_translate(options) -> None:
+    """stdin -> stdout, one translation per input line, in batches."""
+    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
+    lines = sys.stdin.read().splitlines()
+    for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
+                                       pretokenized=options.pretokenized):
+        print(translation)
+
+
+def add_commands(commands) -> None:
+    """Register ``evaluate`` and ``translate``."""
+    evaluate = commands.add_parser("evaluate", help="BLEU/chrF against references, parse attachment score",
+                                   description=command_evaluate.__doc__)
+    evaluate.add_argument("--model", required=True, help="model folder (trained run or exported)")
+    evaluate.add_argument("--source", help="sentences to translate")
+    evaluate.add_argument("--reference", help="reference translations, line-aligned with --source")
+    evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
+    evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int)
+    evaluate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
+    evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a")
+    evaluate.add_argument("--lowercase", action="store_true")
+    add_generation_arguments(evaluate)
+    add_backend_arguments(evaluate)
+    evaluate.set_defaults(run=command_evaluate)
+
+    translate = commands.add_parser("translate", help="translate stdin to stdout, one line each",
+                                    description=command_translate.__doc__)
+    translate.add_argument("--model", required=True, help="model folder (trained run or exported)")
+    translate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
+    translate.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_generation_arguments(translate)
+    add_backend_arguments(translate)
+    translate.set_defaults(run=command_translate)
