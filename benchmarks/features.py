@@ -26,7 +26,8 @@ from hf_syntax.data.features import parse_and_align
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.parsers import get_parser, iter_conllu
+from hf_syntax.conllu import iter_conllu
+from hf_syntax.parsers import get_parser
 from hf_syntax.trees import WordTree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

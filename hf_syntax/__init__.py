@@ -32,7 +32,8 @@ from .data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
 from .data.features import parse_and_align
 from .featurizer import SyntaxFeaturizer
 from .labels import LabelVocab
-from .parsers import load_parser, read_conllu
+from .conllu import read_conllu
+from .parsers import load_parser
 from .trees import WordTree
 from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
 from .variants import (

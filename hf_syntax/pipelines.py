@@ -8,7 +8,7 @@
   UPOS tag from ``config.pos_parser``.
 
 This module is Hub-portable: it imports the featurizer with relative imports, so ``pipeline.save_pretrained``
-copies ``featurizer.py``, ``parsers.py``, ``align.py``, ``trees.py`` and ``labels.py`` next to it, and
+copies ``featurizer.py``, ``parsers.py``, ``conllu.py``, ``align.py``, ``trees.py`` and ``labels.py`` next to it, and
 ``pipeline(model=folder, trust_remote_code=True)`` works where hf_syntax is not installed (the parser package must
 be; if it is not, the error names the pip package).
 

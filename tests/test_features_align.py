@@ -8,7 +8,7 @@ from hf_syntax.align import (
 )
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.labels import SPECIAL_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB
-from hf_syntax.parsers import iter_conllu
+from hf_syntax.conllu import iter_conllu
 from hf_syntax.trees import WordTree
 
 B, I, E, O = (SUBWORD_TAG_VOCAB.id_of(tag) for tag in "BIEO")

@@ -5,7 +5,8 @@ import gzip
 import pytest
 from features_support import TREEBANKS, treebank
 
-from hf_syntax.parsers import iter_conllu, load_parser, read_conllu, tree_from_stanza_document
+from hf_syntax.conllu import iter_conllu, read_conllu
+from hf_syntax.parsers import load_parser, tree_from_stanza_document
 from hf_syntax.trees import TreeError
 
 GOOD = """# sent_id = s1

@@ -67,7 +67,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
     from tqdm.auto import tqdm
 
     from hf_syntax.featurizer import SyntaxFeaturizer
-    from hf_syntax.parsers import read_conllu
+    from hf_syntax.conllu import read_conllu
     from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
 
     config = pipe.model.config

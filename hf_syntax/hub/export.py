@@ -1,9 +1,9 @@
 """Export a trained model as a folder that ``huggingface_hub.upload_folder`` can push as is.
 
 The folder holds safetensors weights only, ``config.json`` with ``auto_map`` and ``custom_pipelines``, every code
-file remote code needs (model, configs, pipeline, featurizer, parser adapter, alignment, trees, labels), the
-tokenizer(s), the generation config, a model card rendered from the variant's template with the run's scores, and
-what an Inference Endpoint runs: ``handler.py`` (``hf_syntax/serving/endpoint_handler.py``) and the
+file remote code needs (model, configs, pipeline, featurizer, parser adapters, CoNLL-U reader, alignment, trees,
+labels), the tokenizer(s), the generation config, a model card rendered from the variant's template with the run's
+scores, and what an Inference Endpoint runs: ``handler.py`` (``hf_syntax/serving/endpoint_handler.py``) and the
 ``requirements.txt`` it installs (the parser packages the model needs at inference).
 Everything is written by the Hugging Face save methods of the pipeline (``Pipeline.save_pretrained``), so what is
 exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
@@ -25,7 +25,7 @@ from hf_syntax.serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
 GLUE_RUN = "run.json"
-CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "align.py", "trees.py", "labels.py")
+CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "conllu.py", "align.py", "trees.py", "labels.py")
 """Code files that must travel with every exported model (next to its modeling/configuration files)."""
 VIEW_MODULES = (tree_views, parse_head_trees)
 """Code a demo loads from the folder to draw trees: ``tree_views`` and the parse-head decoding it imports."""
