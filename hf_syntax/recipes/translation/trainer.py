@@ -3,6 +3,8 @@ callback, the collator, and the training arguments the recipe fixes."""
 
 from __future__ import annotations
 
+import os
+
 import torch
 from transformers import PreTrainedTokenizerBase, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
 from transformers.trainer_utils import IntervalStrategy
@@ -33,7 +35,8 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     two extra backward passes through the retained graph on those steps (about 1.9x such a step's time at the small
     CPU size: +2% of the run when logging every 50 steps; `benchmarks/dbsa_gradient_parts_overhead.py`), none on
     the others. With gradient accumulation the parts are summed over the step's micro-batches, scaled as the
-    Trainer scales the loss. In a multi-process run each process measures its own batch (rank 0's is logged).
+    Trainer scales the loss. In a multi-process run the loss parts are averaged over the processes, as ``loss`` is;
+    the gradient norms are each process's own (rank 0's are logged).
     """
 
     LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
@@ -83,8 +86,11 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
 
     def log(self, logs, *args, **kwargs):
         if "loss" in logs and self._loss_part_counts:
-            logs = {**logs, **{name: round(total / self._loss_part_counts[name], 4)
-                               for name, total in self._loss_part_sums.items()}}
+            means = {name: total / self._loss_part_counts[name] for name, total in self._loss_part_sums.items()}
+            if self.args.world_size > 1:  # as the Trainer's "loss": the mean over the processes, not rank 0's part
+                parts = torch.tensor(list(means.values()), device=self.args.device)
+                means = dict(zip(means, self.accelerator.reduce(parts, reduction="mean").tolist()))
+            logs = {**logs, **{name: round(value, 4) for name, value in means.items()}}
             self._loss_part_sums, self._loss_part_counts = {}, {}
         if "loss" in logs and self._gradient_parts:
             logs = {**logs, **{f"grad_norm_{name}": _norm(parts) for name, parts in self._gradient_parts.items()}}
@@ -127,6 +133,8 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
         "save_total_limit": 3,
         "dataloader_pin_memory": torch.cuda.is_available(),
     }
+    if launched_on_cpus_only():
+        defaults["use_cpu"] = True
     return Seq2SeqTrainingArguments(
         output_dir=config.output_dir,
         seed=config.seed,
@@ -135,3 +143,13 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
         greater_is_better=True,
         **{**defaults, **config.training},
     )
+
+
+def launched_on_cpus_only() -> bool:
+    """Several processes (``torchrun``, ``accelerate launch``) on a machine without CUDA.
+
+    Transformers then sets up the process group but, unless ``use_cpu`` is set, runs each process as a job of its own:
+    the model is not wrapped in ``DistributedDataParallel``, so every process trains its shard of each batch and the
+    copies drift apart. ``use_cpu`` makes it a multi-CPU DDP run (gloo) with one set of weights.
+    """
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
