@@ -364,3 +364,27 @@ def test_fine_tuning_a_bert_pos_checkpoint_checks_its_pos_settings(tmp_path, tok
     with pytest.raises(ValueError, match="the no-POS baseline is stock BERT"):
         build_model(get_task("rte"), GlueRunConfig(model_name_or_path=str(tmp_path / "concat"), use_pos=False,
                                                    **settings), tokenizer)
+
+
+@pytest.mark.slow
+def test_export_of_a_run_on_a_subsample_says_so_in_the_card(glue_dir, tmp_path, capsys):
+    """The issue's case: run_glue_pos.py --max_eval_samples 40 on RTE, then hf-syntax export without --dataset."""
+    from huggingface_hub import ModelCard
+
+    from hf_syntax.cli import main
+
+    run_glue(GlueRunConfig(task="rte", model_name_or_path=MINILM, data_dir=str(glue_dir), pos_parser=PARSER,
+                           output_dir=str(tmp_path / "rte"), learning_rates=(5e-5,), batch_size=8, max_steps=1,
+                           max_train_samples=16, max_eval_samples=40, predict_test=False))
+    run = json.loads((tmp_path / "rte" / "lr5e-05" / "run.json").read_text())
+    assert run["examples"] == {"train": {"used": 16, "in_split": 2490}, "validation": {"used": 40, "in_split": 277}}
+    assert run["dataset"] == {"hub_id": "nyu-mll/glue", "config": "rte", "source": str(glue_dir)}
+    assert main(["export", str(tmp_path / "rte" / "lr5e-05" / "model"), str(tmp_path / "exported")]) == 0
+    card = ModelCard.load(tmp_path / "exported" / "README.md")
+    assert card.data.eval_results is None, "a score on 40 of 277 examples is not the validation split's score"
+    assert card.data.datasets == ["nyu-mll/glue"] and "config `rte`" in card.text
+    accuracy = run["eval"]["validation"]["accuracy"]
+    assert f"| validation | accuracy | {accuracy:.2f} | 40 of 277 (subsample) |" in card.text
+    assert "- `training examples`: 16 of 2490 (the first 16)" in card.text
+    assert card.data.widget[0]["text"] and card.data.widget[0]["text_pair"], "RTE classifies sentence pairs"
+    assert str(glue_dir) not in card.content.split("---")[1]

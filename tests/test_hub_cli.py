@@ -145,7 +145,7 @@ def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_p
     assert {"source", "target", "input_ids", "dep_depths", "pos_ids"} <= set(train.column_names)
     assert all(len(depths) == len(ids) for depths, ids in zip(train["dep_depths"], train["input_ids"]))
     assert train["input_ids"][0] == tokenizer(english[0])["input_ids"]
-    corpus, _ = load_translation_data(DataSection(dataset=str(out)))  # what the recipe's data.dataset reads
+    corpus, _, _ = load_translation_data(DataSection(dataset=str(out)))  # what the recipe's data.dataset reads
     assert corpus["validation"]["target"] == japanese[:2]
     with pytest.raises(SystemExit):
         main(["preprocess", "--source", "a", "--target", "b", "--out", str(tmp_path / "x")])

@@ -355,9 +355,61 @@ def test_results_are_read_from_the_glue_recipe_run(tmp_path):
 
     (tmp_path / "model").mkdir()
     (tmp_path / "run.json").write_text(json.dumps(
-        {"learning_rate": 5e-5, "steps": 240, "eval": {"validation": {"accuracy": 57.04, "f1": 61.2}}}))
-    results, settings = results_from_run(tmp_path / "model")
-    assert results == [{"split": "validation", "metric": "accuracy", "value": 57.04},
-                       {"split": "validation", "metric": "f1", "value": 61.2}]
-    assert settings == {"learning rate": 5e-5, "optimizer steps": 240}
-    assert results_from_run(tmp_path / "elsewhere" / "model") == ([], {})
+        {"learning_rate": 5e-5, "steps": 240, "eval": {"validation": {"accuracy": 57.04, "f1": 61.2}},
+         "dataset": {"hub_id": "nyu-mll/glue", "config": "rte", "source": "glue_data"}, "text_pairs": True,
+         "examples": {"train": {"used": 2490, "in_split": 2490}, "validation": {"used": 40, "in_split": 277}}}))
+    found = results_from_run(tmp_path / "model")
+    assert found["results"] == [
+        {"split": "validation", "metric": "accuracy", "value": 57.04, "examples": 40, "split_size": 277},
+        {"split": "validation", "metric": "f1", "value": 61.2, "examples": 40, "split_size": 277}]
+    assert found["training_settings"] == {"learning rate": 5e-5, "optimizer steps": 240, "training examples": "2490"}
+    assert (found["dataset"], found["dataset_config"], found["text_pairs"]) == ("nyu-mll/glue", "rte", True)
+    assert results_from_run(tmp_path / "elsewhere" / "model") == {}
+
+
+# ----------------------------------------------------------------------------------------- what a card claims
+def hub_card(config, context, tmp_path):
+    """The card as the Hub reads it: saved, then parsed by huggingface_hub's ModelCard."""
+    render_card(config, context).save(tmp_path / "README.md")
+    return ModelCard.load(tmp_path / "README.md")
+
+
+def test_a_score_on_a_subsample_is_not_presented_as_the_splits_score(tokenizer, tmp_path):
+    """run_glue_pos.py --max_eval_samples 40 then export: the card said 'validation, accuracy 47.5' for 40 of 277."""
+    config = _config_of("bert_pos", tokenizer)
+    results = [{"metric": "accuracy", "value": 47.5, "split": "validation", "examples": 40, "split_size": 277},
+               {"metric": "accuracy", "value": 61.0, "split": "train", "examples": 2490, "split_size": 2490}]
+    card = hub_card(config, {"dataset": "nyu-mll/glue", "dataset_config": "rte", "results": results}, tmp_path)
+    (whole_split,) = card.data.eval_results  # the subsample's score is not in model-index
+    assert (whole_split.dataset_type, whole_split.dataset_config, whole_split.dataset_split) == (
+        "nyu-mll/glue", "rte", "train")
+    assert whole_split.metric_value == 61.0 and card.data.datasets == ["nyu-mll/glue"]
+    assert "| validation | accuracy | 47.50 | 40 of 277 (subsample) |" in card.text
+    assert "left out of the card's `model-index`" in card.text
+    with pytest.raises(CardError, match="examples/split_size"):
+        render_card(config, {"results": [dict(results[0], examples="40")]})
+
+
+@pytest.mark.parametrize("where", ["existing folder", "./data/ja-en", "/data/ja-en", "~/corpora/ja-en"])
+def test_card_datasets_are_hub_ids_and_never_local_paths(where, tokenizer, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    if where == "existing folder":
+        (tmp_path / "corpus" / "ja-en").mkdir(parents=True)
+        where = "corpus/ja-en"  # a valid-looking repo id, but it is a folder here
+    config = tiny_model("dep_rpe", tokenizer).config
+    results = [{"metric": "bleu", "value": 20.0, "split": "validation"}]
+    card = hub_card(config, {"dataset": where, "results": results}, tmp_path)
+    assert card.data.datasets is None and card.data.eval_results is None
+    assert where not in card.content.split("---")[1]
+    assert f"`{where}` (local data)" in card.text and "| validation | bleu | 20.00 |" in card.text
+    hub = hub_card(config, {"dataset": "wmt/wmt14", "dataset_config": "de-en", "results": results}, tmp_path)
+    assert hub.data.datasets == ["wmt/wmt14"]
+    assert (hub.data.eval_results[0].dataset_type, hub.data.eval_results[0].dataset_config) == ("wmt/wmt14", "de-en")
+
+
+def test_a_pair_task_widget_offers_text_pairs(tokenizer, tmp_path):
+    config = _config_of("bert_pos", tokenizer)
+    card = hub_card(config, {"text_pairs": True, "results": []}, tmp_path)
+    assert card.data.widget and all(set(item) == {"text", "text_pair"} and item["text_pair"].strip()
+                                    for item in card.data.widget)
+    assert all(set(item) == {"text"} for item in hub_card(config, {"results": []}, tmp_path).data.widget)

@@ -106,22 +106,21 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
     cli_main(["export", str(tmp_path / "dbsa" / "model"), str(out), "--model-id", "me/dbsa-ja-en",
               "--source-lang", "ja", "--target-lang", "en", "--dataset", "small_parallel_enja"])
     metadata = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
-    metrics = {(result["dataset"]["split"], metric["type"]): metric["value"]
-               for result in metadata["model-index"][0]["results"] for metric in result["metrics"]}
-    assert metrics[("test", "bleu")] == pytest.approx(summary["bleu"])
-    assert metrics[("validation", "chrf")] == pytest.approx(summary["validation_chrf"])
     assert "dbsa" in metadata["tags"] and "untrained" not in (out / "README.md").read_text()
     assert Path(out / "model.safetensors").is_file()
 
     # The Hub reads the card with huggingface_hub's own parser: the same fields must come out of it.
-    card = ModelCard.load(out / "README.md").data
-    assert (card.library_name, card.pipeline_tag, card.datasets) == ("transformers", "translation", ["small_parallel_enja"])
-    assert {"hf-syntax", "dbsa", "custom_code"} <= set(card.tags) and card.widget[0]["text"].strip()
-    scores = {(result.dataset_split, result.metric_type): result.metric_value for result in card.eval_results}
-    assert scores == pytest.approx({("test", "bleu"): summary["bleu"], ("test", "chrf"): summary["chrf"],
-                                    ("validation", "bleu"): summary["validation_bleu"],
-                                    ("validation", "chrf"): summary["validation_chrf"]})
-    assert all(result.dataset_name == "small_parallel_enja" for result in card.eval_results)
+    card = ModelCard.load(out / "README.md")
+    data = card.data
+    assert (data.library_name, data.pipeline_tag, data.datasets) == ("transformers", "translation", ["small_parallel_enja"])
+    assert {"hf-syntax", "dbsa", "custom_code"} <= set(data.tags) and data.widget[0]["text"].strip()
+    # max_eval_pairs=4 scored 4 of each split's 100 pairs: the card shows the scores with their counts and keeps
+    # them out of model-index, where they would read as the splits' scores.
+    assert summary["pairs"]["test"] == 4 and summary["pairs_in_split"]["test"] == 100
+    assert data.eval_results is None
+    for split, prefix in (("test", ""), ("validation", "validation_")):
+        for metric in ("bleu", "chrf"):
+            assert f"| {split} | {metric} | {summary[prefix + metric]:.2f} | 4 of 100 (subsample) |" in card.text
     assert (out / "handler.py").is_file() and "ginza" not in (out / "requirements.txt").read_text()
 
 

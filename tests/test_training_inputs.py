@@ -88,8 +88,9 @@ def test_dataset_input_with_translation_column_and_empty_rows(tmp_path):
     with pytest.raises(CorpusError, match="split 'train' has 1 empty or missing texts .first at row 1"):
         load_translation_data(section)
     section.skip_empty = True
-    corpus, skipped = load_translation_data(section)
+    corpus, skipped, available = load_translation_data(section)
     assert corpus["train"]["source"] == ["猫 だ"] and skipped == {"train": 1, "validation": 1}
+    assert available == {"train": 1, "validation": 1}  # the non-empty pairs each split has
     section.source_column = "translation.fr"
     with pytest.raises(ConfigError, match="data.source_column = 'translation.fr' is not a column"):
         load_translation_data(section)

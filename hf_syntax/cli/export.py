@@ -21,7 +21,8 @@ def command_export(options) -> None:
     from hf_syntax.hub.export import export
 
     context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
-    for key in ("source_language", "target_language", "dataset", "training_data", "base_model", "task_name"):
+    for key in ("source_language", "target_language", "dataset", "dataset_config", "training_data", "base_model",
+                "task_name", "text_pairs"):
         value = getattr(options, key)
         if value:
             context[key] = value
@@ -74,11 +75,17 @@ def add_commands(commands) -> None:
     export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
     export.add_argument("--source-lang", dest="source_language")
     export.add_argument("--target-lang", dest="target_language")
-    export.add_argument("--dataset", help="training dataset name or Hub id")
+    export.add_argument("--dataset", help="the Hub dataset id of the evaluation data (it goes into the card's "
+                        "datasets and model-index metadata); a local path or other name is only named in the text")
+    export.add_argument("--dataset-config", dest="dataset_config",
+                        help="the dataset's config, e.g. rte for nyu-mll/glue")
     export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")
     export.add_argument("--base-model", dest="base_model")
     export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
     export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
+    export.add_argument("--text-pairs", dest="text_pairs", action="store_true",
+                        help="the classifier reads sentence pairs: widget examples are text + text_pair "
+                             "(a GLUE recipe run says so itself)")
     export.add_argument("--license", default="apache-2.0")
     export.add_argument("--space", metavar="DIR",
                         help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")

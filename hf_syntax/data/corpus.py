@@ -26,6 +26,7 @@ class CorpusStats:
     """What reading a corpus dropped, so a training summary can report it instead of hiding it."""
 
     pairs_read: int = 0
+    pairs_available: int = 0  # non-empty pairs in the files: what max_pairs chose pairs_read from
     empty_pairs_skipped: int = 0
     skipped_line_numbers: list[int] = field(default_factory=list)
 
@@ -87,6 +88,7 @@ def read_parallel(
     if not kept_sources:
         raise CorpusError(f"no non-empty pairs left in {source_path} / {target_path}")
     stats.pairs_read = len(kept_sources)
+    stats.pairs_available = sum(1 for source, target in zip(sources, targets) if source.strip() and target.strip())
     return {SOURCE_COLUMN: kept_sources, TARGET_COLUMN: kept_targets}, stats
 
 

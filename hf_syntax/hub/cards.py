@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils import validate_repo_id
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "model_card_templates"
 VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos")
@@ -37,6 +39,11 @@ EXAMPLE_SENTENCES = {
 }
 """Widget examples per source language. The Japanese ones are KyTea-style segmented like small_parallel_enja; pass
 ``widget`` in the card context for a model trained on other text."""
+EXAMPLE_PAIRS = {
+    "en": (("A man is playing a guitar on the stage.", "Someone is making music."),
+           ("The cat is sleeping on the sofa.", "The sofa is empty.")),
+}
+"""Widget examples of a sentence-pair classifier (``CardContext.text_pairs``), per language."""
 
 
 class CardError(ValueError):
@@ -48,15 +55,21 @@ class CardContext:
     """What a card says about a run that the model folder itself does not know.
 
     ``results``: a list of ``{"metric": "bleu", "value": 31.2, "split": "validation"}`` (the run's scores); empty
-    means untrained and the card says so. ``training_settings``: name -> value shown as a list. ``widget``:
-    example inputs in the source language (default: ``EXAMPLE_SENTENCES``). ``variant``: the template to use when it
-    cannot be read from the config (a custom mix of mechanisms).
+    means untrained and the card says so. A result may also say how many examples it was measured on and how many
+    the split has (``"examples": 40, "split_size": 277``): a score on part of a split is shown in the card's text
+    with its count and left out of the ``model-index`` metadata, which would present it as the split's score.
+    ``dataset``: a Hub dataset id (with ``dataset_config``, e.g. ``nyu-mll/glue`` + ``rte``) goes into the card's
+    ``datasets`` and ``model-index`` metadata; anything else (a local path, a description) only into its text.
+    ``training_settings``: name -> value shown as a list. ``widget``: example inputs in the source language
+    (default: ``EXAMPLE_SENTENCES``; ``EXAMPLE_PAIRS`` with ``text_pairs``, for a sentence-pair classifier).
+    ``variant``: the template to use when it cannot be read from the config (a custom mix of mechanisms).
     """
 
     model_id: str = "your-name/your-model"
     source_language: str | None = None
     target_language: str | None = None
     dataset: str | None = None
+    dataset_config: str | None = None
     training_data: str | None = None
     task_name: str | None = None
     training_settings: dict = field(default_factory=dict)
@@ -64,6 +77,7 @@ class CardContext:
     license: str = "apache-2.0"
     base_model: str | None = None
     widget: list | None = None
+    text_pairs: bool = False
     variant: str | None = None
 
     @classmethod
@@ -86,7 +100,31 @@ class CardContext:
                     f"card_context results[{index}] = {result!r}; each result is a dict with 'metric', 'value' "
                     f"and 'split' (e.g. {{'metric': 'bleu', 'value': 31.2, 'split': 'validation'}})."
                 )
+            counts = [result.get(key) for key in ("examples", "split_size") if result.get(key) is not None]
+            if not all(isinstance(count, int) and count >= 0 for count in counts):
+                raise CardError(
+                    f"card_context results[{index}] has examples/split_size {counts}; both are counts of examples "
+                    f"(whole numbers), e.g. {{'examples': 40, 'split_size': 277}}."
+                )
         return context
+
+
+def is_hub_dataset_id(name: str | None) -> bool:
+    """Whether ``name`` can be a Hub dataset id (``glue``, ``nyu-mll/glue``); a local path (one that exists here,
+    or starts like one) is not, and never goes into a card's metadata."""
+    if not name or name.startswith(("/", ".", "~")) or Path(name).expanduser().exists():
+        return False
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def is_subsample(result: dict) -> bool:
+    """A score measured on fewer examples than its split has (a recipe's ``max_eval_samples`` / ``max_eval_pairs``)."""
+    examples, split_size = result.get("examples"), result.get("split_size")
+    return examples is not None and split_size is not None and examples < split_size
 
 
 def variant_of(config) -> str:
@@ -211,12 +249,52 @@ def parser_section(config) -> str:
     return f"No parser is needed at inference: the model reads plain tokens{during_training}."
 
 
+def _examples_cell(result: dict) -> str:
+    examples, split_size = result.get("examples"), result.get("split_size")
+    if examples is None:
+        return "not recorded"
+    if is_subsample(result):
+        return f"{examples} of {split_size} (subsample)"
+    return str(examples)
+
+
 def _results_table(results: list, dataset: str) -> str:
     if not results:
         return "No results: this folder was exported without a training run's scores."
-    rows = [f"| {item.get('dataset', dataset)} | {item['split']} | {item['metric']} | {float(item['value']):.2f} |"
-            for item in results]
-    return "| dataset | split | metric | value |\n| --- | --- | --- | ---: |\n" + "\n".join(rows)
+    rows = [f"| {item.get('dataset', dataset)} | {item['split']} | {item['metric']} | {float(item['value']):.2f} | "
+            f"{_examples_cell(item)} |" for item in results]
+    table = "| dataset | split | metric | value | examples |\n| --- | --- | --- | ---: | ---: |\n" + "\n".join(rows)
+    if any(is_subsample(item) for item in results):
+        table += ("\n\nA score on a subsample of its split is not that split's score: it is left out of the card's "
+                  "`model-index` metadata.")
+    return table
+
+
+def _dataset_label(context: CardContext) -> str:
+    if not context.dataset:
+        return "unknown"
+    return f"{context.dataset} ({context.dataset_config})" if context.dataset_config else context.dataset
+
+
+def _training_data(context: CardContext) -> str:
+    if context.training_data:
+        return context.training_data
+    if not context.dataset:
+        return "Not recorded."
+    if is_hub_dataset_id(context.dataset):
+        config = f", config `{context.dataset_config}`" if context.dataset_config else ""
+        return f"[`{context.dataset}`](https://huggingface.co/datasets/{context.dataset}){config}"
+    return f"`{_dataset_label(context)}` (local data)."
+
+
+def _widget(context: CardContext, example_language: str | None) -> list[dict]:
+    if context.widget:
+        return [item if isinstance(item, dict) else {"text": item} for item in context.widget]
+    if context.text_pairs:
+        pairs = EXAMPLE_PAIRS.get(example_language or "en", EXAMPLE_PAIRS["en"])
+        return [{"text": text, "text_pair": text_pair} for text, text_pair in pairs]
+    examples = EXAMPLE_SENTENCES.get(example_language or "en", EXAMPLE_SENTENCES["en"])
+    return [{"text": example} for example in examples]
 
 
 MODEL_SETTINGS = {
@@ -259,15 +337,15 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     languages = [language for language in (context.source_language, context.target_language) if language]
     example_language = context.source_language or language_of_parser(
         getattr(config, "pos_parser", None) or getattr(config, "source_parser", None))
-    examples = context.widget or list(EXAMPLE_SENTENCES.get(example_language or "en", EXAMPLE_SENTENCES["en"]))
-    dataset_name = context.dataset or "unknown"
-    eval_results = [
+    widget = _widget(context, example_language)
+    hub_dataset = context.dataset if is_hub_dataset_id(context.dataset) else None
+    eval_results = [  # model-index names a Hub dataset and a whole split; other scores stay in the text
         EvalResult(
-            task_type=pipeline_tag, task_name=context.task_name or pipeline_tag, dataset_type=dataset_name,
-            dataset_name=dataset_name, dataset_split=item["split"], metric_type=item["metric"],
-            metric_name=item["metric"], metric_value=float(item["value"]),
+            task_type=pipeline_tag, task_name=context.task_name or pipeline_tag, dataset_type=hub_dataset,
+            dataset_name=_dataset_label(context), dataset_config=context.dataset_config, dataset_split=item["split"],
+            metric_type=item["metric"], metric_name=item["metric"], metric_value=float(item["value"]),
         )
-        for item in context.results
+        for item in context.results if hub_dataset and not is_subsample(item)
     ]
     card_data = ModelCardData(
         language=languages or None,
@@ -275,21 +353,21 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
         library_name="transformers",
         pipeline_tag=pipeline_tag,
         tags=["hf-syntax", variant, "syntax", "custom_code"],
-        datasets=[context.dataset] if context.dataset else None,
+        datasets=[hub_dataset] if hub_dataset else None,
         base_model=context.base_model,
         model_name=context.model_id,
         eval_results=eval_results or None,
-        widget=[{"text": example} for example in examples],
+        widget=widget,
     )
     values = {
         "card_data": card_data.to_yaml(),
         "model_id": context.model_id,
         "untrained_warning": "" if context.results else UNTRAINED_WARNING,
         "parser_section": parser_section(config),
-        "example": examples[0].replace('"', '\\"'),
-        "training_data": context.training_data or (f"`{context.dataset}`" if context.dataset else "Not recorded."),
+        "example": widget[0]["text"].replace('"', '\\"'),
+        "training_data": _training_data(context),
         "training_settings": _settings_list({**model_settings(config, variant), **context.training_settings}),
-        "results_table": _results_table(context.results, dataset_name),
+        "results_table": _results_table(context.results, _dataset_label(context)),
         "license": context.license,
     }
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -300,4 +378,5 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     return ModelCard(text)
 
 
-__all__ = ["CardContext", "CardError", "VARIANTS", "load_template", "parser_requirements", "render_card", "variant_of"]
+__all__ = ["CardContext", "CardError", "VARIANTS", "is_hub_dataset_id", "load_template", "parser_requirements",
+           "render_card", "variant_of"]

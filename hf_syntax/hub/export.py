@@ -50,8 +50,9 @@ def load_for_export(model_dir: Path):
     return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
 
 
-def results_from_run(model_dir: Path) -> tuple[list, dict]:
-    """Scores and settings a recipe left beside the model folder: (results, training settings); empty if none.
+def results_from_run(model_dir: Path) -> dict:
+    """What a recipe left beside the model folder, as ``CardContext`` fields (results, training settings and, from
+    the GLUE recipe, the dataset, its config and whether the task classifies sentence pairs); empty if nothing.
 
     Translation recipe: ``<output_dir>/summary.json`` with ``<output_dir>/model``. GLUE recipe:
     ``<run_dir>/run.json`` with ``<run_dir>/model``.
@@ -60,24 +61,59 @@ def results_from_run(model_dir: Path) -> tuple[list, dict]:
     if summary_file.is_file():
         return results_from_summary(json.loads(summary_file.read_text()))
     if run_file.is_file():
-        run = json.loads(run_file.read_text())
-        results = [{"split": split, "metric": metric, "value": value}
-                   for split, scores in run["eval"].items() for metric, value in scores.items()]
-        return results, {"learning rate": run["learning_rate"], "optimizer steps": run["steps"]}
-    return [], {}
+        return results_from_glue_run(json.loads(run_file.read_text()))
+    return {}
 
 
-def results_from_summary(summary: dict) -> tuple[list, dict]:
-    """(results, training settings) of a translation recipe's ``summary.json``."""
+def _counts(counts: dict, split: str) -> dict:
+    """``examples`` / ``split_size`` of a result, from a recipe's ``{split: {"used": n, "in_split": N}}``."""
+    count = counts.get(split)
+    return {"examples": count["used"], "split_size": count["in_split"]} if count else {}
+
+
+def results_from_glue_run(run: dict) -> dict:
+    """``CardContext`` fields from a GLUE recipe's ``run.json`` (older files without example counts still load)."""
+    counts = run.get("examples", {})
+    context = {
+        "results": [{"split": split, "metric": metric, "value": value, **_counts(counts, split)}
+                    for split, scores in run["eval"].items() for metric, value in scores.items()],
+        "training_settings": {"learning rate": run["learning_rate"], "optimizer steps": run["steps"]},
+    }
+    if "train" in counts:
+        context["training_settings"]["training examples"] = _count_text(counts["train"])
+    dataset = run.get("dataset") or {}
+    if dataset.get("hub_id"):
+        context["dataset"] = dataset["hub_id"]
+    if dataset.get("config"):
+        context["dataset_config"] = dataset["config"]
+    if dataset.get("source") and not dataset.get("hub_id"):
+        context["training_data"] = f"`{dataset['source']}` (local data, task `{dataset.get('config')}`)."
+    if run.get("text_pairs"):
+        context["text_pairs"] = True
+    return context
+
+
+def _count_text(count: dict) -> str:
+    used, in_split = count["used"], count["in_split"]
+    return f"{used} of {in_split} (the first {used})" if used < in_split else str(used)
+
+
+def results_from_summary(summary: dict) -> dict:
+    """``CardContext`` fields (results, training settings) of a translation recipe's ``summary.json``."""
     split = summary["reported_split"]
-    results = [{"split": split, "metric": "bleu", "value": summary["bleu"]},
-               {"split": split, "metric": "chrf", "value": summary["chrf"]}]
+    counts = {name: {"used": used, "in_split": summary["pairs_in_split"][name]}
+              for name, used in summary["pairs"].items() if name in summary.get("pairs_in_split", {})}
+    results = [{"split": split, "metric": "bleu", "value": summary["bleu"], **_counts(counts, split)},
+               {"split": split, "metric": "chrf", "value": summary["chrf"], **_counts(counts, split)}]
     if split != "validation":
-        results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"]},
-                    {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"]}]
+        results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"],
+                     **_counts(counts, "validation")},
+                    {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"],
+                     **_counts(counts, "validation")}]
+    training_pairs = _count_text(counts["train"]) if "train" in counts else summary["pairs"].get("train")
     settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
-                "parameters": summary["parameters"], "training pairs": summary["pairs"].get("train")}
-    return results, settings
+                "parameters": summary["parameters"], "training pairs": training_pairs}
+    return {"results": results, "training_settings": settings}
 
 
 def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_tokenizer=None,
@@ -98,9 +134,12 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
         model_dir = Path(model_dir_or_model)
         model, saved_tokenizer = load_for_export(model_dir)
         tokenizer = tokenizer or saved_tokenizer
-        found_results, found_settings = results_from_run(model_dir)
-        context.results = context.results or found_results
-        context.training_settings = {**found_settings, **context.training_settings}
+        found = results_from_run(model_dir)
+        context.results = context.results or found.get("results", [])
+        context.training_settings = {**found.get("training_settings", {}), **context.training_settings}
+        for key in ("dataset", "dataset_config", "training_data", "text_pairs"):  # what the caller said wins
+            if key in found and not getattr(context, key):
+                setattr(context, key, found[key])
     else:
         model = model_dir_or_model
         if tokenizer is None:
@@ -163,4 +202,4 @@ def check_export_folder(folder: Path) -> None:
 
 
 __all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "TARGET_TOKENIZER_DIR", "check_export_folder", "export",
-           "results_from_run", "results_from_summary"]
+           "results_from_glue_run", "results_from_run", "results_from_summary"]

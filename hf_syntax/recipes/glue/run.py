@@ -19,7 +19,7 @@ from hf_syntax.recipes.glue.features import count_truncated, featurize
 from hf_syntax.recipes.glue.model import PosLearningRateTrainer, build_model
 from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse_arguments
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
-from hf_syntax.recipes.glue.tasks import GlueTask, get_task
+from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
 from hf_syntax.recipes.runs import write_json
 
 
@@ -35,6 +35,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
     check_task_dataset(task, raw)
     raw = with_example_indices(raw)
+    split_sizes = {split: len(part) for split, part in raw.items()}
     raw = subsample(raw, task, config)
     if not config.predict_test:
         raw = datasets.DatasetDict({split: part for split, part in raw.items() if split not in task.test_splits})
@@ -51,7 +52,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     runs = []
     for learning_rate in config.learning_rates:
         run_dir = output_dir / f"lr{learning_rate:g}"
-        runs.append(_fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir))
+        runs.append(_fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir, split_sizes))
     best = max(runs, key=lambda run: run["eval"][_main_split(task)][task.main_metric])
     if config.predict_test:
         _publish_submission(task, best, output_dir)
@@ -63,6 +64,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
         "settings": asdict(config),
         "data": {
             "examples": {split: len(part) for split, part in featurized.items()},
+            "examples_in_split": split_sizes,
             "empty_text_examples": empty_counts,
             f"truncated_to_{config.max_length}": count_truncated(featurized, config.max_length),
             "featurize_seconds": round(featurize_seconds, 1),
@@ -79,9 +81,10 @@ def _main_split(task: GlueTask) -> str:
     return next(iter(task.eval_splits))
 
 
-def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path) -> dict:
+def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path, split_sizes: dict) -> dict:
     """One fine-tuning at ``learning_rate`` from the same seed: dev scores, test predictions, the model; the record
-    is also written to ``<run_dir>/run.json``."""
+    is also written to ``<run_dir>/run.json``, with what the scores were measured on (the dataset and its config,
+    the examples used of each split's ``split_sizes``), so the card of an export says it (hf_syntax.hub.export)."""
     from transformers import TrainingArguments, set_seed
 
     from hf_syntax.data.collators import SyntaxClassificationCollator
@@ -124,6 +127,11 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
     run = {
         "learning_rate": learning_rate,
         "eval": scores,
+        "dataset": {"hub_id": GLUE_HUB_DATASET if config.data_dir else None, "config": task.name,
+                    "source": config.data_dir or config.dataset_path},
+        "examples": {split: {"used": len(featurized[split]), "in_split": split_sizes[split]}
+                     for split in ("train", *task.eval_splits)},
+        "text_pairs": len(task.text_columns) == 2,
         "train_loss": round(train_output.training_loss, 4),
         "last_logged_loss": _last_logged_loss(trainer),
         "steps": train_output.global_step,

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+GLUE_HUB_DATASET = "nyu-mll/glue"
+"""The GLUE release on the Hub (one config per task, named as ours, with the same split names): a model card names it
+for a run on the release's TSV files."""
+
 
 @dataclass(frozen=True)
 class GlueTask:

@@ -45,8 +45,10 @@ def _check_dataset_texts(dataset: datasets.Dataset, split: str, skip_empty: bool
 
 def load_translation_data(
     data: DataSection, keep_columns: tuple[str, ...] = ()
-) -> tuple[datasets.DatasetDict, dict[str, int]]:
-    """Splits ``train``/``validation`` (and ``test`` if configured) with ``source``/``target`` columns + skip counts.
+) -> tuple[datasets.DatasetDict, dict[str, int], dict[str, int]]:
+    """Splits ``train``/``validation`` (and ``test`` if configured) with ``source``/``target`` columns, the empty
+    pairs skipped per split, and the non-empty pairs each split has (more than it keeps when
+    ``max_train_pairs``/``max_eval_pairs`` cut it: the summary and the card report both counts).
 
     ``keep_columns``: further columns of a ``data.dataset`` to keep where present (preprocessed feature columns).
     """
@@ -59,7 +61,8 @@ def load_translation_data(
             if pair is not None
         }
         corpus, stats = load_parallel_corpus(splits, skip_empty=data.skip_empty, max_pairs=limits)
-        return corpus, {name: split_stats.empty_pairs_skipped for name, split_stats in stats.items()}
+        return (corpus, {name: split_stats.empty_pairs_skipped for name, split_stats in stats.items()},
+                {name: split_stats.pairs_available for name, split_stats in stats.items()})
 
     folder = resolve_data_path(data.dataset)
     if not folder.is_dir():
@@ -68,7 +71,7 @@ def load_translation_data(
     if not isinstance(loaded, datasets.DatasetDict):
         raise ConfigError(f"data.dataset = {data.dataset!r} holds a single Dataset; save a DatasetDict with splits")
     wanted = {"train": data.train_split, "validation": data.validation_split, "test": data.test_split}
-    corpus, skipped = {}, {}
+    corpus, skipped, available = {}, {}, {}
     for name, split in wanted.items():
         if split is None:
             continue
@@ -84,10 +87,11 @@ def load_translation_data(
         dataset = dataset.select_columns([data.source_column, data.target_column, *kept])
         dataset = dataset.rename_columns({data.source_column: SOURCE_COLUMN, data.target_column: TARGET_COLUMN})
         dataset, skipped[name] = _check_dataset_texts(dataset, split, data.skip_empty)
+        available[name] = len(dataset)
         if limits[name] is not None:
             dataset = dataset.select(range(min(limits[name], len(dataset))))
         corpus[name] = dataset
-    return datasets.DatasetDict(corpus), skipped
+    return datasets.DatasetDict(corpus), skipped, available
 
 
 def _encode_with_length_policy(

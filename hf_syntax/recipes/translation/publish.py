@@ -33,12 +33,10 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
         model.save_pretrained(model_dir)
         save_tokenizers(source_tokenizer, target_tokenizer, model_dir)
         return
-    results, settings = results_from_summary(summary)
     data = config.data
     context = {
         "model_id": config.hub_model_id or Path(config.output_dir).name,
-        "results": results,
-        "training_settings": settings,
+        **results_from_summary(summary),
         "training_data": f"{summary['pairs'].get('train')} sentence pairs ({data.source_lang}->{data.target_lang}) "
                          f"from {describe_training_data(data)}.",
     }

@@ -65,7 +65,7 @@ def train_translation(
     preprocessed = reusable_preprocessed_features(config)
     check_feature_columns(config, preprocessed)
     keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
-    loaded, skipped = load_translation_data(config.data, keep_columns=keep)
+    loaded, skipped, available = load_translation_data(config.data, keep_columns=keep)
     raw = loaded.select_columns([SOURCE_COLUMN, TARGET_COLUMN])
     source_tokenizer, target_tokenizer = prepare_tokenizers(
         config, raw["train"], args, resume_dir, dataset_tokenizer=preprocessed["tokenizer"] if preprocessed else None
@@ -126,6 +126,7 @@ def train_translation(
         "train_seconds": round(train_seconds, 1),
         "parameters": sum(parameter.numel() for parameter in model.parameters()),
         "pairs": {split: len(dataset) for split, dataset in encoded.items()},
+        "pairs_in_split": available,  # more than "pairs" where max_train_pairs / max_eval_pairs cut the split
         "empty_pairs_skipped": skipped,
         "truncated": truncated,
         "model_dir": str(model_dir),
