@@ -118,6 +118,28 @@ def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
     assert "not empty" in capsys.readouterr().err
 
 
+def test_export_names_a_hub_dataset_with_its_config_and_only_that(model_dirs, tmp_path):
+    from huggingface_hub import ModelCard
+
+    run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
+    summary = {"reported_split": "test", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 12.0, "validation_chrf": 31.0,
+               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16, "test": 500},
+               "pairs_in_split": {"train": 16, "test": 500}}
+    (run / "summary.json").write_text(json.dumps(summary))
+    main(["export", str(run / "model"), str(tmp_path / "hub"), "--dataset", "Helsinki-NLP/tatoeba_mt",
+          "--dataset-config", "eng-jpn"])
+    card = ModelCard.load(tmp_path / "hub" / "README.md")
+    assert card.data.datasets == ["Helsinki-NLP/tatoeba_mt"]
+    assert {(result.dataset_type, result.dataset_config, result.dataset_split) for result in card.data.eval_results} \
+        == {("Helsinki-NLP/tatoeba_mt", "eng-jpn", "test"), ("Helsinki-NLP/tatoeba_mt", "eng-jpn", "validation")}
+    local = tmp_path / "corpus"
+    local.mkdir()
+    main(["export", str(run / "model"), str(tmp_path / "local"), "--dataset", str(local)])
+    card = ModelCard.load(tmp_path / "local" / "README.md")
+    assert card.data.datasets is None and card.data.eval_results is None
+    assert str(local) not in card.content.split("---")[1]
+
+
 def test_plot_attention_writes_a_png(model_dirs, tmp_path):
     main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0],
           "--out", str(tmp_path / "attention.png"), "--max-new-tokens", "4"])

@@ -134,7 +134,8 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
     check_export_folder(model_dir)
     assert not list(model_dir.glob("training_args.bin"))
     card = (model_dir / "README.md").read_text(encoding="utf-8")
-    assert f"| test | bleu | {summary['bleu']:.2f} | 8 of 100 (subsample) |" in card and "Warning: untrained" not in card
+    assert f"| test | bleu | {summary['bleu']:.2f} | 8 of 100 (subsample) |" in card
+    assert "Warning: untrained" not in card
     assert summary["pairs_in_split"] == {"train": 10000, "validation": 100, "test": 100}
     assert "- `training pairs`: 200 of 10000 (the first 200)" in card
     assert "model-index" not in card.split("---")[1]  # scores on 8 of 100 pairs, from local files: text only
