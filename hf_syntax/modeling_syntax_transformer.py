@@ -164,6 +164,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
         past_key_values: EncoderDecoderCache | None = None,
+        dep_heads: torch.LongTensor | None = None,
         dep_depths: torch.LongTensor | None = None,
         pos_ids: torch.LongTensor | None = None,
         case_ids: torch.LongTensor | None = None,
@@ -174,11 +175,15 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         return_dict: bool | None = None,
         **kwargs,
     ) -> SyntaxSeq2SeqModelOutput:
+        r"""
+        dep_heads / dep_depths / pos_ids / case_ids / subword_tags: the source syntax columns the featurizer makes,
+            all handed to the encoder, which reads those its config needs (`config.needs_source_features`).
+        """
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
-                input_ids, attention_mask=attention_mask, dep_depths=dep_depths, pos_ids=pos_ids,
-                case_ids=case_ids, subword_tags=subword_tags, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states,
+                input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
+                output_hidden_states=output_hidden_states, dep_heads=dep_heads, dep_depths=dep_depths,
+                pos_ids=pos_ids, case_ids=case_ids, subword_tags=subword_tags,
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
@@ -274,6 +279,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         dep_depths: per source token, the depth of its word in the dependency tree (-1 for special tokens);
             needed by the dependency relative-depth attention term.
         pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
+        The source columns (dep_heads included) also go to the encoder, which reads those its config needs.
         """
         if labels is not None:
             use_cache = False
@@ -282,8 +288,8 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         outputs = self.model(
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values, dep_depths=dep_depths, pos_ids=pos_ids, case_ids=case_ids,
-            subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
+            past_key_values=past_key_values, dep_heads=dep_heads, dep_depths=dep_depths, pos_ids=pos_ids,
+            case_ids=case_ids, subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )
         logits = self.lm_head(outputs.last_hidden_state)

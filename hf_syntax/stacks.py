@@ -15,8 +15,7 @@ from torch.nn import functional as F
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 
-from .attention import causal_mask, enabled_terms, padding_mask, term_buckets
-from .columns import EMBEDDED_FEATURES
+from .attention import causal_mask, padding_mask, term_buckets
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -53,8 +52,12 @@ def _embedding_scale(config) -> float:
 class SyntaxTransformerEncoder(nn.Module):
     """Token (+ syntax feature) embeddings, sinusoidal positions and a stack of encoder layers.
 
-    Named feature arguments (not **kwargs) let `generate` and `Trainer` pass the columns through; `generate` keeps
-    passing them on every step, but the encoder only runs once, so they cost nothing after the first call.
+    The source syntax columns come as keyword arguments named as in the column table (`dep_depths=...`,
+    `pos_ids=...`); the encoder reads those its config needs (`config.needs_source_features`: the embedded
+    features and the columns of its relative terms) and ignores the rest, so a new term or feature reading a
+    column the featurizer makes needs no change here. (The wildcard is named `kwargs` because `generate` passes
+    everything on to an encoder only when its `forward` has a parameter of that name.) `generate` passes the columns on every step, but the encoder
+    only runs once, so they cost nothing after the first call.
     """
 
     main_input_name = "input_ids"
@@ -72,10 +75,6 @@ class SyntaxTransformerEncoder(nn.Module):
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
-        dep_depths: torch.LongTensor | None = None,
-        pos_ids: torch.LongTensor | None = None,
-        case_ids: torch.LongTensor | None = None,
-        subword_tags: torch.LongTensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         **kwargs,
@@ -89,13 +88,9 @@ class SyntaxTransformerEncoder(nn.Module):
                 f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
                 "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
             )
-        columns = {"dep_depths": dep_depths, "pos_ids": pos_ids, "case_ids": case_ids, "subword_tags": subword_tags}
+        columns = self._needed_columns(input_ids, kwargs)
         hidden = self.embed_tokens(input_ids) * self.embed_scale
         if self.feature_embedding is not None:
-            needed = [EMBEDDED_FEATURES[name].name for name in config.source_features]
-            missing = [column for column in needed if columns[column] is None]
-            if missing:
-                raise ValueError(f"This model embeds source syntax features but {missing} were not given. {FEATURIZER_HINT}")
             hidden = self.feature_embedding(hidden, columns)
         if config.absolute_positions:
             positions = torch.arange(length, device=input_ids.device)
@@ -103,17 +98,6 @@ class SyntaxTransformerEncoder(nn.Module):
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
         mask = padding_mask(attention_mask, hidden.dtype)
-        for name, kind in enabled_terms(config, "encoder").items():
-            if kind.column is None:
-                continue
-            column = columns[kind.column]
-            if column is None:
-                raise ValueError(f"This model's {name} attention term needs `{kind.column}`, which was not given. "
-                                 f"{FEATURIZER_HINT}")
-            if column.shape != input_ids.shape:
-                raise ValueError(
-                    f"{kind.column} has shape {tuple(column.shape)} but input_ids has {tuple(input_ids.shape)}."
-                )
         positions = torch.arange(length, device=input_ids.device)
         # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
         # terms' buckets, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
@@ -137,6 +121,22 @@ class SyntaxTransformerEncoder(nn.Module):
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs,
         )
+
+    def _needed_columns(self, input_ids: torch.Tensor, given: dict) -> dict[str, torch.Tensor]:
+        """The columns this model reads (`config.needs_source_features`), each checked to be given with one value
+        per source token."""
+        needed = self.config.needs_source_features
+        columns = {}
+        for name in needed:
+            column = given.get(name)
+            if column is None:
+                raise ValueError(f"This model reads the source columns {list(needed)} but `{name}` was not given. "
+                                 f"{FEATURIZER_HINT}")
+            if column.shape != input_ids.shape:
+                raise ValueError(f"{name} has shape {tuple(column.shape)} but input_ids has {tuple(input_ids.shape)}: "
+                                 "feature columns must be aligned to the subwords.")
+            columns[name] = column
+        return columns
 
 
 class SyntaxTransformerDecoder(nn.Module):

@@ -11,6 +11,7 @@ import re
 import torch
 from transformers import MarianConfig, MarianMTModel
 
+from hf_syntax.attention import RELATIVE_TERMS
 from hf_syntax.configuration_syntax_transformer import SyntaxTransformerConfig
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerForConditionalGeneration
 
@@ -55,7 +56,7 @@ def to_marian(model: SyntaxTransformerForConditionalGeneration) -> MarianMTModel
     """A `MarianMTModel` with the weights of our model; only the plain baseline (no syntax mechanism) converts."""
     config = model.config
     syntax_options = {
-        "relative_position_clip": 0, "dependency_depth_clip": 0, "parse_layer_encoder": 0, "parse_layer_decoder": 0,
+        **{kind.clip_field: 0 for kind in RELATIVE_TERMS.values()}, "parse_layer_encoder": 0, "parse_layer_decoder": 0,
         "encoder_layer_type": "standard", "source_features": [], "absolute_positions": True,
     }
     differing = [name for name, plain in syntax_options.items() if getattr(config, name) != plain]

@@ -19,8 +19,14 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
+from hf_syntax.attention import enabled_terms
+
 TEMPLATE_DIR = Path(__file__).resolve().parent / "model_card_templates"
 VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos")
+TERM_CARDS = {"relative_positions": "dep_rpe", "dependency_depths": "dep_rpe"}
+"""The card variant that describes each relative attention term (``attention.RELATIVE_TERMS``). A term without one
+counts as a mechanism of its own name, for which ``load_template`` finds no template and says so: a card never
+presents such a model as another variant."""
 TEMPLATE_FIELDS = (
     "card_data", "model_id", "untrained_warning", "parser_section", "example", "training_data",
     "training_settings", "results_table", "license",
@@ -145,8 +151,9 @@ def mechanisms_of(config) -> list[str]:
     mechanisms = []
     if config.parse_layer_encoder or config.parse_layer_decoder:
         mechanisms.append("dbsa")
-    if config.dependency_depth_clip or config.relative_position_clip:
-        mechanisms.append("dep_rpe")
+    for term in {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}:
+        if TERM_CARDS.get(term, term) not in mechanisms:
+            mechanisms.append(TERM_CARDS.get(term, term))
     if config.encoder_layer_type == "graph":
         mechanisms.append("graph_transformer")
     if config.source_features:
