@@ -154,8 +154,8 @@ def test_a_converted_marian_model_exports(tokenizer, pairs, tmp_path):
 
 @pytest.mark.parametrize(("architecture", "overrides", "reason"), [
     ("transformer_rel", {}, "skips the absolute position encodings"),
-    ("transformer_dep_rel", {}, "depth(j) - depth(i)"),
-    ("transformer_dep_noabs", {}, "depth(j) - depth(i)"),
+    ("transformer_dep_rel", {}, "dependency_depths attention term (dependency_depth_clip > 0)"),
+    ("transformer_dep_noabs", {}, "buckets are computed from `dep_depths` of each sentence's parse"),
     ("graph_transformer_half_dim_gate", {}, "Graph-Transformer layers"),
     ("dbsa_enc_dec", {"parse_head": "add", "parse_layer_encoder": 1, "parse_layer_decoder": 1},
      "one head count for a whole stack"),

@@ -1,7 +1,7 @@
 """Fast CPU inference: CTranslate2 export for what it can express exactly, an int8 PyTorch path for the rest.
 
-* ``export_ctranslate2`` / ``check_expressible`` (``ctranslate2_export``): model -> CTranslate2 folder, or the reason
-  it cannot be one;
+* ``check_expressible`` (``ctranslate2_spec``): whether CTranslate2 computes a model exactly, or the reason it
+  cannot; ``export_ctranslate2`` (``ctranslate2_export``): model -> CTranslate2 folder;
 * ``CTranslate2Seq2SeqModel`` (``ctranslate2_model``): such a folder behind ``generate``, for the pipelines;
 * ``optimize_for_cpu`` (``torch_path``): dynamic int8 linear layers for any model;
 * ``load_pipeline`` (``backends``): the pipeline of a saved folder on either backend.
@@ -10,8 +10,9 @@ CTranslate2 is an optional dependency (``pip install 'hf-syntax[ctranslate2]'``)
 """
 
 from .backends import BACKENDS, load_pipeline
-from .ctranslate2_export import NotExpressibleError, check_expressible, expressibility_problems, export_ctranslate2
+from .ctranslate2_export import export_ctranslate2
 from .ctranslate2_model import CTranslate2Seq2SeqModel, is_ctranslate2_folder
+from .ctranslate2_spec import NotExpressibleError, check_expressible, expressibility_problems
 from .torch_path import optimize_for_cpu, quantize_int8
 
 __all__ = [

@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, GenerationConfig
 
-from .ctranslate2_export import FEATURE_SEPARATOR, METADATA_FILE, FeatureStream, import_ctranslate2
+from .ctranslate2_export import FEATURE_SEPARATOR, METADATA_FILE
+from .ctranslate2_spec import FeatureStream, import_ctranslate2
 
 GENERATION_OPTIONS = ("num_beams", "max_length", "max_new_tokens", "min_length", "min_new_tokens", "length_penalty",
                       "repetition_penalty", "no_repeat_ngram_size", "num_return_sequences", "forced_eos_token_id")
