@@ -45,6 +45,11 @@ class SyntaxDecoderOutput(BaseModelOutputWithPastAndCrossAttentions):
     parse_log_probs: torch.FloatTensor | None = None
 
 
+def _kept(per_layer: tuple | None, item) -> tuple | None:
+    """`per_layer` + (`item`,) for an output the caller asked for (a tuple), None for one it did not."""
+    return None if per_layer is None else per_layer + (item,)
+
+
 def _embedding_scale(config) -> float:
     return math.sqrt(config.d_model) if config.scale_embedding else 1.0
 
@@ -55,9 +60,9 @@ class SyntaxTransformerEncoder(nn.Module):
     The source syntax columns come as keyword arguments named as in the column table (`dep_depths=...`,
     `pos_ids=...`); the encoder reads those its config needs (`config.needs_source_features`: the embedded
     features and the columns of its relative terms) and ignores the rest, so a new term or feature reading a
-    column the featurizer makes needs no change here. (The wildcard is named `kwargs` because `generate` passes
-    everything on to an encoder only when its `forward` has a parameter of that name.) `generate` passes the columns on every step, but the encoder
-    only runs once, so they cost nothing after the first call.
+    column the featurizer makes needs no change here. The wildcard is named `kwargs` because `generate` passes
+    everything on to an encoder only when its `forward` has a parameter of that name; it passes the columns on
+    every step, but the encoder only runs once, so they cost nothing after the first call.
     """
 
     main_input_name = "input_ids"
@@ -111,12 +116,8 @@ class SyntaxTransformerEncoder(nn.Module):
                 hidden, mask, output_attentions=bool(output_attentions),
                 **{name: stack_inputs[name] for name in layer.stack_inputs},
             )
-            if layer_parse is not None:
-                parse_log_probs = layer_parse
-            if output_hidden_states:
-                all_hidden += (hidden,)
-            if output_attentions:
-                all_attentions += (weights,)
+            parse_log_probs = layer_parse if layer_parse is not None else parse_log_probs
+            all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, weights)
         return SyntaxEncoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs,
@@ -192,13 +193,10 @@ class SyntaxTransformerDecoder(nn.Module):
                 hidden, self_mask, encoder_hidden_states, cross_mask, past_key_values=past_key_values,
                 term_buckets=buckets, output_attentions=bool(output_attentions),
             )
-            if layer_parse is not None:
-                parse_log_probs = layer_parse
-            if output_hidden_states:
-                all_hidden += (hidden,)
-            if output_attentions:
-                self_attentions += (self_weights,)
-                cross_attentions += (cross_weights,)
+            parse_log_probs = layer_parse if layer_parse is not None else parse_log_probs
+            all_hidden = _kept(all_hidden, hidden)
+            self_attentions = _kept(self_attentions, self_weights)
+            cross_attentions = _kept(cross_attentions, cross_weights)
         return SyntaxDecoderOutput(
             last_hidden_state=hidden, past_key_values=past_key_values if use_cache else None,
             hidden_states=all_hidden, attentions=self_attentions, cross_attentions=cross_attentions,
