@@ -1,5 +1,6 @@
 """The baseline core is the Transformer: Marian equivalence, cached decoding, export, config errors."""
 
+import inspect
 import json
 
 import pytest
@@ -7,7 +8,8 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from fresh_process import run_without_hf_syntax
-from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration
+from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel
+from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.convert.marian import from_marian, to_marian
 
 TINY = dict(
@@ -90,6 +92,25 @@ def test_only_the_plain_baseline_converts_to_marian():
 def baseline():
     torch.manual_seed(0)
     return _spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY))).eval()
+
+
+def test_every_source_column_the_featurizer_makes_reaches_the_encoder(baseline):
+    """Trainer keeps only the dataset columns `forward` names, and the encoder reads the columns its config needs
+    from what it is handed; so the core models name every source column the featurizer makes and pass them all on,
+    and a relative term or embedded feature over any of them needs no change to the models."""
+    for forward in (SyntaxTransformerModel.forward, SyntaxTransformerForConditionalGeneration.forward):
+        assert set(DEFAULT_FEATURES) <= set(inspect.signature(forward).parameters), forward.__qualname__
+    input_ids, attention_mask = _batch(0)
+    columns = {name: torch.zeros_like(input_ids) for name in DEFAULT_FEATURES}
+    handed = {}
+    hook = baseline.model.encoder.register_forward_pre_hook(
+        lambda module, args, kwargs: handed.update(kwargs), with_kwargs=True
+    )
+    try:
+        baseline(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=input_ids[:, :2], **columns)
+    finally:
+        hook.remove()
+    assert [name for name in DEFAULT_FEATURES if handed.get(name) is not columns[name]] == []
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])
