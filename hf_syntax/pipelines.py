@@ -20,6 +20,7 @@ only around a save (a folder's ``config.custom_pipelines`` entry is looked up be
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from contextlib import contextmanager
@@ -157,8 +158,7 @@ class SyntaxTranslationPipeline(Pipeline):
 
     def preprocess(self, text, pretokenized=None):
         check_texts(text)
-        if pretokenized is None:
-            pretokenized = self._default_pretokenized(text)
+        text, pretokenized = self.as_read(text, pretokenized)
         if self.featurizer is not None:
             # A batch of one word list: the words are parsed as given, the tokenizer sees them joined by spaces.
             row = self.featurizer(text) if not pretokenized else {
@@ -172,6 +172,15 @@ class SyntaxTranslationPipeline(Pipeline):
         # would pad depth columns with 0, a real depth).
         return {"row": row}
 
+    def as_read(self, text: str, pretokenized: bool | None = None) -> tuple[str, bool]:
+        """``(text, pretokenized)`` as the model reads them. ``pretokenized=None`` means what the model was trained on;
+        raw text for a model trained on the parser's words that parses nothing itself is split by that parser here."""
+        if pretokenized is None:
+            pretokenized = self._default_pretokenized(text)
+        if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
+            return " ".join(self.segmenter.parse(text).words), True
+        return text, pretokenized
+
     def _default_pretokenized(self, text: str) -> bool:
         """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
 
@@ -182,14 +191,23 @@ class SyntaxTranslationPipeline(Pipeline):
             return False
         if len(text.split()) > 1:
             return True
-        if self.featurizer is not None and not self._said_unsegmented:
-            logger.warning(
-                "this model was trained on text split into words (config.source_pretokenized) but got input with no "
-                "whitespace (e.g. %r); the parser segments such input. Pass pretokenized=True to keep it as one word.",
-                text[:40],
-            )
+        if not self._said_unsegmented:
+            if self.featurizer is not None or self.segmenter is not None:
+                what_happens = "the parser segments such input. Pass pretokenized=True to keep it as one word."
+            else:
+                what_happens = ("its config names no source_parser to segment it, so it is read as one word; pass "
+                                "the words separated by spaces, or set model.config.source_parser.")
+            logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
+                           "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
             self._said_unsegmented = True
         return False
+
+    @functools.cached_property
+    def segmenter(self):
+        """The config's parser, used only to split raw text into words for a model that reads no tree (DBSA at
+        inference, the baseline) but was trained on the parser's words; loaded at first use."""
+        spec = getattr(self.model.config, "source_parser", None)
+        return get_parser(spec) if spec and self.featurizer is None else None
 
     def _forward(self, model_inputs, **generate_kwargs):
         rows = model_inputs["row"]

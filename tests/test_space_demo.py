@@ -2,14 +2,10 @@
 uses it -- served on loopback by a process without hf_syntax, driven by headless Chromium, with no outside calls."""
 
 import json
-import os
 import re
-import shutil
 import socket
 import subprocess
 import threading
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -25,13 +21,10 @@ from hub_support import ENGLISH_PARSER, SENTENCES, tiny_model, tiny_tokenizer, t
 from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.parsers import get_parser  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
+from hf_syntax.serving import browser  # noqa: E402
 from hf_syntax.serving.space import SpaceError, write_space  # noqa: E402
 from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree  # noqa: E402
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-BROWSER_INSTALL = "apt-get install -y chromium chromium-driver && pip install selenium"
-SCREENSHOT_COPY = "HF_SYNTAX_SPACE_SCREENSHOT"
-"""Set this environment variable to a path to keep the browser test's screenshot (the README's image)."""
 
 
 @pytest.fixture(scope="module")
@@ -156,48 +149,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_for_server(process, url: str, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the app exited with {process.returncode}:\n{process.stderr.read()[-4000:]}")
-        try:
-            with opener.open(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    raise AssertionError(f"the app did not answer on {url} within {timeout} s")
-
-
-def click_once_free(*locator):
-    """A wait condition that clicks the element as soon as nothing covers it (gradio lays a loading overlay over the
-    page while it starts; a person waits for it too)."""
-    from selenium.common.exceptions import ElementClickInterceptedException
-
-    def click(page):
-        try:
-            page.find_element(*locator).click()
-        except ElementClickInterceptedException:
-            return False
-        return True
-
-    return click
-
-
 def chromium_driver():
-    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-        pytest.skip(f"the browser test needs Debian's chromium and its driver: {BROWSER_INSTALL}")
-    webdriver = pytest.importorskip("selenium.webdriver", reason=f"the browser test needs selenium: {BROWSER_INSTALL}")
-    os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never try to download a browser or driver
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1300",
-                     "--disable-background-networking", "--disable-component-update", "--no-first-run"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)))
+    try:
+        return browser.chromium_driver()
+    except browser.BrowserUnavailable as missing:
+        pytest.skip(f"the browser test {missing}")
 
 
 @pytest.mark.slow
@@ -217,46 +173,24 @@ def test_space_in_a_browser(exported_dep_rpe, tmp_path):
                no_proxy="127.0.0.1,localhost")
     process = subprocess.Popen(command, cwd=space, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
+    screenshot = tmp_path / "space.png"
+    url = f"http://127.0.0.1:{port}/"
     try:
-        url = f"http://127.0.0.1:{port}/"
-        wait_for_server(process, url)
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        driver.get(url)
-        wait = WebDriverWait(driver, 300)
-        source = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#source textarea"))
-        source.send_keys(SENTENCES[0])
-        wait.until(click_once_free(By.CSS_SELECTOR, "#run"))
-        translation = wait.until(lambda page: page.find_element(By.CSS_SELECTOR, "#translation textarea")
-                                 .get_attribute("value"))
-        tree = wait.until(lambda page: page.find_elements(By.CSS_SELECTOR, "#given-tree svg"))
-        heat_map = wait.until(lambda page: page.find_elements(By.CSS_SELECTOR, "#attention img"))
-        wait.until(lambda page: heat_map[0].get_attribute("naturalWidth") not in (None, "0"))
-        shown_words = [element.text for element in tree[0].find_elements(By.CSS_SELECTOR, "text tspan")]
-        notes = driver.find_element(By.CSS_SELECTOR, "#predicted-tree").text
-        driver.execute_script("document.body.style.zoom = '0.8'")
-        screenshot = tmp_path / "space.png"
-        driver.save_screenshot(str(screenshot))
-        requested = [json.loads(entry["message"])["message"]["params"]["request"]["url"]
-                     for entry in driver.get_log("performance")
-                     if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"]
+        browser.wait_for_server(process, url)
+        page = browser.translate_in_browser(driver, url, SENTENCES[0], screenshot)
     finally:
         driver.quit()
         process.terminate()
         process.wait(timeout=30)
         recorder.close()
-    expected = syntax_pipeline_translation(folder)
-    assert translation == expected
+    assert page.translation == syntax_pipeline_translation(folder)
     parsed = get_parser(ENGLISH_PARSER).parse(SENTENCES[0])
-    assert all(word in shown_words for word in parsed.words), shown_words
-    assert "no parse head" in notes
+    assert all(word in page.tree_words for word in parsed.words), page.tree_words
+    assert "no parse head" in page.predicted_tree_note
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
-    outside = [address for address in requested if not address.startswith((url, "data:", "blob:"))]
+    outside = [address for address in page.requested_urls if not address.startswith((url, "data:", "blob:"))]
     assert not outside, f"the page fetched from outside loopback: {outside}"
     assert not recorder.requests, f"the app tried to reach the outside: {recorder.requests}"
-    if os.environ.get(SCREENSHOT_COPY):
-        shutil.copyfile(screenshot, os.environ[SCREENSHOT_COPY])
 
 
 def syntax_pipeline_translation(folder) -> str:
