@@ -226,6 +226,17 @@ def test_card_parser_section_names_the_parser_and_its_package(tokenizer):
     assert "No parser is needed at inference" in free
 
 
+def test_a_parser_free_model_trained_on_pre_split_words_ships_its_segmenter(tokenizer, tmp_path):
+    """DBSA trained on GiNZA's words reads no tree, but the pipeline splits a raw sentence with GiNZA: the card says
+    so and the endpoint's requirements install it."""
+    model = tiny_model("dbsa", tokenizer)
+    model.config.source_parser, model.config.source_pretokenized = "spacy:ja_ginza", True
+    card = render_card(model.config, {"results": []}).text
+    assert "split into words by `spacy:ja_ginza` first" in card and "pip install ginza ja-ginza" in card
+    folder = export(model, tokenizer, tmp_path / "dbsa", {"results": []})
+    assert {"ginza", "ja-ginza"} <= set((folder / "requirements.txt").read_text().split())
+
+
 @pytest.mark.parametrize(
     "edit, message",
     [

@@ -250,6 +250,13 @@ def parser_section(config) -> str:
             f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
             f"{parser_install_hint(spec)}\n```\n\n{_segmentation_note(config)}"
         )
+    if getattr(config, "source_pretokenized", False) and spec:
+        return (
+            f"The model reads no tree at inference, but it was trained on words split by `{spec}` (separated by "
+            f"spaces). Text already split that way is read as given; a raw sentence with no whitespace (typed into "
+            f"the widget or sent to an endpoint) is split into words by `{spec}` first, so install it:\n\n```bash\n"
+            f"{parser_install_hint(spec)}\n```"
+        )
     trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
                     if value]
     during_training = f" (training used `{'`, `'.join(trained_with)}`)" if trained_with else ""

@@ -157,10 +157,12 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
 
 
 def inference_parsers(config) -> list[str]:
-    """Parser specs a model runs at inference: BERT+POS's tagger, or the source parser of a feature model."""
+    """Parser specs a model runs at inference: BERT+POS's tagger, the source parser of a feature model, or the one
+    that split a pre-split training corpus into words (the pipeline splits raw text with it)."""
     if getattr(config, "pos_parser", None):
         return [config.pos_parser]
-    if getattr(config, "needs_source_features", ()) and config.source_parser:
+    segments = getattr(config, "source_pretokenized", False)
+    if (getattr(config, "needs_source_features", ()) or segments) and config.source_parser:
         return [config.source_parser]
     return []
 
