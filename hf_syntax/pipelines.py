@@ -173,8 +173,9 @@ class SyntaxTranslationPipeline(Pipeline):
         return {"row": row}
 
     def as_read(self, text: str, pretokenized: bool | None = None) -> tuple[str, bool]:
-        """``(text, pretokenized)`` as the model reads them. ``pretokenized=None`` means what the model was trained on;
-        raw text for a model trained on the parser's words that parses nothing itself is split by that parser here."""
+        """``(text, pretokenized)`` as the model reads them. ``pretokenized=None`` means what the model was trained on.
+        Raw text for a model trained on the parser's words is split by that parser here and read as those words: the
+        tokenizer must see them separated by spaces, as in training, or BPE loses every word-initial subword."""
         if pretokenized is None:
             pretokenized = self._default_pretokenized(text)
         if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
@@ -192,7 +193,7 @@ class SyntaxTranslationPipeline(Pipeline):
         if len(text.split()) > 1:
             return True
         if not self._said_unsegmented:
-            if self.featurizer is not None or self.segmenter is not None:
+            if self.segmenter is not None:
                 what_happens = "the parser segments such input. Pass pretokenized=True to keep it as one word."
             else:
                 what_happens = ("its config names no source_parser to segment it, so it is read as one word; pass "
@@ -204,10 +205,10 @@ class SyntaxTranslationPipeline(Pipeline):
 
     @functools.cached_property
     def segmenter(self):
-        """The config's parser, used only to split raw text into words for a model that reads no tree (DBSA at
-        inference, the baseline) but was trained on the parser's words; loaded at first use."""
+        """The config's parser, which splits raw text into the words a model trained on pre-split text expects
+        (loaded at first use; the featurizer shares the same loaded parser)."""
         spec = getattr(self.model.config, "source_parser", None)
-        return get_parser(spec) if spec and self.featurizer is None else None
+        return get_parser(spec) if spec else None
 
     def _forward(self, model_inputs, **generate_kwargs):
         rows = model_inputs["row"]
