@@ -178,6 +178,45 @@ def test_unmapped_generation_options_are_refused(tokenizer, pairs, tmp_path):
         ct2.generate(**batch, do_sample=True)
 
 
+def until_end(ids, eos_id):
+    """Output ids up to the first end token: finished beam hypotheses are padded with more end tokens."""
+    ids = ids.tolist()
+    return ids[: ids.index(eos_id, 1) + 1] if eos_id in ids[1:] else ids
+
+
+def test_beam_search_stops_like_transformers_early_stopping(tokenizer, pairs, tmp_path):
+    """CTranslate2 stops a beam search once ``beam_size * patience`` hypotheses are finished; transformers with
+    ``early_stopping=True`` once ``num_beams`` are: patience 1 is the same search. A test model whose end-token bias
+    makes hypotheses finish at many lengths, so when the search stops changes the outputs (early_stopping=False
+    picks other ones)."""
+    model = spread(tiny_model(tokenizer, "transformer_abs", output_bias=True), seed=2)
+    with torch.no_grad():
+        model.lm_head.bias[model.config.eos_token_id] += 4.0
+    model.generation_config.update(max_new_tokens=16)
+    ct2 = CTranslate2Seq2SeqModel(export_ctranslate2(model, tokenizer, tmp_path / "ct2"))
+    batch = encode(tokenizer, model, pairs[0][:64])
+    eos = model.config.eos_token_id
+    outputs = {}
+    with torch.no_grad():
+        for early_stopping in (True, False):
+            outputs[early_stopping] = [until_end(row, eos) for row in
+                                       model.generate(**batch, num_beams=4, early_stopping=early_stopping)]
+    assert outputs[True] != outputs[False], "the test model should make the stopping rule matter"
+    produced = [until_end(row, eos) for row in ct2.generate(**batch, num_beams=4, early_stopping=True)]
+    assert produced == outputs[True]
+
+
+def test_early_stopping_maps_to_beam_patience(tokenizer, pairs, tmp_path):
+    """True is exact (patience 1); transformers' default False goes on searching after ``num_beams`` finished
+    hypotheses, which patience 2 approximates (benchmarks/results/ctranslate2_agreement.md); "never" is refused."""
+    ct2 = CTranslate2Seq2SeqModel(export_ctranslate2(tiny_model(tokenizer, "transformer_abs"), tokenizer,
+                                                     tmp_path / "ct2"))
+    assert ct2._translate_options({"num_beams": 4, "early_stopping": True})[0]["patience"] == 1
+    assert ct2._translate_options({"num_beams": 4})[0]["patience"] == 2  # the generation config's False
+    with pytest.raises(ValueError, match="early_stopping='never'"):
+        ct2._translate_options({"num_beams": 4, "early_stopping": "never"})
+
+
 def test_int8_stays_close_to_float32(tokenizer, pairs, tmp_path):
     """int8 weights (CTranslate2) and int8 linear layers (PyTorch path) move target log-probabilities (mean |log p|
     ~ 7 here) by ~0.02 on average; the benchmark measures the BLEU effect on a trained model. Gain 1: the gain-3
