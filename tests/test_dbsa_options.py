@@ -58,10 +58,14 @@ def default_outputs(**options) -> dict:
     }
 
 
-@pytest.mark.parametrize("options", [{}, dict(parse_head="replace", parse_score_form="unscaled",
-                                              decoder_parse_loss_normalizer="supervised", parse_loss_warmup_steps=0)],
-                         ids=["defaults", "defaults-spelt-out"])
-def test_defaults_reproduce_the_outputs_from_before_the_options(options):
+PAPER_READING = dict(parse_score_form="unscaled", decoder_parse_loss_normalizer="supervised",
+                     parse_loss_weight_encoder=1.0, parse_loss_weight_decoder=1.0)
+"""The settings shipped before the diagnosis of issue 13; the defaults are now the authors' effective settings."""
+
+
+@pytest.mark.parametrize("options", [PAPER_READING, dict(PAPER_READING, parse_head="replace", parse_loss_warmup_steps=0)],
+                         ids=["paper-reading", "paper-reading-spelt-out"])
+def test_paper_reading_reproduces_the_outputs_from_before_the_options(options):
     reference, now = json.loads(REFERENCE.read_text()), default_outputs(**options)
     assert now["state_dict_shapes"] == reference["state_dict_shapes"]  # earlier checkpoints still load
     for key in ("loss", "translation_loss", "encoder_parse_loss", "decoder_parse_loss", "logits",
@@ -95,7 +99,7 @@ def test_biaffine_score_equals_the_hand_computed_form(scale_query):
 
 def test_score_forms_start_from_their_own_initialisation():
     sizes = dict(d_model=128, encoder_attention_heads=2, decoder_attention_heads=2)  # d_head = 64
-    unscaled = tiny_model(**sizes).model.encoder.layers[1].self_attn.parse_head
+    unscaled = tiny_model(parse_score_form="unscaled", **sizes).model.encoder.layers[1].self_attn.parse_head
     assert unscaled.query_scale is None
     assert not unscaled.biaffine.any() and not unscaled.key_bias.any()
 
@@ -137,9 +141,9 @@ def test_lambda_ramps_linearly_with_the_step_it_is_told():
     with pytest.raises(ValueError, match="parse_loss_warmup_steps=4.*parse_loss_step.*ParseLossWarmupCallback"):
         model(**BATCH)
     assert model.eval().parse_loss_weights() == (0.5, 0.25)  # a finished model's losses use the full weights
-    without_ramp = tiny_model(parse_loss_weight_encoder=0.5)
+    without_ramp = tiny_model(parse_loss_weight_encoder=0.75)
     without_ramp.parse_loss_step = 0
-    assert without_ramp.parse_loss_weights() == (0.5, 1.0)
+    assert without_ramp.parse_loss_weights() == (0.75, 0.5)
 
 
 def test_invalid_option_values_are_clear_errors():
@@ -226,10 +230,10 @@ def test_trainer_logs_translation_and_parse_gradient_norms_on_logged_steps(tmp_p
 
 
 def test_trainer_drives_the_lambda_warm_up(tmp_path):
-    log, _ = train(tmp_path, steps=4, parse_loss_warmup_steps=2, max_grad_norm=0.0)
+    log, _ = train(tmp_path, steps=4, parse_loss_warmup_steps=2, max_grad_norm=0.0)  # lambda 0.5 (the default)
     for entry in log:
         ramp = min(1.0, (entry["step"] - 1) / 2)  # the step's weight uses the steps completed before it
-        parts = entry["translation_loss"] + ramp * (entry["encoder_parse_loss"] + entry["decoder_parse_loss"])
+        parts = entry["translation_loss"] + ramp * 0.5 * (entry["encoder_parse_loss"] + entry["decoder_parse_loss"])
         assert entry["loss"] == pytest.approx(parts, abs=2e-4), entry["step"]
     assert log[0]["grad_norm_parse"] == 0.0 and log[1]["grad_norm_parse"] > 0
 
@@ -269,6 +273,8 @@ def test_every_diagnosis_run_builds(tmp_path):
         training_arguments(config)
         built[name] = (build_model(config, tokenizer, tokenizer).config, config)
     assert not built["baseline"][0].parse_layer_encoder and built["dbsa_today"][0].parse_layer_encoder == 2
+    today = built["dbsa_today"][0]
+    assert {key: getattr(today, key) for key in PAPER_READING} == PAPER_READING, "the row keeps its meaning"
     assert built["dbsa_authors_both_noclip"][1].training["max_grad_norm"] == 0
     authors = built["dbsa_authors_both"][0]
     assert (authors.parse_score_form, authors.decoder_parse_loss_normalizer, authors.parse_loss_weight_decoder) == (
