@@ -142,6 +142,8 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["training.eval_steps=often"], r"training.eval_steps = 'often' .* expects float or null"),
         (["training.eval_strategy=sometimes"], r"training.eval_strategy = 'sometimes' .* expects one of "
                                                r"\['no', 'steps', 'epoch'\]"),
+        (["training.eval_strategy=no"], r"training.eval_strategy = False .* expects one of \['no', 'steps', 'epoch'\] "
+                                        r"\(YAML read the word as False; quote it, e.g. eval_strategy: 'no'\)"),
         (["generation.length_penalty=long"], "generation.length_penalty = 'long' has the wrong type"),
         (["data.train.source"], "must look like section.key=value"),
     ],

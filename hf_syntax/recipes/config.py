@@ -154,8 +154,11 @@ def check_arguments(values: dict[str, Any], cls: type, where: str) -> dict[str, 
             raise ConfigError(f"unknown config key {where}.{key}{hint}: not a {cls.__name__} field")
         value = _converted(hints[key], value)
         if not _accepts(hints[key], value):
+            # YAML 1.1 reads an unquoted no/yes/off/on as a boolean: say how to keep the word.
+            quote = f" (YAML read the word as {value!r}; quote it, e.g. {key}: 'no')" if isinstance(value, bool) else ""
             raise ConfigError(
-                f"{where}.{key} = {value!r} has the wrong type: {cls.__name__}.{key} expects {describe_type(hints[key])}"
+                f"{where}.{key} = {value!r} has the wrong type: {cls.__name__}.{key} expects "
+                f"{describe_type(hints[key])}{quote}"
             )
         checked[key] = value
     return checked
