@@ -3,8 +3,11 @@
 For each variant, beam-4 generation of the same batch by:
 
   * ``marian``: transformers' ``MarianMTModel.generate`` at the same size (the reference every ratio divides by);
-  * ``pytorch``: our model's ``generate`` (float32), today's path;
-  * ``pytorch_int8``: the PyTorch path with dynamic int8 linear layers (``hf_syntax.fast_inference.optimize_for_cpu``);
+  * ``pytorch``: our model's ``generate`` (float32) with transformers' default cache, the reference of the PyTorch
+    path's speed-ups;
+  * ``pytorch_fast``: the PyTorch path in float32 (``hf_syntax.fast_inference.optimize_for_cpu``: generation through
+    ``DecodingCache``, same outputs);
+  * ``pytorch_int8``: the PyTorch path with dynamic int8 linear layers (``optimize_for_cpu(model, "int8")``);
   * ``ctranslate2_float32`` / ``ctranslate2_int8``: the CTranslate2 export, where CTranslate2 can express the model.
 
 Workloads: ``random`` = 32 sentences x 32 source tokens, exactly 64 new tokens (random weights, the issue's
@@ -19,6 +22,7 @@ Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--model
 """
 
 import argparse
+import copy
 import json
 import platform
 import sys
@@ -69,7 +73,9 @@ def marian_twin(model) -> MarianMTModel:
 
 def paths_of(model, tokenizer, work: Path, threads: int) -> dict:
     """Every inference path of ``model``: name -> a generate-like callable."""
-    paths = {"marian": marian_twin(model), "pytorch": model.eval(), "pytorch_int8": optimize_for_cpu(model, "int8")}
+    paths = {"marian": marian_twin(model), "pytorch": model.eval(),
+             "pytorch_fast": optimize_for_cpu(copy.deepcopy(model)),  # in float32 it changes the model it is given
+             "pytorch_int8": optimize_for_cpu(model, "int8")}
     if not expressibility_problems(model.config):
         for quantization in ("float32", "int8"):
             folder = export_ctranslate2(model, tokenizer, work / quantization, quantization=quantization,
@@ -90,7 +96,18 @@ def generation(model, batch: dict, columns: tuple, **settings):
     return generate
 
 
+def check_fast_path_is_exact(paths: dict, batch: dict, columns: tuple, **settings):
+    """The float32 PyTorch path must give the tokens today's ``generate`` gives; a speed-up that changes outputs
+    would not count."""
+    inputs = {name: batch[name] for name in ("input_ids", "attention_mask", *columns)}
+    with torch.no_grad():
+        outputs = [paths[name].generate(**inputs, num_beams=4, **settings) for name in ("pytorch", "pytorch_fast")]
+    if not torch.equal(*outputs):
+        raise SystemExit("pytorch_fast generated other tokens than pytorch: the fast path is broken.")
+
+
 def measure(paths: dict, batch: dict, columns: tuple, repeats: int, sentences: int, **settings) -> dict:
+    check_fast_path_is_exact(paths, batch, columns, **settings)
     times = interleaved({name: generation(model, batch, columns, **settings) for name, model in paths.items()},
                         repeats)["wall"]
     result = {name: {"seconds": round(seconds, 4), "sentences_per_s": round(sentences / seconds, 2),

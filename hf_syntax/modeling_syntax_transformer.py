@@ -7,6 +7,7 @@ This module holds the `PreTrainedModel` classes (weight init, embeddings, output
 own are in `stacks.py`.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -14,7 +15,8 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
-from transformers.cache_utils import EncoderDecoderCache
+from transformers.cache_utils import Cache, EncoderDecoderCache
+from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
 from .attention import BiaffineParseHead, RelativeTerm
@@ -79,6 +81,12 @@ def _check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
             f"{name} holds head indices outside [0, {length}) (e.g. {heads[bad][0].item()}); heads are 0-based "
             "token indices within the same sequence, -100 for unsupervised tokens."
         )
+
+
+CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, GenerationMode.BEAM_SEARCH,
+                      GenerationMode.BEAM_SAMPLE)
+"""Decoding modes that only append to and reorder the cache, so a `decoding_cache` may replace transformers' own
+(assisted and contrastive decoding also crop and re-batch it)."""
 
 
 class SyntaxTransformerPreTrainedModel(PreTrainedModel):
@@ -221,10 +229,16 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     `global_step`), rather than the model counting its own training forward passes: with gradient accumulation a
     step is several forward passes, a resumed run restarts a counter that is not part of the weights while the
     Trainer restores its step, and forward passes for evaluation or analysis must not advance the schedule.
+
+    `decoding_cache` is what `generate` caches keys and values in: None for transformers' default (an
+    `EncoderDecoderCache` of `DynamicCache`s), or a factory taking the most positions generate will cache, for
+    greedy, sampling and beam-search decoding without a cache of the caller's; `hf_syntax.fast_inference`'s
+    `optimize_for_cpu` sets its `DecodingCache`, which copies less per step and gives the same outputs.
     """
 
     accepts_loss_kwargs = False
     parse_loss_step: int | None = None
+    decoding_cache: Callable[[int], Cache] | None = None
 
     def __init__(self, config: SyntaxTransformerConfig):
         super().__init__(config)
@@ -241,6 +255,17 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 
     def get_decoder(self):
         return self.model.decoder
+
+    def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, batch_size,
+                                      max_cache_length):
+        """`decoding_cache` when set and it applies (see the class docstring), else transformers' choice."""
+        if (self.decoding_cache is not None and model_kwargs.get("past_key_values") is None
+                and generation_config.use_cache is not False and generation_config.cache_implementation is None
+                and generation_mode in CUSTOM_CACHE_MODES):
+            model_kwargs["past_key_values"] = self.decoding_cache(max_cache_length)
+            return
+        super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, batch_size,
+                                              max_cache_length)
 
     def get_output_embeddings(self):
         return self.lm_head

@@ -3,7 +3,8 @@
 * ``check_expressible`` (``ctranslate2_spec``): whether CTranslate2 computes a model exactly, or the reason it
   cannot; ``export_ctranslate2`` (``ctranslate2_export``): model -> CTranslate2 folder;
 * ``CTranslate2Seq2SeqModel`` (``ctranslate2_model``): such a folder behind ``generate``, for the pipelines;
-* ``optimize_for_cpu`` (``torch_path``): dynamic int8 linear layers for any model;
+* ``optimize_for_cpu`` (``torch_path``): generation through ``DecodingCache`` (``decoding_cache``: fewer copies
+  per step, same outputs) and optionally dynamic int8 linear layers, for any model;
 * ``load_pipeline`` (``backends``): the pipeline of a saved folder on either backend.
 
 CTranslate2 is an optional dependency (``pip install 'hf-syntax[ctranslate2]'``); it is imported only when used.
@@ -13,11 +14,13 @@ from .backends import BACKENDS, load_pipeline
 from .ctranslate2_export import export_ctranslate2
 from .ctranslate2_model import CTranslate2Seq2SeqModel, is_ctranslate2_folder
 from .ctranslate2_spec import NotExpressibleError, check_expressible, expressibility_problems
+from .decoding_cache import DecodingCache
 from .torch_path import optimize_for_cpu, quantize_int8
 
 __all__ = [
     "BACKENDS",
     "CTranslate2Seq2SeqModel",
+    "DecodingCache",
     "NotExpressibleError",
     "check_expressible",
     "expressibility_problems",
