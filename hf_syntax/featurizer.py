@@ -111,6 +111,12 @@ class SyntaxFeaturizer:
             return {key: values[0] for key, values in output.items()}
         return output
 
+    def source_tree(self, text) -> WordTree:
+        """The tree ``self(text)`` aligns for one input (a raw string, or a list of words parsed as given), its
+        ``text`` what the tokenizer sees. ``self(trees=tree)`` then gives the same columns without parsing again,
+        so a caller that also shows the tree parses once."""
+        return self._texts_and_trees([text], None, self.parser_spec, "text")[1][0]
+
     # ------------------------------------------------------------------------------------------------- internals
     def _texts_and_trees(self, texts, trees, parser_spec, argument, needs_trees=True):
         """Texts the tokenizer sees and the matching surface-level trees (``None`` when no parser is asked for)."""

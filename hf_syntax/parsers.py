@@ -66,6 +66,11 @@ class Parser(abc.ABC):
             raise TypeError(f"parse_batch expects a list of texts or word lists; got {type(items).__name__}.")
         return self._parse_items([_normalise_input(item, pretokenized, index) for index, item in enumerate(items)])
 
+    def split_words(self, text: str) -> list[str]:
+        """The surface words ``parse(text)`` gives, for a model trained on pre-split words that then parses them
+        as given. A backend whose tokenizer runs alone splits without parsing; this default parses."""
+        return list(self.parse(text).collapse_multiword_tokens().words)
+
     @abc.abstractmethod
     def _parse_items(self, items) -> list[WordTree]:
         """Parse normalised items (str = raw text, list = words) in one batch."""
@@ -111,6 +116,13 @@ class SpacyParser(Parser):
         docs_or_texts = [item if isinstance(item, str) else from_words(item) for item in items]
         docs = self.nlp.pipe(docs_or_texts, batch_size=self.batch_size, n_process=self.n_process)
         return [tree_from_spacy_doc(doc) for doc in docs]
+
+    def split_words(self, text: str) -> list[str]:
+        """The tokenizer's words alone (no tagging or parsing), the words ``parse(text)`` gives: no kept component
+        re-tokenizes (GiNZA's ``compound_splitter`` is excluded), except spaCy's merge_* ones, which need the parse."""
+        if any(self.nlp.get_pipe_meta(name).factory.startswith("merge_") for name in self.nlp.pipe_names):
+            return super().split_words(text)
+        return [token.text for token in self.nlp.make_doc(text) if not token.is_space]
 
     def _doc_from_words(self, words):
         Doc = _import_spacy().tokens.Doc

@@ -24,6 +24,7 @@ import functools
 import logging
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
@@ -31,6 +32,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .parsers import get_parser
+from .trees import WordTree
 
 TRANSLATION_TASK = "translation"
 CLASSIFICATION_TASK = "text-classification"
@@ -60,6 +62,20 @@ def check_texts(inputs, what: str = "text") -> None:
                     f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
                     f"to parse or translate)."
                 )
+
+
+@dataclass(frozen=True)
+class SourceReading:
+    """One source text as a translation model reads it, with the one parse its features and tree views come from."""
+
+    text: str
+    """What the tokenizer sees (a raw text split for a model trained on pre-split words becomes its words joined
+    by spaces)."""
+    pretokenized: bool
+    """Whether ``text`` is space-separated words parsed as given."""
+    tree: WordTree | None
+    """The parse of ``text``, or None for a model that reads no tree; its own ``text`` is what the tokenizer sees
+    (``text``, with pre-split words joined by single spaces)."""
 
 
 def _featurizer_max_length(tokenizer, config) -> int:
@@ -158,29 +174,33 @@ class SyntaxTranslationPipeline(Pipeline):
 
     def preprocess(self, text, pretokenized=None):
         check_texts(text)
-        text, pretokenized = self.as_read(text, pretokenized)
-        if self.featurizer is not None:
-            # A batch of one word list: the words are parsed as given, the tokenizer sees them joined by spaces.
-            row = self.featurizer(text) if not pretokenized else {
-                key: values[0] for key, values in self.featurizer([text.split()]).items()
-            }
-            row = {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
-        else:
-            row = dict(self.tokenizer(text, truncation=True,
-                                      max_length=_featurizer_max_length(self.tokenizer, self.model.config)))
-        # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
-        # would pad depth columns with 0, a real depth).
-        return {"row": row}
+        return {"row": self.encode(self.read(text, pretokenized))}
 
-    def as_read(self, text: str, pretokenized: bool | None = None) -> tuple[str, bool]:
-        """``(text, pretokenized)`` as the model reads them. ``pretokenized=None`` means what the model was trained on.
-        Raw text for a model trained on the parser's words is split by that parser here and read as those words: the
-        tokenizer must see them separated by spaces, as in training, or BPE loses every word-initial subword."""
+    def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
+        """``text`` as the model reads it, parsed once. ``pretokenized=None`` means what the model was trained on.
+
+        Raw text for a model trained on pre-split words is split into the parser's words (its tokenizer alone) and
+        read as those words separated by spaces, as in training: otherwise BPE loses every word-initial subword.
+        A feature model's tree is then the one parse of what the model reads; ``encode`` and the tree views reuse it.
+        """
         if pretokenized is None:
             pretokenized = self._default_pretokenized(text)
         if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
-            return " ".join(self.segmenter.parse(text).words), True
-        return text, pretokenized
+            text, pretokenized = " ".join(self.segmenter.split_words(text)), True
+        tree = None
+        if self.featurizer is not None:
+            tree = self.featurizer.source_tree(text.split() if pretokenized else text)
+        return SourceReading(text, pretokenized, tree)
+
+    def encode(self, reading: SourceReading) -> dict:
+        """The model's input row (ids, mask, feature columns) for one read text, from its parse (no parsing here)."""
+        if self.featurizer is not None:
+            row = self.featurizer(trees=reading.tree)
+            return {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
+        # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
+        # would pad depth columns with 0, a real depth).
+        return dict(self.tokenizer(reading.text, truncation=True,
+                                   max_length=_featurizer_max_length(self.tokenizer, self.model.config)))
 
     def _default_pretokenized(self, text: str) -> bool:
         """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
@@ -205,8 +225,8 @@ class SyntaxTranslationPipeline(Pipeline):
 
     @functools.cached_property
     def segmenter(self):
-        """The config's parser, which splits raw text into the words a model trained on pre-split text expects
-        (loaded at first use; the featurizer shares the same loaded parser)."""
+        """The config's parser, whose tokenizer splits raw text into the words a model trained on pre-split text
+        expects (loaded at first use; the featurizer shares the same loaded parser)."""
         spec = getattr(self.model.config, "source_parser", None)
         return get_parser(spec) if spec else None
 
@@ -341,6 +361,7 @@ def save_pipeline(pipe: Pipeline, folder) -> None:
 __all__ = [
     "EmptyInputError",
     "PosTextClassificationPipeline",
+    "SourceReading",
     "SyntaxTranslationPipeline",
     "check_texts",
     "save_pipeline",

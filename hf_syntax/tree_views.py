@@ -4,6 +4,9 @@ Hub-portable like the pipeline (relative imports only): ``export`` copies it int
 Space app loads it from there with ``transformers.dynamic_module_utils.get_class_from_dynamic_module``, so the
 demo works where hf_syntax is not installed. Trees are returned as plain dicts ``{"words", "heads", "tags",
 "labels"}`` (heads CoNLL-U style: 1-based, 0 = root) that any drawing code (displaCy, an SVG) can use.
+
+The translation views take a text or the ``SourceReading`` that ``pipe.read(text)`` returns: a demo reads the
+sentence once and passes the reading to every view, so the sentence is parsed once for the model and the drawings.
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ def parse_as_the_model_does(spec: str, text: str, pretokenized: bool):
     return get_parser(spec).parse(text.split() if pretokenized else text).collapse_multiword_tokens()
 
 
-def source_tree(pipe, text: str, pretokenized: bool | None = None) -> dict | None:
+def _reading(pipe, source, pretokenized: bool | None):
+    """A text is read (and parsed) now; a reading from ``pipe.read`` is used as it is, parsed already."""
+    return pipe.read(source, pretokenized) if isinstance(source, str) else source
+
+
+def source_tree(pipe, source, pretokenized: bool | None = None) -> dict | None:
     """The parse whose features the translation pipeline feeds the model, or None for a model that reads no tree."""
-    if getattr(pipe, "featurizer", None) is None:
-        return None
-    text, pretokenized = pipe.as_read(text, pretokenized)
-    return _as_drawing(parse_as_the_model_does(pipe.model.config.source_parser, text, pretokenized))
+    tree = _reading(pipe, source, pretokenized).tree
+    return None if tree is None else _as_drawing(tree)
 
 
 def pos_tags(pipe, text: str) -> list[tuple[str, str]]:
@@ -42,10 +48,9 @@ def pos_tags(pipe, text: str) -> list[tuple[str, str]]:
     return list(zip(tree.words, tree.upos))
 
 
-def model_inputs(pipe, text: str, pretokenized: bool | None = None) -> dict:
+def model_inputs(pipe, source, pretokenized: bool | None = None) -> dict:
     """The batch of one sentence the translation pipeline gives ``generate`` (ids, mask and feature columns)."""
-    row = pipe.preprocess(text, pretokenized=pretokenized)["row"]
-    return pad_columns([row], pipe.tokenizer.pad_token_id)
+    return pad_columns([pipe.encode(_reading(pipe, source, pretokenized))], pipe.tokenizer.pad_token_id)
 
 
 def _word_ids(pipe, text: str, offsets, pretokenized: bool) -> list[int]:
@@ -63,14 +68,15 @@ def _word_ids(pipe, text: str, offsets, pretokenized: bool) -> list[int]:
 
 
 @torch.no_grad()
-def predicted_source_tree(pipe, text: str, pretokenized: bool | None = None) -> dict | None:
+def predicted_source_tree(pipe, source, pretokenized: bool | None = None) -> dict | None:
     """DBSA's own parse of the source: the encoder parse head's maximum spanning tree over words, or None for a
     model without an encoder parse head."""
     config = pipe.model.config
     if not getattr(config, "parse_layer_encoder", 0):
         return None
-    text, pretokenized = pipe.as_read(text, pretokenized)
-    inputs = model_inputs(pipe, text, pretokenized)
+    reading = _reading(pipe, source, pretokenized)
+    text, pretokenized = reading.text, reading.pretokenized
+    inputs = model_inputs(pipe, reading)
     offsets = pipe.tokenizer(text, return_offsets_mapping=True, truncation=True,
                              max_length=inputs["input_ids"].shape[1])["offset_mapping"]
     word_ids = _word_ids(pipe, text, offsets, pretokenized)

