@@ -107,6 +107,7 @@ def test_space_folder(exported_dep_rpe):
     app = (space / "app.py").read_text()
     assert 'DEFAULT_MODEL = "tests/dep-rpe-en-ja"' in app and 'EXAMPLES: list = ["The cat sleeps."]' in app
     assert not re.search(r"^\s*(from|import) hf_syntax", app, re.MULTILINE)
+    assert "\n# Transformer_dep+rel, English→Japanese\n" in (space / "README.md").read_text()
     with pytest.raises(SpaceError, match="not empty"):
         write_space(space, "tests/dep-rpe-en-ja", folder)
     with pytest.raises(SpaceError, match="no requirements.txt; export the model first"):
@@ -183,6 +184,7 @@ def test_space_in_a_browser(exported_dep_rpe, tmp_path):
         process.terminate()
         process.wait(timeout=30)
         recorder.close()
+    assert page.heading == "Transformer_dep+rel, English→Japanese", "the card's name of the model, not its folder"
     assert page.translation == syntax_pipeline_translation(folder)
     parsed = get_parser(ENGLISH_PARSER).parse(SENTENCES[0])
     assert all(word in page.tree_words for word in parsed.words), page.tree_words
@@ -235,7 +237,13 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
     dbsa = export(trained["dbsa"], tokenizer, tmp_path / "dbsa", {"results": [{"metric": "loss", "value": 1.0,
                                                                               "split": "train"}]})
     app = load_app(write_space(tmp_path / "dbsa_space", "tests/dbsa", dbsa))
-    translation, given, predicted, plot = app.Demo(str(dbsa)).translate(SENTENCES[0])
+    demo = app.Demo(str(dbsa))
+    assert demo.title == "Transformer + DBSA(Enc) + DBSA(Dec)", "the card's readable name (no languages were given)"
+    page = json.dumps(app.build(demo).config, default=str)
+    assert f"# {demo.title}" in page and str(tmp_path) not in page, "the page never shows a path of this machine"
+    (dbsa / "README.md").unlink()
+    assert app.readable_title(str(dbsa)) == "dbsa", "without a card: the folder's own name"
+    translation, given, predicted, plot = demo.translate(SENTENCES[0])
     assert translation == syntax_pipeline(trained["dbsa"], tokenizer)(SENTENCES[0])[0]["translation_text"]
     assert "reads no tree" in given and "<svg" in predicted and "sleeping" in predicted
     assert Path(plot).read_bytes()[:4] == b"\x89PNG"
@@ -251,7 +259,8 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
                                                             pos_parser=ENGLISH_PARSER)
     with pytest.warns(UserWarning, match="untrained"):
         folder = export(bert.eval(), AutoTokenizer.from_pretrained(minilm.get_model_path()), tmp_path / "bert", None)
-    scores, tags = load_app(write_space(tmp_path / "bert_space", "tests/bert", folder)).Demo(str(folder)).classify(
-        "A man eats.", "Someone is eating.")
+    bert_demo = load_app(write_space(tmp_path / "bert_space", "tests/bert", folder)).Demo(str(folder))
+    assert bert_demo.title == "BERT+POS, English"
+    scores, tags = bert_demo.classify("A man eats.", "Someone is eating.")
     assert set(scores) == {"LABEL_0", "LABEL_1"} and sum(scores.values()) == pytest.approx(1.0)
     assert "<td>man</td><td>NOUN</td>" in tags and "<td>eating</td><td>VERB</td>" in tags

@@ -50,6 +50,8 @@ EXAMPLE_PAIRS = {
            ("The cat is sleeping on the sofa.", "The sofa is empty.")),
 }
 """Widget examples of a sentence-pair classifier (``CardContext.text_pairs``), per language."""
+LANGUAGE_NAMES = {"en": "English", "ja": "Japanese", "de": "German", "fr": "French"}
+"""Names shown in a model's title; another language code is shown as it is."""
 
 
 class CardError(ValueError):
@@ -159,6 +161,42 @@ def mechanisms_of(config) -> list[str]:
     if config.source_features:
         mechanisms.append("syntax_infused")
     return mechanisms
+
+
+def model_title(config, source_language: str | None = None, target_language: str | None = None) -> str:
+    """A readable name of the model for people (the card's ``model_name``, the Space demo's title), in the papers'
+    names of what its config switches on: "Transformer_dep+rel, Japanese→English", "Transformer + DBSA(Enc)".
+    Without a ``source_language`` the parser's language stands for it (``spacy:ja_ginza`` -> Japanese)."""
+    if getattr(config, "pos_parser", None) is not None:
+        name = "BERT+POS"
+    else:
+        parts = []
+        for mechanism in mechanisms_of(config):
+            if mechanism == "dep_rpe":
+                terms = {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}
+                parts.append("Transformer_" + "+".join(
+                    short for term, short in (("dependency_depths", "dep"), ("relative_positions", "rel"))
+                    if term in terms))
+            elif mechanism == "dbsa":
+                sides = [side for side, layer in (("Enc", config.parse_layer_encoder), ("Dec", config.parse_layer_decoder))
+                         if layer]
+                parts.append(" + ".join(f"DBSA({side})" for side in sides))
+            else:
+                parts.append({"graph_transformer": "Graph-Transformer",
+                              "syntax_infused": "Syntax-infused Transformer"}.get(mechanism, mechanism))
+        if not parts or parts[0].startswith("DBSA"):
+            parts.insert(0, "Transformer")
+        name = " + ".join(parts)
+    source_language = source_language or language_of_parser(
+        getattr(config, "pos_parser", None) or getattr(config, "source_parser", None))
+    source, target = (LANGUAGE_NAMES.get(code, code) if code else None for code in (source_language, target_language))
+    if getattr(config, "pos_parser", None) is not None:  # a classifier reads one language
+        return f"{name}, {source}" if source else name
+    if source and target:
+        return f"{name}, {source}→{target}"
+    if source or target:
+        return f"{name}, {'from ' + source if source else 'into ' + target}"
+    return name
 
 
 def load_template(variant: str, template_dir: Path | None = None) -> str:
@@ -369,7 +407,7 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
         tags=["hf-syntax", variant, "syntax", "custom_code"],
         datasets=[hub_dataset] if hub_dataset else None,
         base_model=context.base_model,
-        model_name=context.model_id,
+        model_name=model_title(config, context.source_language, context.target_language),
         eval_results=eval_results or None,
         widget=widget,
     )
@@ -392,5 +430,5 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     return ModelCard(text)
 
 
-__all__ = ["CardContext", "CardError", "VARIANTS", "is_hub_dataset_id", "load_template", "parser_requirements",
-           "render_card", "variant_of"]
+__all__ = ["CardContext", "CardError", "VARIANTS", "is_hub_dataset_id", "load_template", "model_title",
+           "parser_requirements", "render_card", "variant_of"]

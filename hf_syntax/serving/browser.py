@@ -24,6 +24,8 @@ class BrowserUnavailable(RuntimeError):
 class PageReading:
     """What the page showed after one translation."""
 
+    heading: str
+    """The page's title line (the model's readable name)."""
     translation: str
     tree_words: list[str]
     """The words of the drawn source tree (the tree the model was given); empty when the model reads none."""
@@ -98,6 +100,7 @@ def translate_in_browser(driver, url: str, sentence: str, screenshot: Path, time
     # The tree arrives with the heat map; a model that reads no tree shows a note there instead of a drawing.
     tree_words = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#given-tree svg text tspan")]
     note = driver.find_element(By.CSS_SELECTOR, "#predicted-tree").text
+    heading = driver.find_element(By.CSS_SELECTOR, "h1").text
     driver.execute_script("document.body.style.zoom = '0.8'")
     driver.save_screenshot(str(screenshot))
     requested = []
@@ -105,4 +108,4 @@ def translate_in_browser(driver, url: str, sentence: str, screenshot: Path, time
         message = json.loads(entry["message"])["message"]
         if message["method"] == "Network.requestWillBeSent":
             requested.append(message["params"]["request"]["url"])
-    return PageReading(translation, tree_words, note, requested)
+    return PageReading(heading, translation, tree_words, note, requested)

@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import yaml
+from huggingface_hub import ModelCard
 
 from hf_syntax.analysis import attention_plots
 
@@ -29,8 +30,9 @@ class SpaceError(ValueError):
 
 
 def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: bool = False) -> Path:
-    """Write the Space for the model ``model_id`` exported in ``model_folder`` (its ``requirements.txt`` is reused);
-    returns the folder. ``examples``: inputs shown under the text box."""
+    """Write the Space for the model ``model_id`` exported in ``model_folder`` (its ``requirements.txt`` is reused,
+    its card's readable ``model_name`` heads the Space's README); returns the folder. ``examples``: inputs shown
+    under the text box."""
     try:
         gradio_version = metadata.version("gradio")
     except metadata.PackageNotFoundError as error:
@@ -56,11 +58,13 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     front_matter = {"title": model_id.split("/")[-1], "emoji": "🌳", "colorFrom": "green", "colorTo": "blue",
                     "sdk": "gradio", "sdk_version": gradio_version, "app_file": "app.py", "pinned": False,
                     "models": [model_id]}
+    card = Path(model_folder) / "README.md"
+    title = (ModelCard.load(card).data.model_name if card.is_file() else None) or model_id
     (space_dir / "README.md").write_text(
         f"---\n{yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False)}---\n\n"
-        f"# {model_id}\n\nType a sentence: the demo shows the translation, the source tree the model was given (when "
-        f"it reads one), the tree its DBSA parse head predicts (when it has one) and the last decoder layer's "
-        f"cross-attention; for a BERT+POS classifier the label scores and the POS tags it used.\n\n"
+        f"# {title}\n\nA demo of [{model_id}](https://huggingface.co/{model_id}). Type a sentence: the demo shows "
+        f"the translation, the source tree the model was given (when it reads one), the tree its DBSA parse head "
+        f"predicts (when it has one) and the last decoder layer's cross-attention; for a BERT+POS classifier the label scores and the POS tags it used.\n\n"
         f"Run it locally on an exported folder (serves on 127.0.0.1, no outside calls):\n\n"
         f"```bash\npip install -r requirements.txt\npython app.py --model path/to/exported-model\n```\n",
         encoding="utf-8",

@@ -19,6 +19,7 @@ import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import gradio as gr  # noqa: E402
+from huggingface_hub import ModelCard  # noqa: E402
 from spacy import displacy  # noqa: E402
 from transformers import pipeline  # noqa: E402
 from transformers.dynamic_module_utils import get_class_from_dynamic_module  # noqa: E402
@@ -45,6 +46,24 @@ def tree_html(tree, caption: str) -> str:
     return f"<figure><figcaption>{html.escape(caption)}</figcaption><div style='overflow-x:auto'>{svg}</div></figure>"
 
 
+def readable_title(model: str) -> str:
+    """The page's title: the name the model card gives the model (``model_name``, which ``hf-syntax export`` fills
+    with e.g. "Transformer_dep+rel, Japanese→English"); without one, the Hub id, or a local folder's own name --
+    never a path of this machine."""
+    folder = Path(model)
+    if folder.is_dir():
+        card = folder / "README.md"
+        name = ModelCard.load(card).data.model_name if card.is_file() else None
+        fallback = folder.resolve().name
+    else:
+        try:
+            name = ModelCard.load(model).data.model_name
+        except (OSError, ValueError):  # offline, no card, or not a Hub id: the id is still readable
+            name = None
+        fallback = model
+    return Path(name).name if name and os.path.isabs(name) else name or fallback
+
+
 def note_html(text: str) -> str:
     return f"<p><em>{html.escape(text)}</em></p>"
 
@@ -53,7 +72,7 @@ class Demo:
     """The model behind the page and the functions its buttons call."""
 
     def __init__(self, model: str):
-        self.model_name = model
+        self.title = readable_title(model)
         self.pipe = pipeline(model=model, trust_remote_code=True)
         self.views = {name: get_class_from_dynamic_module(f"tree_views.{name}", model) for name in VIEWS}
         self.config = self.pipe.model.config
@@ -100,8 +119,8 @@ class Demo:
 
 
 def build(demo: Demo) -> gr.Blocks:
-    with gr.Blocks(title=f"hf-syntax: {demo.model_name}") as page:
-        gr.Markdown(f"# {demo.model_name}\nA syntax-aware Transformer (hf-syntax): type a sentence and see what "
+    with gr.Blocks(title=f"hf-syntax: {demo.title}") as page:
+        gr.Markdown(f"# {html.escape(demo.title)}\nA syntax-aware Transformer (hf-syntax): type a sentence and see what "
                     f"the model read and what it did.")
         if demo.is_translation:
             source = gr.Textbox(label="Source sentence", lines=2, elem_id="source")
