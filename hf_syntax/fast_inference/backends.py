@@ -6,8 +6,9 @@
 * ``backend="ctranslate2"``: a folder written by ``export_ctranslate2`` (picked automatically), or a PyTorch model
   folder converted on the fly into a temporary CTranslate2 folder (refused with the reason when CTranslate2 cannot
   express the model);
-* ``backend="pytorch"``: the model itself, optionally with int8 linear layers (``quantization="int8"``); this is
-  also the backend of BERT+POS classifiers.
+* ``backend="pytorch"``: the model itself through ``optimize_for_cpu`` (generation through ``DecodingCache``, the
+  same outputs; optionally int8 linear layers with ``quantization="int8"``); this is also the backend of BERT+POS
+  classifiers.
 """
 
 from __future__ import annotations
