@@ -157,6 +157,55 @@ def chromium_driver():
         pytest.skip(f"the browser test {missing}")
 
 
+def start_app(space: Path, folder: Path, port: int, tmp_path: Path, **environment) -> subprocess.Popen:
+    """``python app.py --model folder`` without hf_syntax, its temporary files (the heat-map folder, gradio's copies)
+    under ``tmp_path / "tmp"`` and ``tmp_path / "gradio"``."""
+    code = f"import runpy, sys\nsys.argv = ['app.py', '--model', {str(folder)!r}, '--port', '{port}']\n" \
+           f"runpy.run_path('app.py', run_name='__main__')\n"
+    command, env = command_without_hf_syntax(code, space, extra_paths=[space])
+    for name in ("GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):
+        env.pop(name, None)  # the app itself must switch these off
+    for name in ("tmp", "gradio"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    env.update(TMPDIR=str(tmp_path / "tmp"), GRADIO_TEMP_DIR=str(tmp_path / "gradio"), **environment)
+    return subprocess.Popen(command, cwd=space, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def pngs_under(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.png"))
+
+
+def test_stopping_the_app_removes_its_heat_map_folder(exported_dep_rpe, tmp_path):
+    """A Space stopped with SIGTERM (as a container or ``kill`` stops it) shuts down cleanly: nothing left behind."""
+    root, folder = exported_dep_rpe
+    space = write_space(tmp_path / "space", "tests/dep-rpe-en-ja", folder)
+    port = free_port()
+    process = start_app(space, folder, port, tmp_path)
+    try:
+        browser.wait_for_server(process, f"http://127.0.0.1:{port}/")
+        assert [path.name[:16] for path in (tmp_path / "tmp").iterdir()] == ["hf_syntax_space_"]
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    assert not list((tmp_path / "tmp").iterdir()), "the heat-map folder outlived the app"
+
+
+def test_the_app_keeps_only_the_last_heat_maps(exported_dep_rpe, tmp_path, monkeypatch):
+    """One map per request, bounded: the app's folder holds the last PLOTS_KEPT maps, never more."""
+    root, folder = exported_dep_rpe
+    app = load_app(write_space(tmp_path / "space", "tests/dep-rpe-en-ja", folder))
+    monkeypatch.setattr(app, "PLOTS_KEPT", 2)
+    demo = app.Demo(str(folder))
+    plots = []
+    for sentence in [*SENTENCES, "A dog runs.", SENTENCES[0]]:
+        plots.append(Path(demo.translate(sentence)[3]))
+        assert plots[-1].read_bytes()[:4] == b"\x89PNG", "the map just drawn is there for gradio to copy"
+    assert len(set(plots)) == 4, "every request gets its own file, even for a sentence seen before"
+    assert pngs_under(demo.plots.folder) == plots[-2:]
+    demo.plots.cleanup()
+    assert not demo.plots.folder.exists()
+
+
 @pytest.mark.slow
 def test_space_in_a_browser(exported_dep_rpe, tmp_path):
     """Acceptance: type a sentence, press Translate, see the translation, the tree and the heat map; offline."""
@@ -164,26 +213,21 @@ def test_space_in_a_browser(exported_dep_rpe, tmp_path):
     space = write_space(tmp_path / "space", "tests/dep-rpe-en-ja", folder, SENTENCES)
     driver = chromium_driver()
     recorder, port = OutboundRecorder(), free_port()
-    code = f"import runpy, sys\nsys.argv = ['app.py', '--model', {str(folder)!r}, '--port', '{port}']\n" \
-           f"runpy.run_path('app.py', run_name='__main__')\n"
-    command, env = command_without_hf_syntax(code, space, extra_paths=[space])
-    for name in ("GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):
-        env.pop(name, None)  # the app itself must switch these off
-    env.update(HTTP_PROXY=recorder.address, HTTPS_PROXY=recorder.address, ALL_PROXY=recorder.address,
-               http_proxy=recorder.address, https_proxy=recorder.address, NO_PROXY="127.0.0.1,localhost",
-               no_proxy="127.0.0.1,localhost")
-    process = subprocess.Popen(command, cwd=space, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+    process = start_app(space, folder, port, tmp_path, HTTP_PROXY=recorder.address, HTTPS_PROXY=recorder.address,
+                        ALL_PROXY=recorder.address, http_proxy=recorder.address, https_proxy=recorder.address,
+                        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     screenshot = tmp_path / "space.png"
     url = f"http://127.0.0.1:{port}/"
     try:
         browser.wait_for_server(process, url)
         page = browser.translate_in_browser(driver, url, SENTENCES[0], screenshot)
+        assert len(pngs_under(tmp_path / "tmp")) == 1 and pngs_under(tmp_path / "gradio"), "the map and its copy"
     finally:
         driver.quit()
         process.terminate()
         process.wait(timeout=30)
         recorder.close()
+    assert not pngs_under(tmp_path / "tmp") and not pngs_under(tmp_path / "gradio"), "stopping the app deletes both"
     assert page.heading == "Transformer_dep+rel, English→Japanese", "the card's name of the model, not its folder"
     assert page.translation == syntax_pipeline_translation(folder)
     parsed = get_parser(ENGLISH_PARSER).parse(SENTENCES[0])

@@ -11,7 +11,7 @@ import torch
 from hf_syntax import SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration
 from hf_syntax.embeddings import sinusoidal_positions
 from hf_syntax.analysis.attention_plots import (
-    label_font, plot_cross_attention, plot_translation_attention, translation_cross_attention,
+    RecentPlots, label_font, plot_cross_attention, plot_translation_attention, translation_cross_attention,
 )
 from hf_syntax.variants import ARCHITECTURES, config_for
 
@@ -168,6 +168,18 @@ def test_cross_attention_replay_matches_generation_and_plots(tmp_path):
         plot_cross_attention(attention, ["only", "two"], ["t"], tmp_path / "bad.png")
     with pytest.raises(ValueError, match="out of range"):
         translation_cross_attention(model, inputs, layer=5, max_new_tokens=3)
+
+
+def test_recent_plots_keep_the_last_few_and_go_with_their_owner():
+    """A demo's heat maps: the last `keep` stay, older ones are deleted, and the folder goes with the object."""
+    with pytest.raises(ValueError, match="keep at least the plot just written"):
+        RecentPlots(keep=0)
+    plots = RecentPlots(keep=2)
+    paths = [plot_cross_attention(torch.eye(2), ["a", "b"], ["x", "y"], plots.next_path()) for _ in range(3)]
+    assert sorted(plots.folder.iterdir()) == paths[1:]
+    folder = plots.folder
+    del plots
+    assert not folder.exists(), "garbage collection (or interpreter exit) removes the folder"
 
 
 def test_labels_are_drawn_with_a_font_that_has_their_glyphs(tmp_path, recwarn):

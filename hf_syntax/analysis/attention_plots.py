@@ -7,9 +7,13 @@ without it the model computes the same thing, so the replay shows what generatio
 
 matplotlib is only needed for drawing and is imported inside `plot_cross_attention`. Its default font (DejaVu
 Sans) has no CJK glyphs, so the labels are drawn with the first installed font that has every character they use.
+A demo that draws one map per request writes them through `RecentPlots`, which keeps only the last few.
 """
 
+import collections
 import functools
+import itertools
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -110,6 +114,36 @@ def _characters_of(font_path: str) -> frozenset:
     return frozenset(FT2Font(font_path).get_charmap())
 
 
+class RecentPlots:
+    """A temporary folder that holds only the last `keep` plots written through `next_path`.
+
+    A long-running demo draws a heat map per request; kept, they would fill the disk. The folder is removed by
+    `cleanup`, when the object is garbage-collected, or at interpreter exit (`tempfile.TemporaryDirectory`).
+    """
+
+    def __init__(self, keep: int = 8, prefix: str = "hf_syntax_plots_"):
+        if not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"keep={keep!r}: keep at least the plot just written (a whole number >= 1).")
+        self.keep = keep
+        self._directory = tempfile.TemporaryDirectory(prefix=prefix)
+        self.folder = Path(self._directory.name)
+        self._written = collections.deque()
+        self._numbers = itertools.count()
+
+    def next_path(self, stem: str = "attention") -> Path:
+        """A new PNG path in the folder (numbered, so two requests never share a file); the plots older than the last
+        `keep`, this one included, are deleted."""
+        path = self.folder / f"{stem}_{next(self._numbers):06d}.png"
+        self._written.append(path)
+        while len(self._written) > self.keep:
+            self._written.popleft().unlink(missing_ok=True)
+        return path
+
+    def cleanup(self) -> None:
+        """Remove the folder and every plot in it."""
+        self._directory.cleanup()
+
+
 def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: int = -1, title: str | None = None,
                                **generate_kwargs) -> Path:
     """Translate `inputs` (one sentence, already tokenized and featurized) and plot the decoder's cross-attention of
@@ -120,4 +154,4 @@ def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: i
     return plot_cross_attention(attention, source_tokens, target_tokens, path, title=title)
 
 
-__all__ = ["plot_cross_attention", "plot_translation_attention", "translation_cross_attention"]
+__all__ = ["RecentPlots", "plot_cross_attention", "plot_translation_attention", "translation_cross_attention"]

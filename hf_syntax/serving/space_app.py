@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import argparse  # noqa: E402
 import html  # noqa: E402
-import tempfile  # noqa: E402
+import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import gradio as gr  # noqa: E402
@@ -24,11 +24,15 @@ from spacy import displacy  # noqa: E402
 from transformers import pipeline  # noqa: E402
 from transformers.dynamic_module_utils import get_class_from_dynamic_module  # noqa: E402
 
-from plotting import plot_cross_attention, translation_cross_attention  # noqa: E402
+from plotting import RecentPlots, plot_cross_attention, translation_cross_attention  # noqa: E402
 
 DEFAULT_MODEL = "your-name/your-model"
 EXAMPLES: list = []
 VIEWS = ("source_tree", "predicted_source_tree", "model_inputs", "pos_tags")
+PLOTS_KEPT = 16
+"""Heat maps kept in the app's temporary folder (older ones are deleted; the folder goes when the app exits)."""
+GRADIO_COPIES_SECONDS = 900
+"""Gradio serves a copy of every heat map from its own cache; copies older than this are deleted this often."""
 
 
 def tree_html(tree, caption: str) -> str:
@@ -77,7 +81,7 @@ class Demo:
         self.views = {name: get_class_from_dynamic_module(f"tree_views.{name}", model) for name in VIEWS}
         self.config = self.pipe.model.config
         self.is_translation = bool(getattr(self.config, "is_encoder_decoder", False))
-        self.plots = Path(tempfile.mkdtemp(prefix="hf_syntax_space_"))
+        self.plots = RecentPlots(keep=PLOTS_KEPT, prefix="hf_syntax_space_")
 
     def translate(self, text: str):
         """Translation, tree given (HTML), tree predicted (HTML), cross-attention heat map (PNG path)."""
@@ -100,7 +104,7 @@ class Demo:
         source_tokens = self.pipe.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
         target_tokens = self.pipe.target_tokenizer.convert_ids_to_tokens(generated[1:].tolist())
         plot = plot_cross_attention(attention, source_tokens, target_tokens,
-                                    self.plots / f"attention_{abs(hash(text))}.png",
+                                    self.plots.next_path(),
                                     title="Cross-attention, last decoder layer (mean over heads)")
         return translation, given_html, predicted_html, str(plot)
 
@@ -119,7 +123,8 @@ class Demo:
 
 
 def build(demo: Demo) -> gr.Blocks:
-    with gr.Blocks(title=f"hf-syntax: {demo.title}") as page:
+    with gr.Blocks(title=f"hf-syntax: {demo.title}",
+                   delete_cache=(GRADIO_COPIES_SECONDS, GRADIO_COPIES_SECONDS)) as page:
         gr.Markdown(f"# {html.escape(demo.title)}\nA syntax-aware Transformer (hf-syntax): type a sentence and see what "
                     f"the model read and what it did.")
         if demo.is_translation:
@@ -156,6 +161,9 @@ def main(argv=None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     options = parser.parse_args(argv)
+    # A stopped Space or `kill` sends SIGTERM: treat it as Ctrl-C, so gradio shuts down (deleting its cached copies)
+    # and the interpreter exits normally (deleting the app's heat-map folder).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     build(Demo(options.model)).launch(server_name=options.host, server_port=options.port, share=False,
                                       ssr_mode=False, footer_links=[])
 
