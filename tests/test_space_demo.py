@@ -23,7 +23,7 @@ from hf_syntax.parsers import get_parser  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
 from hf_syntax.serving import browser  # noqa: E402
 from hf_syntax.serving.space import SpaceError, write_space  # noqa: E402
-from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree  # noqa: E402
+from hf_syntax.tree_views import model_inputs, predicted_source_tree, source_tree  # noqa: E402
 
 
 
@@ -83,16 +83,6 @@ def test_model_inputs_are_what_the_pipeline_generates_from(trained, tokenizer):
     assert set(inputs) == {"input_ids", "attention_mask", "dep_depths"} and inputs["input_ids"].shape[0] == 1
     ids = trained["dep_rpe"].generate(**inputs)
     assert pipe.postprocess({"output_ids": ids})[0] == pipe(SENTENCES[0])[0]
-
-
-def test_pos_tags_are_the_parsers():
-    class Classifier:  # the two attributes pos_tags reads from a BERT+POS pipeline
-        class model:
-            class config:
-                pos_parser = ENGLISH_PARSER
-
-    tags = pos_tags(Classifier, "A man eats.")
-    assert tags == [("A", "DET"), ("man", "NOUN"), ("eats", "VERB"), (".", "PUNCT")]
 
 
 def test_space_folder(exported_dep_rpe):

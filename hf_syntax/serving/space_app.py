@@ -113,9 +113,9 @@ class Demo:
         if not text or not text.strip():
             raise gr.Error("Type a sentence to classify first.")
         item = {"text": text, "text_pair": text_pair} if text_pair and text_pair.strip() else text
-        scores = self.pipe(item, top_k=None)
-        tags = [(word, tag) for part in (text, text_pair) if part and part.strip()
-                for word, tag in self.views["pos_tags"](self.pipe, part)]
+        trees = self.pipe.read(item)  # the one parse of each text: the model's POS ids and the table come from it
+        scores = self.pipe.postprocess(self.pipe.forward(self.pipe.encode(trees)), top_k=None)
+        tags = [pair for tree in trees if tree is not None for pair in self.views["pos_tags"](self.pipe, tree)]
         rows = "".join(f"<tr><td>{html.escape(word)}</td><td>{html.escape(tag or '')}</td></tr>" for word, tag in tags)
         table = (f"<table><thead><tr><th>word</th><th>UPOS (from {html.escape(self.config.pos_parser)})</th></tr>"
                  f"</thead><tbody>{rows}</tbody></table>")
