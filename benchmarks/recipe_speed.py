@@ -12,7 +12,8 @@ model size, so that "BLEU after N epochs" converts into "BLEU after N seconds":
   * ``reference``: a `MarianMTModel` with the same initial weights, trained by a plain loop as the reference was
     (sentences sorted by source length and cut into batches of 64, the batch order shuffled; Adam (0.9, 0.98),
     eps 1e-9, inverse-sqrt warm-up, clipping at 1.0, label smoothing 0.1), evaluated with `generate` (beam 4) in
-    batches of the recipe's eval batch size.
+    batches of the recipe's eval batch size. Both evaluations translate with the same weights (the recipe model's),
+    so they produce the same translations and differ only in the loop around `generate`.
 
 Step times come from inside each run (a callback / the loop's own clock), so the Trainer's per-call setup is not
 counted as training. Estimated seconds per epoch = optimizer steps per epoch x mean step time + one evaluation.
@@ -128,17 +129,17 @@ class ReferenceLoop:
             seconds.append(time.perf_counter() - started)
         return seconds
 
-    def evaluate(self) -> float:
-        """Beam-4 translation of the dev set and its BLEU, as the reference scored every epoch."""
-        self.model.eval()
+    def evaluate(self, model) -> float:
+        """Beam-4 translation of the dev set by ``model`` and its BLEU, as the reference scored every epoch."""
+        model.eval()
         hypotheses = []
         with torch.no_grad():
             for start in range(0, len(self.validation), self.eval_batch_size):
                 rows = self.validation[start:start + self.eval_batch_size]
                 input_ids = self._padded(rows["input_ids"], self.target.pad_token_id)
-                generated = self.model.generate(input_ids=input_ids,
-                                                attention_mask=(input_ids != self.target.pad_token_id).long(),
-                                                **self.generation)
+                generated = model.generate(input_ids=input_ids,
+                                           attention_mask=(input_ids != self.target.pad_token_id).long(),
+                                           **self.generation)
                 hypotheses += self.target.batch_decode(generated, skip_special_tokens=True)
         references = self.target.batch_decode(
             [[token for token in row if token >= 0] for row in self.validation["labels"]], skip_special_tokens=True)
@@ -171,14 +172,20 @@ def main() -> None:
         reference = ReferenceLoop(marian, encoded, target, config)
 
         step_means: dict[str, list[float]] = {name: [] for name in (*trainers, "reference")}
-        eval_seconds: dict[str, list[float]] = {name: [] for name in ("recipe", "reference")}
         for _ in range(options.repeats):
             for name, (trainer, clock) in trainers.items():
                 clock.seconds.clear()
                 trainer.train()
                 step_means[name].append(statistics.mean(clock.seconds[1:] or clock.seconds))
             step_means["reference"].append(statistics.mean(reference.run(options.steps)[1:] or [0.0]))
-            for name, evaluate in (("recipe", trainers["recipe"][0].evaluate), ("reference", reference.evaluate)):
+
+        # Evaluation time depends on how long the translations are, so both sides translate with the same weights
+        # (the recipe model's, copied into Marian): the difference is then the Trainer's evaluation loop alone.
+        same_weights = to_marian(model)
+        eval_seconds: dict[str, list[float]] = {"recipe": [], "reference": []}
+        for _ in range(options.repeats):
+            for name, evaluate in (("recipe", trainers["recipe"][0].evaluate),
+                                   ("reference", lambda: reference.evaluate(same_weights))):
                 started = time.perf_counter()
                 evaluate()
                 eval_seconds[name].append(time.perf_counter() - started)
