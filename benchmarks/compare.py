@@ -286,6 +286,11 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f}{spread}"
 
 
+
+def _loss_cell(loss: float | None) -> str:
+    """A logged training loss for the table: three decimals, as the Trainer's log shows it ('—' when not logged)."""
+    return "—" if loss is None else f"{loss:.3f}"
+
 def markdown(study: Study, records: list[dict]) -> str:
     split = study.split
     bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
@@ -316,7 +321,7 @@ def markdown(study: Study, records: list[dict]) -> str:
               + "".join(f" loss @{step} |" for step in loss_steps) + " train s |",
               "| --- | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: |"]
     for r in records:
-        losses = "".join(f" {r['train_loss'].get(step) or '—'} |" for step in loss_steps)
+        losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} |")
     return "\n".join(lines) + "\n"
