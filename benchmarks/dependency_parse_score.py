@@ -1,12 +1,15 @@
-"""How well a trained DBSA model's encoder parse head parses: unlabelled attachment score against a parser's trees.
+"""DBSA as a parser: how well a trained DBSA model's encoder parse head parses (issue 13, item 5).
 
-    python benchmarks/dependency_parse_score.py <model folder> [--source dev.ja] [--parser spacy:ja_ginza]
-    python benchmarks/dependency_parse_score.py --table benchmarks/results/dependency_real_data
+    python benchmarks/dependency_parse_score.py <model folder> [--source dev.ja] [--parser spacy:ja_ginza] \
+        [--gold-conllu ../shared/data/ud/UD_Japanese-GSD/ja_gsd-ud-dev.conllu.gz] [--output scores.json]
 
-The model folder is the recipe's `<output_dir>/model` (model + tokenizer). Gold trees come from the parser (GiNZA by
-default, on the pre-tokenized words as in training); predicted word trees are decoded from the encoder parse head
-both as a maximum spanning tree (well-formed) and as each word's argmax head. `--table` collects the summaries and
-scores a run of `dependency_real_data.sh` left in a results folder into `results.md`.
+The model folder is the recipe's `<output_dir>/model` (model + tokenizer). Three comparisons, unlabelled attachment:
+- **vs the training parser** (GiNZA by default) on `--source`, words pre-split as in training: the parse head's
+  maximum spanning tree (well-formed) and each word's argmax head, plus the subword-level head accuracy that the
+  training loss sees. This is how well the head learned what it was taught.
+- **vs gold trees** (`--gold-conllu`), on the words as the treebank segments them (the model reads the gold words),
+  over all sentences and by sentence length (the training sentences have at most 16 words);
+- **the training parser vs the same gold trees**, words given: the ceiling its training signal sets.
 """
 
 import argparse
@@ -17,19 +20,25 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_syntax.align import word_heads_from_subword_heads
+from hf_syntax.conllu import read_conllu
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
+from hf_syntax.parse_head_trees import (
+    AttachmentScore,
+    attachment_score,
+    gold_tree_attachment_score,
+    word_heads_from_parse,
+)
+from hf_syntax.parsers import load_parser
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja" / "dev.ja"
-ROWS = (("baseline", "Trans. (baseline core)"), ("dbsa_enc_dec", "+DBSA(Enc)+DBSA(Dec)"),
-        ("transformer_dep_rel", "Transformer_dep+rel"))
+# Gold sentences by length in words: small_parallel_enja's sentences have 4-16 words, so a parse head trained on it
+# has never seen positions beyond that range.
+GOLD_LENGTH_BUCKETS = {"all": (0, 10**9), "up_to_16_words": (0, 16), "17_to_32_words": (17, 32),
+                       "over_32_words": (33, 10**9)}
 
 
-def score_parse_head(model_dir: Path, source: Path, parser: str, batch_size: int = 50) -> dict:
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    if not model.config.parse_layer_encoder:
-        raise ValueError(f"{model_dir} has no encoder parse head (parse_layer_encoder=0); score a DBSA model.")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+def score_against_parser(model, tokenizer, source: Path, parser: str, batch_size: int = 50) -> dict:
+    """UAS of the parse head against `parser`'s trees of the pre-split lines of `source`."""
     featurizer = SyntaxFeaturizer(tokenizer, parser=parser, features=("dep_heads",), pretokenized=True,
                                   head_rule=model.config.subword_head_rule, return_word_ids=True,
                                   max_length=model.config.max_position_embeddings)
@@ -54,47 +63,48 @@ def score_parse_head(model_dir: Path, source: Path, parser: str, batch_size: int
             subword_correct += int((predicted[supervised] == torch.tensor(heads)[supervised]).sum())
             subword_total += int(supervised.sum())
     return {
-        "model": str(model_dir), "source": str(source), "parser": parser, "sentences": len(lines),
-        "words_scored": spanning.total, "uas_spanning_tree": spanning.uas, "uas_argmax": argmax.uas,
-        "subword_head_accuracy": subword_correct / subword_total if subword_total else 0.0,
+        "source": str(source), "parser": parser, "sentences": len(lines), "words_scored": spanning.total,
+        "uas_spanning_tree": 100 * spanning.uas, "uas_argmax": 100 * argmax.uas,
+        "subword_head_accuracy": 100 * subword_correct / subword_total if subword_total else 0.0,
     }
 
 
-def write_table(results: Path) -> str:
-    lines = ["| model | dev BLEU | dev chrF | steps | train loss | encoder parse UAS vs GiNZA (MST / argmax) |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for name, label in ROWS:
-        summary_file = results / f"{name}.summary.json"
-        if not summary_file.exists():
-            lines.append(f"| {label} | (no summary: see {name}.log) | | | | |")
+def parser_against_gold(parser: str, trees) -> dict:
+    """UAS of `parser` on the gold words of `trees`; sentences the parser re-segments are counted, not scored."""
+    parsed = load_parser(parser).parse_batch([list(tree.words) for tree in trees], pretokenized=True)
+    total, resegmented = AttachmentScore(), 0
+    for tree, prediction in zip(trees, parsed):
+        if len(prediction) != len(tree):
+            resegmented += 1
             continue
-        summary = json.loads(summary_file.read_text())
-        uas_file = results / f"{name}.uas.json"
-        uas = "n/a (no parse head)"
-        if uas_file.exists():
-            scores = json.loads(uas_file.read_text())
-            uas = f"{100 * scores['uas_spanning_tree']:.1f} / {100 * scores['uas_argmax']:.1f}"
-        lines.append(f"| {label} | {summary['validation_bleu']:.2f} | {summary['validation_chrf']:.2f} | "
-                     f"{summary['optimizer_steps']} | {summary['train_loss']:.3f} | {uas} |")
-    table = "\n".join(lines) + "\n"
-    (results / "results.md").write_text(table)
-    return table
+        total += attachment_score(list(prediction.heads), list(tree.heads))
+    return {"parser": parser, "uas": 100 * total.uas, "words_scored": total.total,
+            "sentences_resegmented": resegmented}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model_dir", type=Path, nargs="?")
-    parser.add_argument("--source", type=Path, default=DEV)
-    parser.add_argument("--parser", default="spacy:ja_ginza")
-    parser.add_argument("--output", type=Path)
-    parser.add_argument("--table", type=Path, help="write results.md for a results folder instead of scoring")
+    parser.add_argument("model_dir", type=Path)
+    parser.add_argument("--source", type=Path, default=DEV, help="pre-split source lines (default: enja dev.ja)")
+    parser.add_argument("--parser", default="spacy:ja_ginza", help="the parser the model was trained on")
+    parser.add_argument("--gold-conllu", type=Path, help="gold trees, e.g. UD_Japanese-GSD dev")
+    parser.add_argument("--output", type=Path, help="write the scores here as JSON")
     args = parser.parse_args()
-    if args.table:
-        print(write_table(args.table))
-        return
-    if args.model_dir is None:
-        parser.error("give a model folder to score, or --table <results folder>")
-    scores = score_parse_head(args.model_dir, args.source, args.parser)
+    model = AutoModelForSeq2SeqLM.from_pretrained(args.model_dir, trust_remote_code=True).eval()
+    if not getattr(model.config, "parse_layer_encoder", 0):
+        parser.error(f"{args.model_dir} has no encoder parse head (parse_layer_encoder=0); score a DBSA model.")
+    tokenizer = AutoTokenizer.from_pretrained(args.model_dir)
+    scores = {"model": str(args.model_dir),
+              "vs_training_parser": score_against_parser(model, tokenizer, args.source, args.parser)}
+    if args.gold_conllu:
+        trees = [tree.collapse_multiword_tokens() for tree in read_conllu(args.gold_conllu)]
+        scores["gold"] = str(args.gold_conllu)
+        for bucket, (shortest, longest) in GOLD_LENGTH_BUCKETS.items():
+            chosen = [tree for tree in trees if shortest <= len(tree) <= longest]
+            model_score = gold_tree_attachment_score(model, tokenizer, chosen)
+            scores[f"vs_gold_{bucket}"] = {"sentences": len(chosen), "uas": 100 * model_score.uas,
+                                            "words_scored": model_score.total,
+                                            "training_parser": parser_against_gold(args.parser, chosen)}
     print(json.dumps(scores, indent=2))
     if args.output:
         args.output.write_text(json.dumps(scores, indent=2) + "\n")

@@ -10,6 +10,7 @@ from hf_syntax.align import NO_WORD, subword_columns
 from hf_syntax.parse_head_trees import (
     AttachmentScore,
     attachment_score,
+    gold_tree_attachment_score,
     maximum_spanning_tree,
     predicted_heads,
     word_heads_from_parse,
@@ -146,3 +147,34 @@ def test_output_parse_of_generated_sequences_is_causal_and_matches_teacher_forci
     with pytest.raises(ValueError, match="no decoder parse head"):
         output_parse_log_probs(DbsaForConditionalGeneration(DbsaConfig(**{**config.to_diff_dict(),
                                                                            "parse_layer_decoder": 0})), sequences)
+
+
+@pytest.fixture(scope="module")
+def unspaced_japanese_dbsa():
+    """A tiny DBSA model whose tokenizer was trained on Japanese without spaces, so one subword can cover two words."""
+    from hf_syntax.data.tokenizer import train_tokenizer
+    from hub_support import sample_pairs, tiny_model
+
+    _, japanese = sample_pairs(500)
+    tokenizer = train_tokenizer([line.replace(" ", "") for line in japanese], vocab_size=900, model_max_length=64)
+    return tiny_model("dbsa", tokenizer).eval(), tokenizer
+
+
+def test_gold_tree_score_counts_a_word_without_a_subword_as_scored(unspaced_japanese_dbsa):
+    model, tokenizer = unspaced_japanese_dbsa
+    assert tokenizer.tokenize("猫です")[-1] == "です", "precondition: one subword covers the gold words で and す"
+    tree = WordTree(words=("猫", "で", "す"), heads=(0, 1, 2), spans=((0, 1), (1, 2), (2, 3)), text="猫です")
+    model.config.source_pretokenized = False
+    score = gold_tree_attachment_score(model, tokenizer, [tree])
+    assert score.total == 3 and score.correct <= 2  # す owns no subword: scored, and wrong
+
+
+def test_gold_tree_score_reads_space_joined_words_for_a_pretokenized_model(unspaced_japanese_dbsa):
+    model, tokenizer = unspaced_japanese_dbsa
+    tree = WordTree(words=("猫", "で", "す"), heads=(0, 1, 2), spans=((0, 1), (1, 2), (2, 3)), text="猫です")
+    model.config.source_pretokenized = True
+    read_as_words = gold_tree_attachment_score(model, tokenizer, [tree])
+    model.config.source_pretokenized = False
+    spaced = WordTree.from_words(tree.words, tree.heads)
+    assert read_as_words == gold_tree_attachment_score(model, tokenizer, [spaced])
+    assert read_as_words.total == 3

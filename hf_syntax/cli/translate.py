@@ -61,30 +61,20 @@ def command_evaluate(options) -> None:
 
 
 def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
-    """UAS of the encoder parse head on gold trees: the model reads each gold sentence's words and its parse head's
-    maximum spanning tree over words is compared with the gold heads (words cut off by truncation are not scored)."""
-    import torch
+    """UAS of the encoder parse head on the gold trees of a CoNLL-U file (multiword tokens collapsed to words)."""
+    from functools import partial
+
     from tqdm.auto import tqdm
 
-    from hf_syntax.featurizer import SyntaxFeaturizer
     from hf_syntax.conllu import read_conllu
-    from hf_syntax.parse_head_trees import AttachmentScore, attachment_score, word_heads_from_parse
+    from hf_syntax.parse_head_trees import gold_tree_attachment_score
 
-    config = pipe.model.config
-    if not getattr(config, "parse_layer_encoder", 0):
-        raise CliError(f"{config.model_type} has no encoder parse head (parse_layer_encoder = 0); --gold-conllu "
-                       f"scores DBSA models only.")
     trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
-    featurizer = SyntaxFeaturizer(pipe.tokenizer, features=("dep_depths",), return_word_ids=True,
-                                  head_rule=config.subword_head_rule, max_length=config.max_position_embeddings)
-    total = AttachmentScore()
-    for tree in tqdm(trees, desc="Parsing", unit="sent", file=sys.stderr):
-        row = featurizer(trees=tree, return_tensors="pt")
-        with torch.no_grad():
-            encoded = pipe.model.get_encoder()(input_ids=row["input_ids"], attention_mask=row["attention_mask"])
-        predicted = word_heads_from_parse(encoded.parse_log_probs[0], row["word_ids"][0].tolist(),
-                                          head_rule=config.subword_head_rule)
-        total = total + attachment_score(predicted, list(tree.heads)[: len(predicted)])
+    try:
+        total = gold_tree_attachment_score(pipe.model, pipe.tokenizer, trees,
+                                           progress=partial(tqdm, desc="Parsing", unit="sent", file=sys.stderr))
+    except ValueError as error:
+        raise CliError(str(error)) from None
     return {"uas": 100 * total.uas, "scored_words": total.total}
 
 
