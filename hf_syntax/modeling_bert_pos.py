@@ -183,7 +183,34 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
             )
 
 
-class BertPosForSequenceClassification(BertPosPreTrainedModel, BertForSequenceClassification):
+class _TaskHeadTakesPosIds:
+    """Names ``pos_ids`` in a BERT task head's ``forward``: ``Trainer`` drops every dataset column the signature does
+    not name (``remove_unused_columns``); BERT's heads hand extra keyword arguments on to ``BertPosModel``."""
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        pos_ids: torch.Tensor | None = None,
+        **kwargs,
+    ):
+        return super().forward(
+            input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            labels=labels,
+            pos_ids=pos_ids,
+            **kwargs,
+        )
+
+
+class BertPosForSequenceClassification(_TaskHeadTakesPosIds, BertPosPreTrainedModel, BertForSequenceClassification):
     """``BertForSequenceClassification`` (pooled [CLS] -> dropout -> linear, loss by ``problem_type``) on
     ``BertPosModel``."""
 
@@ -196,30 +223,8 @@ class BertPosForSequenceClassification(BertPosPreTrainedModel, BertForSequenceCl
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
-    def forward(
-        self,
-        input_ids: torch.Tensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        position_ids: torch.Tensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        pos_ids: torch.Tensor | None = None,
-        **kwargs,
-    ):
-        return super().forward(
-            input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            labels=labels,
-            pos_ids=pos_ids,
-            **kwargs,
-        )
 
-
-class BertPosForTokenClassification(BertPosPreTrainedModel, BertForTokenClassification):
+class BertPosForTokenClassification(_TaskHeadTakesPosIds, BertPosPreTrainedModel, BertForTokenClassification):
     """``BertForTokenClassification`` (per-token dropout -> linear) on ``BertPosModel``."""
 
     def __init__(self, config: BertPosConfig):
@@ -229,28 +234,6 @@ class BertPosForTokenClassification(BertPosPreTrainedModel, BertForTokenClassifi
         self.dropout = nn.Dropout(_classifier_dropout(config))
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
-
-    def forward(
-        self,
-        input_ids: torch.Tensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        position_ids: torch.Tensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        pos_ids: torch.Tensor | None = None,
-        **kwargs,
-    ):
-        return super().forward(
-            input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            labels=labels,
-            pos_ids=pos_ids,
-            **kwargs,
-        )
 
 
 def _classifier_dropout(config: BertPosConfig) -> float:

@@ -314,3 +314,17 @@ def test_gated_model_reloads_with_trust_remote_code_in_a_fresh_process_with_iden
     assert loaded["module"].startswith("transformers_modules.")
     assert loaded["gate"] == pytest.approx(0.7)
     assert torch.equal(torch.tensor(loaded["logits"]), expected)
+
+
+@pytest.mark.parametrize("head_class", [BertPosForSequenceClassification, BertPosForTokenClassification])
+def test_trainer_keeps_the_pos_column_for_every_task_head(head_class, tmp_path):
+    """Trainer drops dataset columns that the model's forward does not name; pos_ids must survive for both heads."""
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    model = head_class(BertPosConfig.from_pretrained(MINILM, num_labels=2))
+    columns = {"input_ids": [[101, 102]], "attention_mask": [[1, 1]], "pos_ids": [[1, 1]], "labels": [0],
+               "sentence": ["unused"]}
+    trainer = Trainer(model=model, args=TrainingArguments(output_dir=str(tmp_path), report_to=[], use_cpu=True))
+    kept = trainer._remove_unused_columns(Dataset.from_dict(columns)).column_names
+    assert sorted(kept) == ["attention_mask", "input_ids", "labels", "pos_ids"]
