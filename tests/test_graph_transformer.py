@@ -345,3 +345,47 @@ def test_every_configurable_encoder_layer_type_has_a_class():
 
     assert set(ENCODER_LAYERS) == set(ENCODER_LAYER_TYPES)
     assert ENCODER_LAYERS["graph"] is GraphEncoderLayer and ENCODER_LAYERS["standard"] is EncoderLayer
+
+
+
+def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
+    """benchmarks/encoder_branch_scale.py reads each layer's residual and branch through hooks. For a standard
+    layer the branch is its self-attention output, recomputed here; a gate model reports its gate from layer 2 on
+    (layer 1 is a standard layer)."""
+    import importlib.util
+    from pathlib import Path
+
+    from hub_support import tiny_tokenizer
+
+    script_path = Path(__file__).resolve().parents[1] / "benchmarks" / "encoder_branch_scale.py"
+    spec = importlib.util.spec_from_file_location("encoder_branch_scale", script_path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    tokenizer = tiny_tokenizer()
+    sizes = {**TINY, "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id}
+    sentences = ["The cat is sleeping.", "She bought two books yesterday on the way home."]
+    batch = tokenizer(sentences, return_tensors="pt", padding=True)
+    real = batch["attention_mask"].bool()
+
+    def rms(states):
+        return states[real].pow(2).mean().sqrt().item()
+
+    standard = _spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**sizes)), std=0.2)
+    standard.eval().save_pretrained(tmp_path / "standard")
+    tokenizer.save_pretrained(tmp_path / "standard")
+    rows = script.branch_scales(tmp_path / "standard", sentences)
+    encoder = standard.get_encoder()
+    with torch.no_grad():
+        hidden = encoder(**batch, output_hidden_states=True).hidden_states
+        mask = padding_mask(batch["attention_mask"], hidden[0].dtype)
+        for index, layer in enumerate(encoder.layers):
+            attended = layer.self_attn(hidden[index], attention_mask=mask)[0]
+            assert rows[index]["residual_rms"] == pytest.approx(rms(hidden[index]), rel=1e-5)
+            assert rows[index]["branch_rms"] == pytest.approx(rms(attended), rel=1e-4)
+            assert rows[index]["mean_gate"] is None
+
+    gated = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", **sizes)), std=0.2)
+    gated.eval().save_pretrained(tmp_path / "gate")
+    tokenizer.save_pretrained(tmp_path / "gate")
+    rows = script.branch_scales(tmp_path / "gate", sentences)
+    assert rows[0]["mean_gate"] is None and 0 < rows[1]["mean_gate"] < 1
