@@ -257,13 +257,27 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     }
 
 
+def committed_records(study: Study) -> dict[tuple[str, int], dict]:
+    """The records already in the results file, by (run, seed): a run whose folder is gone (``runs/`` is not
+    committed and may not outlive a session) keeps its record, and its committed translations still serve the
+    paired bootstrap. Records of runs the study no longer names are dropped."""
+    path = study.results / f"{study.results_name}.json"
+    if not path.exists():
+        return {}
+    return {(record["name"], record["seed"]): record for record in json.loads(path.read_text())
+            if record["name"] in study.runs}
+
+
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict]:
-    """Rewrite results.json / results.md / learning_curves.png from every finished run of the study."""
+    """Rewrite results.json / results.md / learning_curves.png from every finished run of the study: the runs in
+    ``work_dir`` and the committed records of runs whose folders are gone."""
     translations = study.results / "translations"
     translations.mkdir(parents=True, exist_ok=True)
     seeds = sorted({int(folder.name[4:]) for folder in study.work_dir.glob("*/seed*") if folder.name[4:].isdigit()})
-    records = [record for run in study.runs for seed in seeds
-               if (record := collect(study, run, seed, list(extra_tests), translations)) is not None]
+    collected = {(run, seed): record for run in study.runs for seed in seeds
+                 if (record := collect(study, run, seed, list(extra_tests), translations)) is not None}
+    records = sorted({**committed_records(study), **collected}.values(),
+                     key=lambda record: (list(study.runs).index(record["name"]), record["seed"]))
     references = read_lines(study.reference)
     by_key = {(record["name"], record["seed"]): record for record in records}
     for record in records:

@@ -87,3 +87,20 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
         driver.main([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(one_line)])
     assert "different line counts" in capsys.readouterr().err
     assert not (folder / "runs" / "baseline" / "seed42").exists()  # nothing started
+
+
+def test_committed_records_outlive_their_run_folders(finished_study):
+    """runs/ is not committed: a report written after a run's folder is gone keeps that run's committed record and
+    still compares the other runs with it (from its committed translations)."""
+    folder, driver, arguments = finished_study
+    before = json.loads((folder / "results" / "results.json").read_text())
+    baseline_runs, parked = folder / "runs" / "baseline", folder / "parked_baseline"
+    baseline_runs.rename(parked)
+    try:
+        assert driver.main([arguments[0], "--report"]) == 0
+    finally:
+        parked.rename(baseline_runs)
+    after = json.loads((folder / "results" / "results.json").read_text())
+    assert [(r["name"], r["seed"]) for r in after] == [("baseline", 3), ("rel", 3)]
+    assert after[0] == before[0]
+    assert after[1]["paired_bootstrap_p"] == before[1]["paired_bootstrap_p"]
