@@ -9,7 +9,8 @@ commands run once (e.g. ``hf-syntax preprocess``, so feature runs share one pars
 the runs (label + ``--set`` overrides each). Run from the repository root: the study's paths are relative to it.
 
 Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at one thread, ``--jobs`` of them side by side; a run
-whose folder holds ``summary.json`` is finished and skipped, one with checkpoints is resumed. After every finished
+whose folder holds ``summary.json`` or whose record is already in the results file is finished and skipped (delete
+the record to train it again), one with checkpoints is resumed. After every finished
 run the results are rewritten (``results.json``, ``results.md``, ``learning_curves.png``, translations, logs
 without progress-bar redraws), so an interrupted session loses nothing but the runs in flight. Every model is
 compared with the baseline of the same seed by sacreBLEU's paired bootstrap. ``--extra-test SRC REF`` (repeatable)
@@ -393,8 +394,9 @@ def main(argv: list[str] | None = None) -> int:
         study.results.mkdir(parents=True, exist_ok=True)
         if not options.report:
             prepare(study)
+            committed = committed_records(study)
             todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
-                    if not (study.output_dir(run, seed) / "summary.json").exists()]
+                    if not (study.output_dir(run, seed) / "summary.json").exists() and (run, seed) not in committed]
             run_all(study, todo, options.jobs, options.extra_test)
         records = report(study, options.extra_test)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
