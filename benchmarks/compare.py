@@ -261,12 +261,19 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
 def committed_records(study: Study) -> dict[tuple[str, int], dict]:
     """The records already in the results file, by (run, seed): a run whose folder is gone (``runs/`` is not
     committed and may not outlive a session) keeps its record, and its committed translations still serve the
-    paired bootstrap. Records of runs the study no longer names are dropped."""
+    paired bootstrap. Labels follow the study file; records of runs it no longer names are dropped."""
     path = study.results / f"{study.results_name}.json"
     if not path.exists():
         return {}
-    return {(record["name"], record["seed"]): record for record in json.loads(path.read_text())
-            if record["name"] in study.runs}
+    records = {}
+    for record in json.loads(path.read_text()):
+        if record["name"] not in study.runs:
+            continue
+        record["label"] = study.runs[record["name"]].get("label", record["name"])
+        if "train_loss" in record:  # JSON made the step keys strings
+            record["train_loss"] = {int(step): loss for step, loss in record["train_loss"].items()}
+        records[record["name"], record["seed"]] = record
+    return records
 
 
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict]:

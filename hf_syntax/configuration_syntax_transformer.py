@@ -19,7 +19,7 @@ ENCODER_LAYER_TYPES = ("standard", "graph")
 GRAPH_FUSIONS = ("sum", "gate", "self_gate")
 GRAPH_MIDDLE_STREAMS = ("previous", "full")
 GRAPH_FIRST_LAYERS = ("standard", "graph")
-GRAPH_INCREMENTS = ("residual_branch", "output_difference")
+GRAPH_INCREMENTS = ("output_difference", "residual_branch")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
@@ -66,8 +66,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (the P the two
     middle parts pair with the incremental representation I: "previous" = F_{l-2}, "full" = F_{l-1}),
     `graph_first_layer` ("standard": layer 1 is a standard encoder layer and the split starts at layer 2;
-    "graph": layer 1 is split too, with F_{-1} = 0), `graph_increment` (where I is taken: "residual_branch" = what
-    the previous layer's attention parts added before its LayerNorm; "output_difference" = F_{l-1} - F_{l-2}).
+    "graph": layer 1 is split too, with F_{-1} = 0), `graph_increment` (where I is taken: "output_difference" =
+    F_{l-1} - F_{l-2}; "residual_branch" = what the previous layer's attention parts added before its LayerNorm).
 
     Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
     "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
@@ -140,7 +140,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     graph_shared_qkv: bool = False
     graph_middle_stream: str = "previous"
     graph_first_layer: str = "standard"
-    graph_increment: str = "residual_branch"
+    graph_increment: str = "output_difference"
 
     source_features: list[str] | tuple[str, ...] = ()
     feature_embedding_dim: int = 20

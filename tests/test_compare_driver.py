@@ -34,6 +34,7 @@ def finished_study(tmp_path_factory):
         "config": str(folder / "tiny.yaml"), "work_dir": str(folder / "runs"), "results": str(folder / "results"),
         "reference": str(SAMPLE / "valid.en"), "baseline": "baseline",
         "common": ["data.max_eval_pairs=8"], "reference_curves": {"measured elsewhere": [0.5, 1.0]},
+        "loss_at_steps": [2, 4],
         "runs": {"baseline": {"label": "Transformer", "set": []},
                  "rel": {"label": "Transformer_rel", "set": ["model.type=transformer_rel"]}},
     }
@@ -105,3 +106,6 @@ def test_committed_records_outlive_their_run_folders(finished_study):
     assert [(r["name"], r["seed"]) for r in after] == [("baseline", 3), ("rel", 3)]
     assert after[0] == before[0]
     assert after[1]["paired_bootstrap_p"] == before[1]["paired_bootstrap_p"]
+    per_run_rows = [line for line in (folder / "results" / "results.md").read_text().splitlines()
+                    if line.startswith("| baseline | 3 |")]
+    assert len(per_run_rows) == 1 and "—" not in per_run_rows[0]  # the committed losses are still shown

@@ -51,7 +51,7 @@ def _graph_config(fusion="sum", half_dim=False, shared_qkv=False, **overrides):
 # The readings of the lost equations the config can select (the default first), as config overrides.
 READINGS = {
     "default": {},
-    "output_difference": {"graph_increment": "output_difference"},
+    "residual_branch": {"graph_increment": "residual_branch"},
     "middle_full": {"graph_middle_stream": "full"},
     "first_layer_graph_middle_full": {"graph_first_layer": "graph", "graph_middle_stream": "full"},
 }
@@ -183,7 +183,7 @@ def test_attention_parts_read_the_configured_streams(reading):
             weights, attended = _attention_by_hand(first.projections["high"], embeddings, mask)
             assert torch.allclose(output.attentions[0], weights, atol=1e-6)
             first_branch = first.out_projections["high"](attended)
-        output_difference = options.get("graph_increment") == "output_difference"
+        output_difference = model.config.graph_increment == "output_difference"
         incremental = first_output - embeddings if output_difference else first_branch
         previous = first_output if options.get("graph_middle_stream") == "full" else embeddings
         streams = {"incremental": incremental, "previous": previous}
@@ -198,7 +198,7 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
     before the LayerNorm (P + I = the fusion of the four groups): the layer's two norms and FFN applied to P + I
     give its output."""
     torch.manual_seed(0)
-    layer = _spread_weights(GraphEncoderLayer(_graph_config(fusion), 1), std=0.2).eval()
+    layer = _spread_weights(GraphEncoderLayer(_graph_config(fusion, graph_increment="residual_branch"), 1), std=0.2).eval()
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
@@ -207,6 +207,23 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
         normed = layer.self_attn_layer_norm(streams.previous + streams.incremental)
         assert torch.allclose(layer.final_layer_norm(normed + layer.ffn(normed)), output, atol=1e-5)
         assert not torch.allclose(streams.incremental, output - full, atol=1e-2)
+
+
+@pytest.mark.parametrize("fusion", ["sum", "gate", "self_gate"])
+def test_default_increment_is_the_difference_of_layer_outputs(fusion):
+    """The default graph_increment="output_difference": I = F_l - F_{l-1}, the layer's whole change (attention parts,
+    feed-forward and LayerNorms), and P = F_{l-1}, so the next layer's P + I is this layer's output."""
+    torch.manual_seed(0)
+    config = _graph_config(fusion)
+    assert config.graph_increment == "output_difference"
+    layer = _spread_weights(GraphEncoderLayer(config, 1), std=0.2).eval()
+    full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
+    mask = padding_mask(_batch()[1], full.dtype)
+    with torch.no_grad():
+        output, _, _, streams = layer(full, mask, streams=GraphStreams(previous, incremental))
+    assert torch.equal(streams.previous, full)
+    assert torch.allclose(streams.incremental, output - full, atol=1e-6)
+    assert torch.allclose(streams.previous + streams.incremental, output, atol=1e-6)
 
 
 def test_encoder_hands_each_layer_the_previous_ones_streams():
@@ -335,7 +352,7 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
             option.split("=")[1] for option in raw["readings"][reading]
         ), name
     defaults = GraphTransformerConfig()
-    assert readings["sum_text"] == tuple(getattr(defaults, field) for field in fields)
+    assert readings["sum_post_ln_increment"] == tuple(getattr(defaults, field) for field in fields)
     assert len(set(readings.values())) == 4 and len(readings) == 8
 
 
