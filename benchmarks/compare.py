@@ -8,7 +8,7 @@ A study file (YAML, see benchmarks/studies/) names a base recipe config, shared 
 commands run once (e.g. ``hf-syntax preprocess``, so feature runs share one parse of the corpus), the baseline and
 the runs (label + ``--set`` overrides each). Run from the repository root: the study's paths are relative to it.
 
-Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at one thread, ``--jobs`` of them side by side; a run
+Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at ``--threads`` (1), ``--jobs`` of them side by side; a run
 whose folder holds ``summary.json`` or whose record is already in the results file is finished and skipped (delete
 the record to train it again), one with checkpoints is resumed. After every finished
 run the results are rewritten (``results.json``, ``results.md``, ``learning_curves.png``, translations, logs
@@ -34,9 +34,9 @@ import yaml
 
 TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
 RECIPE = TREE / "training" / "train_translation.py"
-ONE_THREAD = {
-    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+OFFLINE_QUIET = {
+    "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
 }
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
 
@@ -85,9 +85,11 @@ class Study:
         return f"{prefix}{run}.s{seed}"
 
 
-def child_environment() -> dict[str, str]:
-    """One thread per job, offline, and this checkout's code first on the path (a frozen copy stays frozen)."""
-    return {**os.environ, **ONE_THREAD, "PYTHONPATH": os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))}
+def child_environment(threads: int = 1) -> dict[str, str]:
+    """``threads`` per job (one by default: runs side by side share the cores evenly), offline, and this checkout's
+    code first on the path (a frozen copy stays frozen)."""
+    return {**os.environ, **OFFLINE_QUIET, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))}
 
 
 def read_lines(path: Path) -> list[str]:
@@ -120,7 +122,7 @@ def prepare(study: Study) -> None:
         log = study.results / "logs" / f"prepare_{Path(step['creates']).name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("w") as handle:
-            subprocess.run(command, env={**child_environment(), "OMP_NUM_THREADS": "2"}, stdout=handle,
+            subprocess.run(command, env=child_environment(threads=2), stdout=handle,
                            stderr=subprocess.STDOUT, check=True)
         log.write_text(without_redraws(log))
 
@@ -144,12 +146,12 @@ def training_command(study: Study, run: str, seed: int) -> list[str]:
     return command
 
 
-def start(study: Study, run: str, seed: int) -> tuple[subprocess.Popen, float]:
+def start(study: Study, run: str, seed: int, threads: int) -> tuple[subprocess.Popen, float]:
     command = training_command(study, run, seed)
     study.output_dir(run, seed).mkdir(parents=True, exist_ok=True)
     log = (study.output_dir(run, seed) / "train.log").open("a")
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
-    return subprocess.Popen(command, env=child_environment(), stdout=log, stderr=subprocess.STDOUT), time.time()
+    return subprocess.Popen(command, env=child_environment(threads), stdout=log, stderr=subprocess.STDOUT), time.time()
 
 
 def record_wall_clock(folder: Path, seconds: float) -> None:
@@ -158,13 +160,14 @@ def record_wall_clock(folder: Path, seconds: float) -> None:
     path.write_text(json.dumps([*spent, round(seconds, 1)]) + "\n")
 
 
-def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]]) -> None:
+def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
+            threads: int = 1) -> None:
     """Keep ``jobs`` runs going; after each one ends, rewrite the results."""
     pending, running, failed = list(todo), {}, []
     while pending or running:
         while pending and len(running) < jobs:
             key = pending.pop(0)
-            running[key] = start(study, *key)
+            running[key] = start(study, *key, threads)
         time.sleep(5)
         for key, (process, started) in list(running.items()):
             if process.poll() is None:
@@ -382,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("study", type=Path, help="study file (benchmarks/studies/*.yaml)")
     parser.add_argument("--runs", nargs="+", help="only these runs of the study (default: all)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[42])
-    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one thread each")
+    parser.add_argument("--jobs", type=int, default=2, help="runs side by side")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per run (e.g. --jobs 1 --threads 2: one long run that must end sooner)")
     parser.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
                         help="also score every run's best checkpoint on this test pair (repeatable)")
     parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
@@ -404,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             committed = committed_records(study)
             todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
                     if not (study.output_dir(run, seed) / "summary.json").exists() and (run, seed) not in committed]
-            run_all(study, todo, options.jobs, options.extra_test)
+            run_all(study, todo, options.jobs, options.extra_test, options.threads)
         records = report(study, options.extra_test)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         parser.exit(2, f"error: {error}\n")
