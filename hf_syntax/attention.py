@@ -225,7 +225,7 @@ class SyntaxAttention(nn.Module):
         hidden_states: torch.Tensor,
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
-        past_key_values=None,
+        cache=None,
         term_buckets: dict[str, torch.Tensor] | None = None,
         output_attentions: bool = False,
     ):
@@ -235,7 +235,7 @@ class SyntaxAttention(nn.Module):
         query = self._heads(self.q_proj(hidden_states))
         if self.parse_head is not None:
             query = torch.cat([query, self._heads(self.parse_head.q_proj(hidden_states))], dim=1)
-        key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, past_key_values)
+        key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, cache)
 
         term_buckets = term_buckets or {}
         terms = [(getattr(self, name), term_buckets[name]) for name in self.term_names if name in term_buckets]

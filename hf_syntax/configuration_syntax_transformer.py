@@ -80,7 +80,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     """
 
     model_type = "syntax_transformer"
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["cache", "past_key_values"]
+    """Output keys Trainer's evaluation leaves out of the logits: the decoder cache, named `cache` from transformers
+    5.24 on and `past_key_values` before."""
     attribute_map = {
         "num_attention_heads": "encoder_attention_heads",
         "hidden_size": "d_model",

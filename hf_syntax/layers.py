@@ -103,15 +103,15 @@ class DecoderLayer(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
-                past_key_values=None, term_buckets=None, output_attentions=False):
+                cache=None, term_buckets=None, output_attentions=False):
         attended, self_weights, parse_log_probs = self.self_attn(
-            hidden_states, attention_mask=attention_mask, past_key_values=past_key_values,
+            hidden_states, attention_mask=attention_mask, cache=cache,
             term_buckets=term_buckets, output_attentions=output_attentions,
         )
         hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
         attended, cross_weights, _ = self.encoder_attn(
             hidden_states, key_value_states=encoder_hidden_states, attention_mask=encoder_attention_mask,
-            past_key_values=past_key_values, output_attentions=output_attentions,
+            cache=cache, output_attentions=output_attentions,
         )
         hidden_states = self.encoder_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
         transformed = self.ffn(hidden_states)

@@ -21,7 +21,13 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
 from .attention import BiaffineParseHead, RelativeTerm
 from .configuration_syntax_transformer import SyntaxTransformerConfig
-from .stacks import FEATURIZER_HINT, SyntaxEncoderOutput, SyntaxTransformerDecoder, SyntaxTransformerEncoder
+from .stacks import (
+    CACHE_NAME,
+    FEATURIZER_HINT,
+    SyntaxEncoderOutput,
+    SyntaxTransformerDecoder,
+    SyntaxTransformerEncoder,
+)
 
 
 @dataclass
@@ -70,6 +76,16 @@ def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.
     if denominator is None:
         return F.nll_loss(log_probs, heads, ignore_index=-100)
     return F.nll_loss(log_probs, heads, ignore_index=-100, reduction="sum") / denominator
+
+
+def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
+    """The decoder cache given under either name: `generate` passes it as `past_key_values` before transformers 5.24
+    and as `cache` from 5.24 on, whose own models still accept the old name."""
+    if past_key_values is None:
+        return cache
+    if cache is not None:
+        raise ValueError("Pass the decoder cache as `cache` or as `past_key_values`, not both.")
+    return past_key_values
 
 
 def _check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
@@ -171,7 +187,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         dep_heads: torch.LongTensor | None = None,
         dep_depths: torch.LongTensor | None = None,
         pos_ids: torch.LongTensor | None = None,
@@ -181,9 +197,12 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> SyntaxSeq2SeqModelOutput:
         r"""
+        cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`); the
+            output carries it under the installed transformers' name (`CACHE_NAME`).
         dep_heads / dep_depths / pos_ids / case_ids / subword_tags: the source syntax columns the featurizer makes,
             all handed to the encoder, which reads those its config needs (`config.needs_source_features`).
         """
@@ -200,12 +219,12 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         decoder_outputs = self.decoder(
             decoder_input_ids, attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
-            past_key_values=past_key_values, use_cache=self.config.use_cache if use_cache is None else use_cache,
+            cache=_either_cache(cache, past_key_values),
+            use_cache=self.config.use_cache if use_cache is None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
         )
         outputs = SyntaxSeq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
-            past_key_values=decoder_outputs.past_key_values,
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,
@@ -214,6 +233,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_attentions=encoder_outputs.attentions,
             encoder_parse_log_probs=encoder_outputs.parse_log_probs,
             decoder_parse_log_probs=decoder_outputs.parse_log_probs,
+            **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
         return outputs if return_dict is not False else outputs.to_tuple()
 
@@ -259,10 +279,10 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, batch_size,
                                       max_cache_length):
         """`decoding_cache` when set and it applies (see the class docstring), else transformers' choice."""
-        if (self.decoding_cache is not None and model_kwargs.get("past_key_values") is None
+        if (self.decoding_cache is not None and model_kwargs.get(CACHE_NAME) is None
                 and generation_config.use_cache is not False and generation_config.cache_implementation is None
                 and generation_mode in CUSTOM_CACHE_MODES):
-            model_kwargs["past_key_values"] = self.decoding_cache(max_cache_length)
+            model_kwargs[CACHE_NAME] = self.decoding_cache(max_cache_length)
             return
         super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, batch_size,
                                               max_cache_length)
@@ -283,7 +303,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         labels: torch.LongTensor | None = None,
         dep_heads: torch.LongTensor | None = None,
         dep_depths: torch.LongTensor | None = None,
@@ -295,9 +315,11 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> SyntaxSeq2SeqLMOutput | tuple:
         r"""
+        cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`).
         labels: target ids (batch, target_length), -100 where no loss is wanted; shifted right internally.
         dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
             encoder parse head. decoder_dep_heads: the same for `labels` positions (trains the decoder parse head).
@@ -313,9 +335,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         outputs = self.model(
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values, dep_heads=dep_heads, dep_depths=dep_depths, pos_ids=pos_ids,
-            case_ids=case_ids, subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
+            cache=cache, dep_heads=dep_heads, dep_depths=dep_depths, pos_ids=pos_ids, case_ids=case_ids,
+            subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states, past_key_values=past_key_values,
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
@@ -336,7 +358,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                     loss = loss + decoder_weight * decoder_parse
 
         result = SyntaxSeq2SeqLMOutput(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+            loss=loss, logits=logits, **{CACHE_NAME: getattr(outputs, CACHE_NAME)},
             decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
             cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions,

@@ -20,6 +20,11 @@ from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
 
+CACHE_NAME = "cache" if "cache" in BaseModelOutputWithPastAndCrossAttentions.__dataclass_fields__ else "past_key_values"
+"""What the installed transformers calls the decoder cache: `cache` from 5.24 on, `past_key_values` before. It is
+the field of its model outputs and the keyword `generate` hands to `forward` and reads back from the outputs, so
+our outputs carry the cache under this name."""
+
 ENCODER_LAYERS = {"standard": EncoderLayer, "graph": GraphEncoderLayer}
 """`config.encoder_layer_type` -> the encoder layer class; every layer takes (config, layer_idx) and returns
 (hidden states, attention weights or None, parse log-probabilities or None)."""
@@ -156,15 +161,15 @@ class SyntaxTransformerDecoder(nn.Module):
         attention_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
     ) -> SyntaxDecoderOutput:
         config = self.config
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
+        past_length = cache.get_seq_length() if cache is not None else 0
         length = input_ids.shape[1]
         total = past_length + length
         if config.absolute_positions and total > config.max_position_embeddings:
@@ -190,7 +195,7 @@ class SyntaxTransformerDecoder(nn.Module):
         parse_log_probs = None
         for layer in self.layers:
             hidden, self_weights, cross_weights, layer_parse = layer(
-                hidden, self_mask, encoder_hidden_states, cross_mask, past_key_values=past_key_values,
+                hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
                 term_buckets=buckets, output_attentions=bool(output_attentions),
             )
             parse_log_probs = layer_parse if layer_parse is not None else parse_log_probs
@@ -198,13 +203,14 @@ class SyntaxTransformerDecoder(nn.Module):
             self_attentions = _kept(self_attentions, self_weights)
             cross_attentions = _kept(cross_attentions, cross_weights)
         return SyntaxDecoderOutput(
-            last_hidden_state=hidden, past_key_values=past_key_values if use_cache else None,
-            hidden_states=all_hidden, attentions=self_attentions, cross_attentions=cross_attentions,
-            parse_log_probs=parse_log_probs,
+            last_hidden_state=hidden, hidden_states=all_hidden, attentions=self_attentions,
+            cross_attentions=cross_attentions, parse_log_probs=parse_log_probs,
+            **{CACHE_NAME: cache if use_cache else None},
         )
 
 
 __all__ = [
+    "CACHE_NAME",
     "ENCODER_LAYERS",
     "FEATURIZER_HINT",
     "SyntaxDecoderOutput",

@@ -11,6 +11,7 @@ from fresh_process import run_without_hf_syntax
 from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.convert.marian import from_marian, to_marian
+from hf_syntax.stacks import CACHE_NAME
 
 TINY = dict(
     vocab_size=120, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
@@ -121,6 +122,37 @@ def test_cached_and_uncached_decoding_agree(baseline, num_beams):
     cached = baseline.generate(**settings, use_cache=True)
     uncached = baseline.generate(**settings, use_cache=False)
     assert torch.equal(cached, uncached)
+
+
+def test_cached_greedy_logits_equal_the_full_forward(baseline):
+    """Each step's logits from cached greedy decoding equal one teacher-forced pass over the generated tokens. A
+    model that misses the cache generate hands it (transformers 5.24 renamed `past_key_values` to `cache`) decodes
+    every step without the earlier tokens: its logits drift by several units, though the tokens may not change."""
+    input_ids, attention_mask = _batch(0)
+    generated = baseline.generate(input_ids=input_ids, attention_mask=attention_mask, num_beams=1, min_new_tokens=8,
+                                  max_new_tokens=8, output_logits=True, return_dict_in_generate=True)
+    with torch.no_grad():
+        full = baseline(input_ids=input_ids, attention_mask=attention_mask,
+                        decoder_input_ids=generated.sequences[:, :-1], use_cache=False).logits
+    torch.testing.assert_close(torch.stack(generated.logits, dim=1), full, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["cache", "past_key_values"])
+def test_forward_takes_the_cache_under_either_name_and_returns_it_under_transformers_name(baseline, name):
+    """transformers before 5.24 passes the cache as `past_key_values`, 5.24 as `cache`; either way the second step
+    extends the first step's cache, which comes back under the installed transformers' name."""
+    input_ids, attention_mask = _batch(0)
+    decoder_input_ids = torch.randint(3, 110, (3, 2), generator=torch.Generator().manual_seed(3))
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask)
+    with torch.no_grad():
+        full = baseline(**inputs, decoder_input_ids=decoder_input_ids, use_cache=False).logits
+        first = baseline(**inputs, decoder_input_ids=decoder_input_ids[:, :1], use_cache=True)
+        cache = getattr(first, CACHE_NAME)
+        second = baseline(**inputs, decoder_input_ids=decoder_input_ids[:, 1:], use_cache=True, **{name: cache})
+    assert getattr(second, CACHE_NAME) is cache and cache.get_seq_length() == 2
+    torch.testing.assert_close(second.logits[:, 0], full[:, 1], atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="not both"):
+        baseline(**inputs, decoder_input_ids=decoder_input_ids[:, 1:], cache=cache, past_key_values=cache)
 
 
 def test_generation_is_not_cut_at_transformers_generic_twenty_tokens(baseline, tmp_path):

@@ -12,6 +12,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from hf_syntax import config_for
 from hf_syntax.fast_inference import DecodingCache, optimize_for_cpu
+from hf_syntax.stacks import CACHE_NAME
 
 SIZES = dict(vocab_size=300, d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
              decoder_attention_heads=4, encoder_ffn_dim=96, decoder_ffn_dim=96, max_position_embeddings=128)
@@ -75,7 +76,7 @@ def test_decoding_cache_decodes_like_transformers_cache(name, setting):
     model, batch, settings = spread_model(architecture, **overrides), random_batch(), SETTINGS[setting]
     expected = generate(model, batch, None, **settings)
     produced = generate(model, batch, DecodingCache, **settings)
-    assert isinstance(produced.past_key_values, DecodingCache)
+    assert isinstance(getattr(produced, CACHE_NAME), DecodingCache)
     assert torch.equal(produced.sequences, expected.sequences)
     assert len({tuple(row.tolist()) for row in expected.sequences}) > len(expected.sequences) // 2, "degenerate"
     assert len(produced.logits) == len(expected.logits)
@@ -116,4 +117,4 @@ def test_optimize_for_cpu_decodes_through_the_decoding_cache():
     batch = random_batch()
     with torch.no_grad():
         output = quantized.generate(**batch, num_beams=4, max_new_tokens=6, return_dict_in_generate=True)
-    assert isinstance(output.past_key_values, DecodingCache)
+    assert isinstance(getattr(output, CACHE_NAME), DecodingCache)
