@@ -17,13 +17,15 @@ report gives, per variant, each path's speed-up over Marian and over the same mo
 Targets: CTranslate2-expressible variants >= 2.0x Marian in float32 and >= 3.0x in int8; DBSA, dep_rpe and the
 Graph-Transformer through the PyTorch path >= 1.5x their own ``generate``.
 
-Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--model runs/x/model --source dev.ja]
+Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--variants baseline ...]
+                                           [--model runs/x/model --source dev.ja]
        python benchmarks/speed_inference.py --tiny     # seconds: checks every path runs, timings meaningless
 """
 
 import argparse
 import copy
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -132,7 +134,8 @@ def random_workload(args, size: dict, work: Path) -> dict:
     tokenizer = synthetic_tokenizer(size["vocab_size"])
     batch = random_batch(sentences, length, seed=1, vocab_size=size["vocab_size"])
     report = {}
-    for name, (architecture, overrides) in VARIANTS.items():
+    for name in args.variants:
+        architecture, overrides = VARIANTS[name]
         torch.manual_seed(0)
         model = AutoModelForSeq2SeqLM.from_config(config_for(architecture, **size, **overrides))
         paths = paths_of(model, tokenizer, work / name, args.threads)
@@ -160,6 +163,8 @@ def main():
     parser.add_argument("--model", type=Path, help="trained model folder for the dev workload")
     parser.add_argument("--tokenizer", type=Path, help="its tokenizer folder (default: the model folder)")
     parser.add_argument("--source", type=Path, help="dev source sentences for the dev workload")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
+                        help="random workload: which variants to time (default: all)")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes and inputs: checks the script runs")
     parser.add_argument("--output", type=Path, default=RESULTS / "speed_inference")
     args = parser.parse_args()
@@ -173,6 +178,7 @@ def main():
 
     report = {"threads": args.threads, "repeats": args.repeats, "tiny": args.tiny, "torch": torch.__version__,
               "ctranslate2": ctranslate2.__version__, "machine": platform.processor() or platform.machine(),
+              "ctranslate2_cpu_backend": ctranslate2_cpu_backend(),
               "dimensions": TINY_SIZE if args.tiny else SMALL_CPU_SIZE,
               "random": random_workload(args, TINY_SIZE if args.tiny else SMALL_CPU_SIZE, work)}
     if args.model:
@@ -184,10 +190,22 @@ def main():
     print(markdown(report))
 
 
+def ctranslate2_cpu_backend() -> dict:
+    """The CPU vendor and the environment variables that pick CTranslate2's matrix-product library: on AMD CPUs it
+    uses oneDNN unless ``CT2_USE_MKL=1`` (``CT2_VERBOSE=1`` prints the choice), so a ratio depends on them."""
+    cpuinfo = Path("/proc/cpuinfo")
+    vendor = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                   if line.startswith("vendor_id")), None) if cpuinfo.exists() else None
+    return {"cpu_vendor": vendor, **{name: os.environ.get(name) for name in ("CT2_USE_MKL", "CT2_FORCE_CPU_ISA")}}
+
+
 def markdown(report: dict) -> str:
     lines = [f"# Beam-4 translation speed on CPU ({report['threads']} threads, median of {report['repeats']})", ""]
     if report["tiny"]:
         lines += ["**Tiny smoke-test run: the numbers below mean nothing.**", ""]
+    backend = report["ctranslate2_cpu_backend"]
+    lines += [f"CTranslate2 {report['ctranslate2']} on a {backend['cpu_vendor']} CPU, CT2_USE_MKL="
+              f"{backend['CT2_USE_MKL']}, CT2_FORCE_CPU_ISA={backend['CT2_FORCE_CPU_ISA']}.", ""]
     lines += ["Speed-up = sentences/s of the path / sentences/s of `MarianMTModel.generate` (and of the same model's "
               "PyTorch `generate`). Produced by `benchmarks/speed_inference.py`.", ""]
     workloads = [("random", "32 x 32 tokens, 64 new tokens")] + ([("dev", report.get("dev_model", ""))]
