@@ -311,19 +311,26 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f}{spread}"
 
 
-
 def _loss_cell(loss: float | None) -> str:
     """A logged training loss for the table: three decimals, as the Trainer's log shows it ('—' when not logged)."""
     return "—" if loss is None else f"{loss:.3f}"
+
+
+def _paired_delta(rows: list[dict], baseline_by_seed: dict[int, float], key: str) -> str:
+    """Mean difference to the baseline over the seeds both have: a run of one seed is compared with that seed's
+    baseline, not with the mean of seeds it did not run (the seed spread would swamp the difference)."""
+    differences = [r[key] - baseline_by_seed[r["seed"]] for r in rows if r["seed"] in baseline_by_seed]
+    return f"{statistics.mean(differences):+.2f}" if differences else "—"
+
 
 def markdown(study: Study, records: list[dict]) -> str:
     split = study.split
     bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
     base_seconds = {r["seed"]: r["train_seconds"] for r in records if r["name"] == study.baseline}
-    base_bleu = [r[bleu_key] for r in records if r["name"] == study.baseline]
+    base_bleu = {r["seed"]: r[bleu_key] for r in records if r["name"] == study.baseline}
     tests = sorted({name for r in records for name in r["extra_tests"]})
     lines = [f"# {study.name}: mean ± std over seeds", "",
-             f"| run | model | seeds | {split} BLEU | Δ BLEU | {split} chrF | p (BLEU) per seed | time × baseline |"
+             f"| run | model | seeds | {split} BLEU | Δ BLEU (same seeds) | {split} chrF | p (BLEU) per seed | time × baseline |"
              + "".join(f" {test} BLEU |" for test in tests),
              "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * len(tests)]
     for run in study.runs:
@@ -331,7 +338,7 @@ def markdown(study: Study, records: list[dict]) -> str:
         if not rows:
             continue
         bleu = [r[bleu_key] for r in rows]
-        delta = f"{statistics.mean(bleu) - statistics.mean(base_bleu):+.2f}" if base_bleu and run != study.baseline else "—"
+        delta = "—" if run == study.baseline else _paired_delta(rows, base_bleu, bleu_key)
         p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
         ratios = [r["train_seconds"] / base_seconds[r["seed"]] for r in rows if r["seed"] in base_seconds]
         cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,

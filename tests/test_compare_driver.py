@@ -109,3 +109,20 @@ def test_committed_records_outlive_their_run_folders(finished_study):
     per_run_rows = [line for line in (folder / "results" / "results.md").read_text().splitlines()
                     if line.startswith("| baseline | 3 |")]
     assert len(per_run_rows) == 1 and "—" not in per_run_rows[0]  # the committed losses are still shown
+
+
+def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
+    """A run of seed 43 only is compared with seed 43's baseline, not with the mean over seeds 42 and 43."""
+    driver = load_driver()
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
+        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
+    study = driver.Study.load(tmp_path / "study.yaml")
+
+    def record(name, seed, bleu):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [bleu], "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    records = [record("baseline", 42, 39.0), record("baseline", 43, 42.0), record("rel", 43, 41.5)]
+    rel_row = next(line for line in driver.markdown(study, records).splitlines() if line.startswith("| rel | "))
+    assert "| -0.50 |" in rel_row  # 41.5 - 42.0; against the two-seed mean 40.5 it would read +1.00
