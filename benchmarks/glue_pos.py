@@ -169,12 +169,12 @@ def training_record(task_name: str, setting: str, seed: int, summary: dict) -> d
     return record
 
 
-def reused_records(arguments: argparse.Namespace) -> list[dict]:
+def reused_records(arguments: argparse.Namespace, tasks: list[str], seeds: list[int]) -> list[dict]:
     """``no_pos`` and ``normal`` records from the BERT vs BERT + POS grid's runs, refused if their rates differ."""
     records = []
     for setting, variant in REUSED_SETTINGS.items():
-        for task in arguments.tasks:
-            for seed in arguments.seeds:
+        for task in tasks:
+            for seed in seeds:
                 path = RESULTS_DIR / "glue_pos_runs" / f"{task}_{variant}_seed{seed}.json"
                 if not path.exists():
                     print(f"note: no {setting} run to reuse for {task} seed {seed} ({path} is absent)", flush=True)
@@ -225,7 +225,11 @@ def run_training_grid(arguments: argparse.Namespace) -> None:
     results_dir = Path(arguments.results_dir)
     runs_dir = results_dir / "glue_pos_training_runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    reused = reused_records(arguments)
+    finished = [json.loads(path.read_text())["record"] for path in runs_dir.glob("*.json")]
+    # every task and seed with a finished run keeps its reference rows, also when this invocation trains others
+    reused = reused_records(arguments, sorted(set(arguments.tasks) | {r["task"] for r in finished}),
+                            sorted(set(arguments.seeds) | {r["seed"] for r in finished}))
+    write_training_results(arguments, results_dir, runs_dir, reused)  # also re-renders when nothing is left to run
     for setting in arguments.settings:  # setting by setting, so an interrupted grid leaves whole settings
         for task in arguments.tasks:
             for seed in arguments.seeds:
@@ -236,13 +240,17 @@ def run_training_grid(arguments: argparse.Namespace) -> None:
                 summary = run_glue(run_config(arguments, task, seed, name, **TRAINING_SETTINGS[setting]))
                 record = training_record(task, setting, seed, summary)
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
-                records = reused + [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
-                table, markdown = training_table(records)
-                write_results(results_dir / "glue_pos_training", {"records": records, "table": table}, markdown,
-                              "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid "
-                              f"training)\n\nBERT lr {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, "
-                              f"parser {arguments.pos_parser}, {arguments.threads} thread(s); no_pos and normal reused "
-                              "from glue_pos_runs/. Scores x100; train loss = the Trainer's mean over the run.")
+                write_training_results(arguments, results_dir, runs_dir, reused)
+
+
+def write_training_results(arguments: argparse.Namespace, results_dir: Path, runs_dir: Path, reused: list[dict]):
+    records = reused + [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
+    table, markdown = training_table(records)
+    write_results(results_dir / "glue_pos_training", {"records": records, "table": table}, markdown,
+                  "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid "
+                  f"training)\n\nBERT lr {arguments.learning_rates}, batch 32, 3 epochs, max_length 128, "
+                  f"parser {arguments.pos_parser}, {arguments.threads} thread(s); no_pos and normal reused "
+                  "from glue_pos_runs/. Scores x100; train loss = the Trainer's mean over the run.")
 
 
 def write_results(stem: Path, payload: dict, markdown: str, heading: str) -> None:
