@@ -225,11 +225,7 @@ def run_training_grid(arguments: argparse.Namespace) -> None:
     results_dir = Path(arguments.results_dir)
     runs_dir = results_dir / "glue_pos_training_runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    finished = [json.loads(path.read_text())["record"] for path in runs_dir.glob("*.json")]
-    # every task and seed with a finished run keeps its reference rows, also when this invocation trains others
-    reused = reused_records(arguments, sorted(set(arguments.tasks) | {r["task"] for r in finished}),
-                            sorted(set(arguments.seeds) | {r["seed"] for r in finished}))
-    write_training_results(arguments, results_dir, runs_dir, reused)  # also re-renders when nothing is left to run
+    write_training_results(arguments, results_dir, runs_dir)  # checks the reused runs before any training starts
     for setting in arguments.settings:  # setting by setting, so an interrupted grid leaves whole settings
         for task in arguments.tasks:
             for seed in arguments.seeds:
@@ -240,11 +236,15 @@ def run_training_grid(arguments: argparse.Namespace) -> None:
                 summary = run_glue(run_config(arguments, task, seed, name, **TRAINING_SETTINGS[setting]))
                 record = training_record(task, setting, seed, summary)
                 run_file.write_text(json.dumps({"record": record, "summary": summary}, indent=2, default=str))
-                write_training_results(arguments, results_dir, runs_dir, reused)
+                write_training_results(arguments, results_dir, runs_dir)
 
 
-def write_training_results(arguments: argparse.Namespace, results_dir: Path, runs_dir: Path, reused: list[dict]):
-    records = reused + [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
+def write_training_results(arguments: argparse.Namespace, results_dir: Path, runs_dir: Path) -> None:
+    """The table of every finished run, with the reused reference rows of every task and seed among them or in this
+    invocation (an invocation for one task keeps the other tasks' rows)."""
+    finished = [json.loads(path.read_text())["record"] for path in sorted(runs_dir.glob("*.json"))]
+    records = reused_records(arguments, sorted(set(arguments.tasks) | {r["task"] for r in finished}),
+                             sorted(set(arguments.seeds) | {r["seed"] for r in finished})) + finished
     table, markdown = training_table(records)
     write_results(results_dir / "glue_pos_training", {"records": records, "table": table}, markdown,
                   "# Training the POS input of MiniLM + POS, GLUE dev (benchmarks/glue_pos.py --grid "
