@@ -1,6 +1,8 @@
 """Do the fast CPU backends translate like the PyTorch model? Output agreement and BLEU on real dev sentences.
 
-For one trained model folder (a recipe checkpoint or ``<output_dir>/model``) and a dev set:
+For one trained model folder (a recipe checkpoint or ``<output_dir>/model``) and a dev set, each sentence encoded
+once as the translation pipeline encodes it (for a model that embeds source features, with the feature columns of
+one parse) and given to every backend:
 
   * greedy decoding, PyTorch vs CTranslate2 float32: share of sentences whose output ids are identical
     (target >= 99%), and the sentences that differ (index and both outputs);
@@ -29,8 +31,10 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the Auto classes)
+from hf_syntax.columns import pad_columns
 from hf_syntax.fast_inference import CTranslate2Seq2SeqModel, export_ctranslate2, optimize_for_cpu
 from hf_syntax.metrics.translation import score_translations
+from hf_syntax.pipelines import syntax_pipeline
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BEAM_RUNS = {
@@ -60,14 +64,22 @@ def read_lines(path: Path, limit: int) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()[:limit]
 
 
-def generate_all(model, tokenizer, sources: list[str], batch_size: int, **settings) -> list[list[int]]:
-    """Output ids (without padding) of every source, in batches, with ``settings`` on top of the model's own."""
+def encode_sources(model, tokenizer, sources: list[str]) -> list[dict]:
+    """Every source as the translation pipeline feeds it to ``generate``: ids, mask and, for a model that embeds
+    source features, its feature columns from one parse (so every backend reads the same parse)."""
+    pipe = syntax_pipeline(model, tokenizer)
+    return [pipe.encode(pipe.read(source)) for source in sources]
+
+
+def generate_all(model, rows: list[dict], pad_token_id: int, batch_size: int, **settings) -> list[list[int]]:
+    """Output ids (without padding) of every encoded source, in batches, with ``settings`` on top of the model's
+    own."""
     outputs = []
-    for start in range(0, len(sources), batch_size):
-        batch = tokenizer(sources[start : start + batch_size], padding=True, truncation=True, return_tensors="pt")
+    for start in range(0, len(rows), batch_size):
+        batch = pad_columns(rows[start : start + batch_size], pad_token_id, padding_side="right")
         with torch.no_grad():
-            ids = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **settings)
-        outputs += [until_end(row.tolist(), model.config.eos_token_id, tokenizer.pad_token_id) for row in ids]
+            ids = model.generate(**batch, **settings)
+        outputs += [until_end(row.tolist(), model.config.eos_token_id, pad_token_id) for row in ids]
     return outputs
 
 
@@ -99,6 +111,7 @@ def main():
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
     sources = read_lines(args.source, args.max_sentences)
     references = read_lines(args.reference, args.max_sentences)
+    rows = encode_sources(model, tokenizer, sources)
     work = Path(tempfile.mkdtemp(prefix="ct2_agreement_"))
     backends = {
         "pytorch_float32": model,
@@ -110,7 +123,8 @@ def main():
     }
 
     def translate(backend: str, num_beams: int, **settings) -> list[list[int]]:
-        return generate_all(backends[backend], tokenizer, sources, args.batch_size, num_beams=num_beams, **settings)
+        return generate_all(backends[backend], rows, tokenizer.pad_token_id, args.batch_size, num_beams=num_beams,
+                            **settings)
 
     def scores(outputs: list[list[int]]) -> dict:
         texts = tokenizer.batch_decode(outputs, skip_special_tokens=True)
@@ -120,6 +134,8 @@ def main():
     differing = [index for index, (ours, theirs) in enumerate(zip(*greedy.values())) if ours != theirs]
     report = {
         "model": str(args.model),
+        "model_type": model.config.model_type,
+        "source_features": list(getattr(model.config, "source_features", None) or []),
         "sentences": len(sources),
         "source": str(args.source),
         "threads": args.threads,
@@ -164,7 +180,9 @@ def markdown(report: dict) -> str:
         f"# CTranslate2 / int8 agreement with the PyTorch model ({report['sentences']} sentences of "
         f"`{Path(report['source']).name}`)",
         "",
-        f"Model `{report['model']}`; torch {report['torch']}, CTranslate2 {report['ctranslate2']}, "
+        f"Model `{report['model']}` ({report['model_type']}; source features: "
+        f"{', '.join(report['source_features']) or 'none'}); torch {report['torch']}, CTranslate2 "
+        f"{report['ctranslate2']}, "
         f"{report['threads']} thread(s). Produced by `benchmarks/ctranslate2_agreement.py`.",
         "",
         f"Greedy decoding, PyTorch vs CTranslate2 float32: **{report['greedy_identical']} / {report['sentences']}** "

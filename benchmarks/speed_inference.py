@@ -11,14 +11,16 @@ For each variant, beam-4 generation of the same batch by:
   * ``ctranslate2_float32`` / ``ctranslate2_int8``: the CTranslate2 export, where CTranslate2 can express the model.
 
 Workloads: ``random`` = 32 sentences x 32 source tokens, exactly 64 new tokens (random weights, the issue's
-setting); ``dev`` = the first 32 lines of a real dev set translated by a trained model folder (``--model``, with
-its tokenizer), its baseline weights also loaded into Marian for the reference. Throughput is sentences/s; the
+setting); ``dev`` = the first 32 lines of a real dev set translated by each trained model folder given
+(``--model``, with its tokenizer; a feature model's columns from one parse made before timing), a baseline's weights
+also loaded into Marian for the reference. Throughput is sentences/s; the
 report gives, per variant, each path's speed-up over Marian and over the same model's PyTorch ``generate``.
 Targets: CTranslate2-expressible variants >= 2.0x Marian in float32 and >= 3.0x in int8; DBSA, dep_rpe and the
 Graph-Transformer through the PyTorch path >= 1.5x their own ``generate``.
 
 Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--variants baseline ...]
-                                           [--model runs/x/model --source dev.ja]
+                                           [--model runs/x/model [runs/y/model ...] --source dev.ja]
+                                           [--no-random]
        python benchmarks/speed_inference.py --tiny     # seconds: checks every path runs, timings meaningless
 """
 
@@ -44,6 +46,8 @@ from hf_syntax.fast_inference import (  # noqa: E402
     export_ctranslate2,
     optimize_for_cpu,
 )
+from ctranslate2_agreement import encode_sources  # noqa: E402
+from hf_syntax.columns import pad_columns  # noqa: E402
 from hf_syntax.convert.marian import to_marian  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -59,12 +63,15 @@ TINY_SIZE = dict(vocab_size=300, d_model=32, encoder_layers=2, decoder_layers=2,
                  decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128)
 
 
-def marian_twin(model) -> MarianMTModel:
-    """A Marian model of the same size as ``model`` (its weights when ``model`` is a baseline, random otherwise)."""
+def marian_twin(model, trained: bool = False) -> MarianMTModel | None:
+    """A Marian model of the same size as ``model``: its weights when ``model`` is a baseline, random weights
+    otherwise, except for a ``trained`` model (random weights would not stop where it stops, so no reference)."""
     config = model.config
     try:
         return to_marian(model).eval()
     except ValueError:
+        if trained:
+            return None
         torch.manual_seed(0)
         fields = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
                   "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings",
@@ -73,9 +80,10 @@ def marian_twin(model) -> MarianMTModel:
                                           scale_embedding=True)).eval()
 
 
-def paths_of(model, tokenizer, work: Path, threads: int) -> dict:
+def paths_of(model, tokenizer, work: Path, threads: int, trained: bool = False) -> dict:
     """Every inference path of ``model``: name -> a generate-like callable."""
-    paths = {"marian": marian_twin(model), "pytorch": model.eval(),
+    marian = marian_twin(model, trained)
+    paths = {**({"marian": marian} if marian is not None else {}), "pytorch": model.eval(),
              "pytorch_fast": optimize_for_cpu(copy.deepcopy(model)),  # in float32 it changes the model it is given
              "pytorch_int8": optimize_for_cpu(model, "int8")}
     if not expressibility_problems(model.config):
@@ -113,7 +121,7 @@ def measure(paths: dict, batch: dict, columns: tuple, repeats: int, sentences: i
     times = interleaved({name: generation(model, batch, columns, **settings) for name, model in paths.items()},
                         repeats)["wall"]
     result = {name: {"seconds": round(seconds, 4), "sentences_per_s": round(sentences / seconds, 2),
-                     "vs_marian": round(times["marian"] / seconds, 3),
+                     "vs_marian": round(times["marian"] / seconds, 3) if "marian" in times else None,
                      "vs_own_pytorch": round(times["pytorch"] / seconds, 3)}
               for name, seconds in times.items()}
     return result
@@ -145,31 +153,36 @@ def random_workload(args, size: dict, work: Path) -> dict:
     return report
 
 
-def dev_workload(args, work: Path) -> dict:
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.model).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
-    if model.config.needs_source_features:
-        raise SystemExit("--model: the dev workload runs a model without source features (no parser in the loop).")
+def dev_workload(args, model_dir: Path, work: Path) -> dict:
+    """The first 32 dev lines translated by one trained model, encoded as its translation pipeline encodes them (a
+    feature model's columns come from one parse, made before any timing)."""
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or model_dir)
     lines = args.source.read_text(encoding="utf-8").splitlines()[: 4 if args.tiny else 32]
-    batch = dict(tokenizer(lines, padding=True, truncation=True, return_tensors="pt"))
-    paths = paths_of(model, tokenizer, work / "dev", args.threads)
-    return measure(paths, batch, (), args.repeats, len(lines), max_new_tokens=8 if args.tiny else 128)
+    batch = pad_columns(encode_sources(model, tokenizer, lines), tokenizer.pad_token_id, padding_side="right")
+    paths = paths_of(model, tokenizer, work, args.threads, trained=True)
+    return measure(paths, batch, model.config.needs_source_features, args.repeats, len(lines),
+                   max_new_tokens=8 if args.tiny else 128)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--model", type=Path, help="trained model folder for the dev workload")
-    parser.add_argument("--tokenizer", type=Path, help="its tokenizer folder (default: the model folder)")
+    parser.add_argument("--model", type=Path, nargs="+", default=[],
+                        help="trained model folder(s) for the dev workload, timed one after the other")
+    parser.add_argument("--tokenizer", type=Path, help="their tokenizer folder (default: each model folder)")
     parser.add_argument("--source", type=Path, help="dev source sentences for the dev workload")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                         help="random workload: which variants to time (default: all)")
+    parser.add_argument("--no-random", action="store_true", help="time the dev workload only")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes and inputs: checks the script runs")
     parser.add_argument("--output", type=Path, default=RESULTS / "speed_inference")
     args = parser.parse_args()
     if bool(args.model) != bool(args.source):
         parser.error("--model and --source go together (the dev workload).")
+    if args.no_random and not args.model:
+        parser.error("--no-random leaves nothing to time without --model and --source (the dev workload).")
     torch.set_num_threads(args.threads)
     if args.tiny:
         args.repeats = 1
@@ -179,11 +192,13 @@ def main():
     report = {"threads": args.threads, "repeats": args.repeats, "tiny": args.tiny, "torch": torch.__version__,
               "ctranslate2": ctranslate2.__version__, "machine": platform.processor() or platform.machine(),
               "ctranslate2_cpu_backend": ctranslate2_cpu_backend(),
-              "dimensions": TINY_SIZE if args.tiny else SMALL_CPU_SIZE,
-              "random": random_workload(args, TINY_SIZE if args.tiny else SMALL_CPU_SIZE, work)}
+              "dimensions": TINY_SIZE if args.tiny else SMALL_CPU_SIZE}
+    if not args.no_random:
+        report["random"] = random_workload(args, TINY_SIZE if args.tiny else SMALL_CPU_SIZE, work)
     if args.model:
-        report["dev"] = dev_workload(args, work)
-        report["dev_model"] = str(args.model)
+        report["dev_source"] = str(args.source)
+        report["dev"] = {str(model_dir): dev_workload(args, model_dir, work / f"dev{index}")
+                         for index, model_dir in enumerate(args.model)}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     args.output.with_suffix(".md").write_text(markdown(report))
@@ -208,17 +223,22 @@ def markdown(report: dict) -> str:
               f"{backend['CT2_USE_MKL']}, CT2_FORCE_CPU_ISA={backend['CT2_FORCE_CPU_ISA']}.", ""]
     lines += ["Speed-up = sentences/s of the path / sentences/s of `MarianMTModel.generate` (and of the same model's "
               "PyTorch `generate`). Produced by `benchmarks/speed_inference.py`.", ""]
-    workloads = [("random", "32 x 32 tokens, 64 new tokens")] + ([("dev", report.get("dev_model", ""))]
-                                                                   if "dev" in report else [])
+    workloads = [(name, title) for name, title in (
+        ("random", "32 x 32 tokens, 64 new tokens"),
+        ("dev", f"first 32 lines of `{report.get('dev_source')}`, trained models (variant = model folder)"))
+        if name in report]
     for workload, description in workloads:
-        rows = report[workload] if workload == "random" else {"trained model": report[workload]}
         lines += [f"## {workload}: {description}", "", "| variant | path | sentences/s | vs Marian | vs own PyTorch |",
                   "| --- | --- | ---: | ---: | ---: |"]
-        for variant, paths in rows.items():
+        for variant, paths in report[workload].items():
             for path, values in paths.items():
-                lines.append(f"| {variant} | {path} | {values['sentences_per_s']:.2f} | {values['vs_marian']:.2f}x | "
+                vs_marian = "—" if values["vs_marian"] is None else f"{values['vs_marian']:.2f}x"
+                lines.append(f"| {variant} | {path} | {values['sentences_per_s']:.2f} | {vs_marian} | "
                              f"{values['vs_own_pytorch']:.2f}x |")
         lines.append("")
+    if "dev" in report:
+        lines += ["A trained model that is not a baseline has no Marian reference (\"—\"): random Marian weights "
+                  "would not stop where the trained model stops.", ""]
     return "\n".join(lines)
 
 
