@@ -32,7 +32,12 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the Auto classes)
 from hf_syntax.columns import pad_columns
-from hf_syntax.fast_inference import CTranslate2Seq2SeqModel, export_ctranslate2, optimize_for_cpu
+from hf_syntax.fast_inference import (
+    CTranslate2Seq2SeqModel,
+    export_ctranslate2,
+    expressibility_problems,
+    optimize_for_cpu,
+)
 from hf_syntax.metrics.translation import score_translations
 from hf_syntax.pipelines import syntax_pipeline
 
@@ -113,14 +118,12 @@ def main():
     references = read_lines(args.reference, args.max_sentences)
     rows = encode_sources(model, tokenizer, sources)
     work = Path(tempfile.mkdtemp(prefix="ct2_agreement_"))
-    backends = {
-        "pytorch_float32": model,
-        "ctranslate2_float32": CTranslate2Seq2SeqModel(export_ctranslate2(model, tokenizer, work / "float32"),
-                                                       intra_threads=args.threads),
-        "ctranslate2_int8": CTranslate2Seq2SeqModel(
-            export_ctranslate2(model, tokenizer, work / "int8", quantization="int8"), intra_threads=args.threads),
-        "pytorch_int8": optimize_for_cpu(model, "int8"),
-    }
+    backends = {"pytorch_float32": model, "pytorch_int8": optimize_for_cpu(model, "int8")}
+    not_expressible = expressibility_problems(model.config)  # such a model is checked on the PyTorch path only
+    if not not_expressible:
+        for quantization in ("float32", "int8"):
+            folder = export_ctranslate2(model, tokenizer, work / quantization, quantization=quantization)
+            backends[f"ctranslate2_{quantization}"] = CTranslate2Seq2SeqModel(folder, intra_threads=args.threads)
 
     def translate(backend: str, num_beams: int, **settings) -> list[list[int]]:
         return generate_all(backends[backend], rows, tokenizer.pad_token_id, args.batch_size, num_beams=num_beams,
@@ -130,8 +133,10 @@ def main():
         texts = tokenizer.batch_decode(outputs, skip_special_tokens=True)
         return {name: round(value, 2) for name, value in score_translations(texts, references).items()}
 
-    greedy = {name: translate(name, 1) for name in ("pytorch_float32", "ctranslate2_float32")}
-    differing = [index for index, (ours, theirs) in enumerate(zip(*greedy.values())) if ours != theirs]
+    greedy = {name: translate(name, 1) for name in ("pytorch_float32", "ctranslate2_float32") if name in backends}
+    differing = [] if not_expressible else [
+        index for index, (ours, theirs) in enumerate(zip(greedy["pytorch_float32"], greedy["ctranslate2_float32"]))
+        if ours != theirs]
     report = {
         "model": str(args.model),
         "model_type": model.config.model_type,
@@ -142,8 +147,9 @@ def main():
         "torch": torch.__version__,
         "ctranslate2": ctranslate2.__version__,
         "machine": platform.processor() or platform.machine(),
-        "greedy_identical_share": round(1 - len(differing) / len(sources), 4),
-        "greedy_identical": len(sources) - len(differing),
+        "ctranslate2_not_expressible": not_expressible,
+        "greedy_identical_share": None if not_expressible else round(1 - len(differing) / len(sources), 4),
+        "greedy_identical": None if not_expressible else len(sources) - len(differing),
         "greedy_bleu": {name: scores(outputs) for name, outputs in greedy.items()},
         "greedy_differences": [
             {"index": index, "source": sources[index],
@@ -156,7 +162,8 @@ def main():
     }
     write(report, args.output)
     beam = {}
-    for name, (backend, settings) in BEAM_RUNS.items():
+    for name in applicable_beam_runs(report):
+        backend, settings = BEAM_RUNS[name]
         beam[name] = translate(backend, 4, **settings)
         report["beam4_bleu"][name] = scores(beam[name])
         report["beam4_bleu_difference_to_pytorch"][name] = round(
@@ -175,6 +182,20 @@ def write(report: dict, output: Path) -> None:
     output.with_suffix(".md").write_text(markdown(report))
 
 
+def applicable_beam_runs(report: dict) -> list[str]:
+    return [name for name, (backend, _) in BEAM_RUNS.items()
+            if not (report["ctranslate2_not_expressible"] and backend.startswith("ctranslate2"))]
+
+
+def greedy_line(report: dict) -> str:
+    if report["ctranslate2_not_expressible"]:
+        return ("CTranslate2 cannot express this model (" + "; ".join(report["ctranslate2_not_expressible"])
+                + "), so only the PyTorch path's int8 linear layers are compared with the float32 model.")
+    return (f"Greedy decoding, PyTorch vs CTranslate2 float32: **{report['greedy_identical']} / "
+            f"{report['sentences']}** outputs token-identical ({100 * report['greedy_identical_share']:.1f}%; "
+            "target >= 99%).")
+
+
 def markdown(report: dict) -> str:
     lines = [
         f"# CTranslate2 / int8 agreement with the PyTorch model ({report['sentences']} sentences of "
@@ -185,10 +206,9 @@ def markdown(report: dict) -> str:
         f"{report['ctranslate2']}, "
         f"{report['threads']} thread(s). Produced by `benchmarks/ctranslate2_agreement.py`.",
         "",
-        f"Greedy decoding, PyTorch vs CTranslate2 float32: **{report['greedy_identical']} / {report['sentences']}** "
-        f"outputs token-identical ({100 * report['greedy_identical_share']:.1f}%; target >= 99%).",
+        greedy_line(report),
         "",
-        f"Beam-4 ({len(report['beam4_bleu'])} of {len(BEAM_RUNS)} runs measured):",
+        f"Beam-4 ({len(report['beam4_bleu'])} of {len(applicable_beam_runs(report))} runs measured):",
         "",
         "| backend | beam-4 BLEU | chrF | BLEU - PyTorch | beam-4 outputs identical to PyTorch |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -198,8 +218,9 @@ def markdown(report: dict) -> str:
                      f"{report['beam4_bleu_difference_to_pytorch'][name]:+.2f} | "
                      f"{report['beam4_identical_to_pytorch'][name]} |")
     lines += ["", "Greedy BLEU: " + ", ".join(f"{name} {values['bleu']:.2f}"
-                                             for name, values in report["greedy_bleu"].items()), "",
-              BEAM_SEARCH_NOTE, ""]
+                                             for name, values in report["greedy_bleu"].items()), ""]
+    if not report["ctranslate2_not_expressible"]:
+        lines += [BEAM_SEARCH_NOTE, ""]
     if report["greedy_differences"]:
         lines += ["Sentences whose greedy outputs differ:", ""]
         lines += [f"* {item['index']}: PyTorch `{item['pytorch']}` / CTranslate2 `{item['ctranslate2']}`"
