@@ -12,8 +12,9 @@ one parse) and given to every backend:
   * CTranslate2 float32 with ``early_stopping=True`` (beam patience 1), against PyTorch with the model's own
     ``early_stopping``: how much the stopping rule of the beam search changes (see ``BEAM_SEARCH_NOTE``).
 
-No timing: agreement and quality only (speed is ``benchmarks/speed_inference.py``). Writes
-``<output>.json`` and ``<output>.md``.
+A model CTranslate2 cannot express (e.g. relative + absolute positions) is checked on the PyTorch path only (int8
+linear layers against float32). No timing: agreement and quality only (speed is ``benchmarks/speed_inference.py``).
+Writes ``<output>.json`` and ``<output>.md``.
 
 Usage: python benchmarks/ctranslate2_agreement.py --model runs/x/checkpoint-N [--tokenizer DIR]
            --source ../shared/data/small_parallel_enja/dev.ja --reference ../shared/data/small_parallel_enja/dev.en
@@ -107,13 +108,15 @@ def main():
     parser.add_argument("--max-sentences", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", type=Path, default=RESULTS / "ctranslate2_agreement")
+    parser.add_argument("--output", type=Path,
+                        help="output stem (default: benchmarks/results/ctranslate2_agreement/<model_type>)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started = time.time()
 
     model = AutoModelForSeq2SeqLM.from_pretrained(args.model).eval()
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
+    args.output = args.output or RESULTS / "ctranslate2_agreement" / model.config.model_type
     sources = read_lines(args.source, args.max_sentences)
     references = read_lines(args.reference, args.max_sentences)
     rows = encode_sources(model, tokenizer, sources)

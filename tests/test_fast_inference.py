@@ -208,7 +208,7 @@ def test_beam_search_stops_like_transformers_early_stopping(tokenizer, pairs, tm
 
 def test_early_stopping_maps_to_beam_patience(tokenizer, pairs, tmp_path):
     """True is exact (patience 1); transformers' default False goes on searching after ``num_beams`` finished
-    hypotheses, which patience 2 approximates (benchmarks/results/ctranslate2_agreement.md); "never" is refused."""
+    hypotheses, which patience 2 approximates (benchmarks/results/ctranslate2_agreement/baseline.md); "never" is refused."""
     ct2 = CTranslate2Seq2SeqModel(export_ctranslate2(tiny_model(tokenizer, "transformer_abs"), tokenizer,
                                                      tmp_path / "ct2"))
     assert ct2._translate_options({"num_beams": 4, "early_stopping": True})[0]["patience"] == 1

@@ -31,7 +31,7 @@ length including the end token); they differ only in when they stop. ``True`` st
 hypotheses in both: exact. ``False`` (transformers' default) goes on while its heuristic says the best running beam
 could still win, which CTranslate2 cannot express; patience 2 is the closest setting we measured (beam-4 outputs
 identical on 500/500 dev sentences of the converged ja->en baseline, 492/500 with patience 1:
-benchmarks/results/ctranslate2_agreement.md). ``"never"`` has no counterpart and is refused."""
+benchmarks/results/ctranslate2_agreement/baseline.md). ``"never"`` has no counterpart and is refused."""
 
 
 def is_ctranslate2_folder(path) -> bool:
