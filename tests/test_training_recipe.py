@@ -1,6 +1,7 @@
 """The translation recipe end to end on the embedded sample: a tiny real run, its Hub-ready folder, exact resume."""
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -83,6 +84,16 @@ class HoldAfterCheckpoint(TrainerCallback):
         time.sleep(600)
 
 
+class DeleteOnSave(TrainerCallback):
+    """Deletes a folder when the run saves a checkpoint."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def on_save(self, args, state, control, **kwargs):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def run_until_killed_after_first_checkpoint(tmp_path: Path, name: str) -> None:
     """A real training process, SIGKILLed while it is running after its first checkpoint (as a preempted job)."""
     marker = tmp_path / "checkpoint-written"
@@ -163,7 +174,11 @@ def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     interrupted_dir = tmp_path / "resumed"
     assert [path.name for path in interrupted_dir.glob("checkpoint-*")] == [f"checkpoint-{CHECKPOINT_STEP}"]
 
-    summary = run(tmp_path, "resumed", resume="latest")
+    # The checkpoint the run resumed from is gone by the end, as save_total_limit's rotation removes it once a later
+    # checkpoint scores better (a 6,256-step run lost its summary that way); no best checkpoint is loaded back here.
+    summary = run(tmp_path, "resumed", resume="latest", load_best_model_at_end=False,
+                  callbacks=[DeleteOnSave(interrupted_dir / f"checkpoint-{CHECKPOINT_STEP}")])
+    assert [path.name for path in interrupted_dir.glob("checkpoint-*")] == [f"checkpoint-{TOTAL_STEPS}"]
     reference, resumed = logged_losses(reference_dir), logged_losses(interrupted_dir)
     assert summary["optimizer_steps"] == TOTAL_STEPS and sorted(resumed) == list(range(1, TOTAL_STEPS + 1))
     assert resumed[TOTAL_STEPS] == pytest.approx(reference[TOTAL_STEPS], abs=1e-4)

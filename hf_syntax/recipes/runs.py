@@ -75,16 +75,21 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
     return folder
 
 
-def whole_run_training_loss(log_history: list[dict], train_result, resume_dir: Path | None) -> dict[str, float]:
+def checkpoint_step(folder: Path | None) -> int:
+    """The optimizer step a checkpoint was saved at (0 without one). Read before training: the Trainer's
+    ``save_total_limit`` may delete the checkpoint a run resumed from."""
+    return json.loads((folder / "trainer_state.json").read_text())["global_step"] if folder else 0
+
+
+def whole_run_training_loss(log_history: list[dict], train_result, resumed_at: int) -> dict[str, float]:
     """``train_loss`` (mean training loss per optimizer step) over the whole run, and ``train_loss_steps``, the steps
     it covers.
 
-    The Trainer's ``training_loss`` averages only the steps this process ran; after a resume, the steps before the
-    checkpoint come from its log history (a ``loss`` logged at step s is the mean since the previously logged step).
+    The Trainer's ``training_loss`` averages only the steps this process ran; after a resume from the checkpoint of
+    step ``resumed_at``, the steps before it come from its log history (a ``loss`` logged at step s is the mean since the previously logged step).
     Steps between the checkpoint's last log and the checkpoint itself (``save_steps`` not a multiple of
     ``logging_steps``) were never logged: ``train_loss_steps`` is then less than the run's steps.
     """
-    resumed_at = json.loads((resume_dir / "trainer_state.json").read_text())["global_step"] if resume_dir else 0
     total, covered = 0.0, 0
     for entry in log_history:
         if "loss" in entry and covered < entry["step"] <= resumed_at:

@@ -16,7 +16,13 @@ from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.parsers import ParserNotAvailableError
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import add_config_arguments, resolve_resume, whole_run_training_loss, write_json
+from hf_syntax.recipes.runs import (
+    add_config_arguments,
+    checkpoint_step,
+    resolve_resume,
+    whole_run_training_loss,
+    write_json,
+)
 from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
 from hf_syntax.recipes.translation.features import (
     PREPROCESSED_COLUMNS, add_syntax_features, attach_preprocessed_features, check_feature_columns,
@@ -98,6 +104,7 @@ def train_translation(
             *([SaveTargetTokenizer(target_tokenizer)] if target_tokenizer is not source_tokenizer else []),
         ],
     )
+    resumed_at = checkpoint_step(resume_dir)
     train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
     train_seconds = time.perf_counter() - started
 
@@ -120,7 +127,7 @@ def train_translation(
         "validation_chrf": results["validation"]["validation_chrf"],
         "optimizer_steps": trainer.state.global_step,
         "epochs": trainer.state.epoch,
-        **whole_run_training_loss(trainer.state.log_history, train_result, resume_dir),
+        **whole_run_training_loss(trainer.state.log_history, train_result, resumed_at),
         "best_checkpoint": trainer.state.best_model_checkpoint,
         "seconds": round(time.perf_counter() - started, 1),
         "train_seconds": round(train_seconds, 1),
