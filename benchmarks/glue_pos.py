@@ -17,7 +17,8 @@ runs in ``results/glue_pos_runs/`` were made with the same seeds, settings and c
 parameter group). ``results/glue_pos_training.json`` holds one record per run (``task``, ``setting``, ``seed``,
 ``metric`` = the task's main dev metric, ``value``, ``final_train_loss`` = the mean training loss the Trainer reports
 at the end, the only training loss the reused runs carry; new runs add ``last_logged_loss``, the last 50 steps'
-mean) and a table of mean +- std over seeds per setting and task; ``.md`` shows the table. Per-run summaries go to
+mean, and ``pos_input``, the trained gate and the RMS of the POS rows against the word rows) and a table of
+mean +- std over seeds per setting and task; ``.md`` shows the table. Per-run summaries go to
 ``results/glue_pos_training_runs/``. ``--settings`` picks settings (e.g. one group per process); ``--max_steps``,
 ``--max_train_samples`` and ``--max_eval_samples`` with ``--results_dir`` make a quick check of the plumbing.
 """
@@ -164,8 +165,9 @@ def training_record(task_name: str, setting: str, seed: int, summary: dict) -> d
     best_run = next(run for run in summary["runs"] if run["learning_rate"] == summary["best"]["learning_rate"])
     record = {"task": task_name, "setting": setting, "seed": seed, "metric": metric,
               "value": summary["best"][metric], "final_train_loss": best_run["train_loss"]}
-    if best_run.get("last_logged_loss") is not None:
-        record["last_logged_loss"] = best_run["last_logged_loss"]
+    for optional in ("last_logged_loss", "pos_input"):  # absent from runs made before the recipe recorded them
+        if best_run.get(optional) is not None:
+            record[optional] = best_run[optional]
     return record
 
 

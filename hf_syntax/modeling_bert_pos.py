@@ -69,6 +69,19 @@ class BertPosEmbeddings(BertEmbeddings):
             )
         self.pos_gate = PosGate() if config.pos_gate else None
 
+    @torch.no_grad()
+    def pos_input_size(self) -> dict[str, float | None]:
+        """How much POS the trained input carries: the gate's value and the root mean square of the (gated) POS
+        rows against that of the word rows (padding rows left out). A gate or table still at 0 means the model
+        ignores POS whatever its score says; recorded per GLUE run."""
+        gate = self.pos_gate.weight.item() if self.pos_gate is not None else None
+        pos_rows = self.pos_embeddings.weight[1:] * (gate if gate is not None else 1.0)
+        padding = self.word_embeddings.padding_idx
+        words = self.word_embeddings.weight
+        word_rows = words if padding is None else torch.cat([words[:padding], words[padding + 1:]])
+        return {"gate": gate, "pos_rms": pos_rows.pow(2).mean().sqrt().item(),
+                "word_rms": word_rows.pow(2).mean().sqrt().item()}
+
     def token_and_pos_embeddings(
         self,
         input_ids: torch.Tensor | None,

@@ -328,6 +328,9 @@ def test_tiny_trainer_run_on_real_cola_with_and_without_pos(glue_dir, tmp_path, 
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "pos" / "lr5e-05" / "model")
     assert type(model).__name__ == "BertPosForSequenceClassification" and model.config.pos_parser == PARSER
     assert model.config.pos_gate and model.bert.embeddings.pos_gate.weight.abs() > 1e-4, "the gate must have opened"
+    pos_input = summary["runs"][0]["pos_input"]
+    assert pos_input["gate"] == pytest.approx(model.bert.embeddings.pos_gate.weight.item())
+    assert 0 < pos_input["pos_rms"] < pos_input["word_rms"] and "pos_input" not in baseline["runs"][0]
     assert summary["settings"]["pos_learning_rate"] == 1e-3
     assert model.config.id2label == {0: "unacceptable", 1: "acceptable"}
     plain = AutoModelForSequenceClassification.from_pretrained(tmp_path / "bert" / "lr5e-05" / "model")

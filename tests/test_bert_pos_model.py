@@ -79,6 +79,15 @@ def test_pos_input_that_starts_inert_reproduces_base_bert_exactly(batch, pos_opt
     assert torch.equal(base_output.pooler_output, pos_output.pooler_output)
 
 
+@pytest.mark.parametrize(("pos_options", "gate", "pos_is_zero"), [
+    ({"pos_gate": True}, 0.0, True), ({"pos_init": "zeros"}, None, True), ({}, None, False)])
+def test_pos_input_size_says_whether_pos_reaches_the_input(pos_options, gate, pos_is_zero):
+    embeddings = BertPosModel.from_pretrained(MINILM, **pos_options).embeddings
+    size = embeddings.pos_input_size()
+    assert size["gate"] == gate and (size["pos_rms"] == 0.0) == pos_is_zero
+    assert size["word_rms"] > 0 and (pos_is_zero or size["pos_rms"] == pytest.approx(0.02, rel=0.2))
+
+
 def test_default_pos_table_is_bert_scaled_seeded_and_leaves_the_task_head_as_plain_bert(batch):
     inputs, pos_ids = batch
     set_seed(3)

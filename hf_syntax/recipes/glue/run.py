@@ -134,6 +134,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         "text_pairs": len(task.text_columns) == 2,
         "train_loss": round(train_output.training_loss, 4),
         "last_logged_loss": _last_logged_loss(trainer),
+        **({"pos_input": model.bert.embeddings.pos_input_size()} if config.use_pos else {}),
         "steps": train_output.global_step,
         "train_seconds": round(train_seconds, 1),
         "run_dir": str(run_dir),
