@@ -193,10 +193,12 @@ def reused_records(arguments: argparse.Namespace, tasks: list[str], seeds: list[
 
 
 def training_table(records: list[dict]) -> tuple[list[dict], str]:
-    """Per task and setting: mean +- std of the dev metric over seeds, against ``no_pos`` on the same seeds."""
+    """Per task and setting: mean +- std of the dev metric over seeds, against ``no_pos`` on the same seeds, and how
+    much POS the trained input carries (mean over the runs that recorded it)."""
     rows, lines = [], [
-        "| task | dev metric | setting | seeds | mean ± std | − no_pos (same seeds) | final train loss (mean) |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: |",
+        "| task | dev metric | setting | seeds | mean ± std | − no_pos (same seeds) | final train loss (mean) "
+        "| POS / word RMS (gate) |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | --- |",
     ]
     settings = [*REUSED_SETTINGS, *TRAINING_SETTINGS]
     for task in dict.fromkeys(record["task"] for record in records):
@@ -212,15 +214,29 @@ def training_table(records: list[dict]) -> tuple[list[dict], str]:
             difference = None
             if set(seeds) <= set(baseline):
                 difference = mean - mean_and_std([baseline[seed] for seed in seeds])[0]
+            pos_share, gate, shown_pos = pos_input_means(runs)
             rows.append({"task": task, "metric": runs[0]["metric"], "setting": setting, "seeds": seeds,
                          "mean": mean, "std": std, "difference_to_no_pos": difference,
-                         "mean_final_train_loss": loss})
+                         "mean_final_train_loss": loss, "pos_to_word_rms": pos_share, "gate": gate})
             shown_difference = "n/a" if difference is None else f"{difference:+.2f}"
             lines.append(
                 f"| {task} | {runs[0]['metric']} | {setting} | {','.join(map(str, seeds))} | {mean:.2f} ± {std:.2f} "
-                f"| {shown_difference} | {loss:.4f} |"
+                f"| {shown_difference} | {loss:.4f} | {shown_pos} |"
             )
     return rows, "\n".join(lines)
+
+
+def pos_input_means(runs: list[dict]) -> tuple[float | None, float | None, str]:
+    """Mean POS-to-word RMS ratio and mean gate over the runs that recorded ``pos_input`` (runs made before the
+    recipe recorded it have none), and how the table shows them."""
+    sizes = [run["pos_input"] for run in runs if "pos_input" in run]
+    if not sizes:
+        return None, None, "—"
+    share = sum(size["pos_rms"] / size["word_rms"] for size in sizes) / len(sizes)
+    gates = [size["gate"] for size in sizes if size["gate"] is not None]
+    gate = sum(gates) / len(gates) if gates else None
+    shown = f"{share:.3f}" + (f" (gate {gate:+.3f})" if gate is not None else "")
+    return share, gate, shown + ("" if len(sizes) == len(runs) else f", {len(sizes)} of {len(runs)} runs")
 
 
 def run_training_grid(arguments: argparse.Namespace) -> None:
