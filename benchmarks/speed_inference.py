@@ -191,10 +191,10 @@ def main():
 
     report = {"threads": args.threads, "repeats": args.repeats, "tiny": args.tiny, "torch": torch.__version__,
               "ctranslate2": ctranslate2.__version__, "machine": platform.processor() or platform.machine(),
-              "ctranslate2_cpu_backend": ctranslate2_cpu_backend(),
-              "dimensions": TINY_SIZE if args.tiny else SMALL_CPU_SIZE}
-    if not args.no_random:
-        report["random"] = random_workload(args, TINY_SIZE if args.tiny else SMALL_CPU_SIZE, work)
+              "ctranslate2_cpu_backend": ctranslate2_cpu_backend()}
+    if not args.no_random:  # the random workload's model size (a trained model brings its own)
+        report["dimensions"] = TINY_SIZE if args.tiny else SMALL_CPU_SIZE
+        report["random"] = random_workload(args, report["dimensions"], work)
     if args.model:
         report["dev_source"] = str(args.source)
         report["dev"] = {str(model_dir): dev_workload(args, model_dir, work / f"dev{index}")

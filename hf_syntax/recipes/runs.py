@@ -86,7 +86,8 @@ def whole_run_training_loss(log_history: list[dict], train_result, resumed_at: i
     it covers.
 
     The Trainer's ``training_loss`` averages only the steps this process ran; after a resume from the checkpoint of
-    step ``resumed_at``, the steps before it come from its log history (a ``loss`` logged at step s is the mean since the previously logged step).
+    step ``resumed_at``, the steps before it come from its log history (a ``loss`` logged at step s is the mean
+    since the previously logged step).
     Steps between the checkpoint's last log and the checkpoint itself (``save_steps`` not a multiple of
     ``logging_steps``) were never logged: ``train_loss_steps`` is then less than the run's steps.
     """
