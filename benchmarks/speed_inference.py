@@ -8,7 +8,9 @@ For each variant, beam-4 generation of the same batch by:
   * ``pytorch_fast``: the PyTorch path in float32 (``hf_syntax.fast_inference.optimize_for_cpu``: generation through
     ``DecodingCache``, same outputs);
   * ``pytorch_int8``: the PyTorch path with dynamic int8 linear layers (``optimize_for_cpu(model, "int8")``);
-  * ``ctranslate2_float32`` / ``ctranslate2_int8``: the CTranslate2 export, where CTranslate2 can express the model.
+  * ``ctranslate2_float32`` / ``ctranslate2_int8``: the CTranslate2 export, where CTranslate2 can express the model;
+  * ``..._Nworkers`` (N = ``--threads`` > 1): the same path with the batch split over N single-threaded workers
+    (``optimize_for_cpu(..., workers=N)``, CTranslate2's ``inter_threads``) instead of N threads per operation.
 
 Workloads: ``random`` = 32 sentences x 32 source tokens, exactly 64 new tokens (random weights, the issue's
 setting); ``dev`` = the first 32 lines of a real dev set translated by each trained model folder given
@@ -86,11 +88,17 @@ def paths_of(model, tokenizer, work: Path, threads: int, trained: bool = False) 
     paths = {**({"marian": marian} if marian is not None else {}), "pytorch": model.eval(),
              "pytorch_fast": optimize_for_cpu(copy.deepcopy(model)),  # in float32 it changes the model it is given
              "pytorch_int8": optimize_for_cpu(model, "int8")}
+    if threads > 1:
+        paths[f"pytorch_fast_{threads}workers"] = optimize_for_cpu(copy.deepcopy(model), workers=threads)
+        paths[f"pytorch_int8_{threads}workers"] = optimize_for_cpu(model, "int8", workers=threads)
     if not expressibility_problems(model.config):
         for quantization in ("float32", "int8"):
             folder = export_ctranslate2(model, tokenizer, work / quantization, quantization=quantization,
                                         overwrite=True)
             paths[f"ctranslate2_{quantization}"] = CTranslate2Seq2SeqModel(folder, intra_threads=threads)
+            if threads > 1:
+                paths[f"ctranslate2_{quantization}_{threads}workers"] = CTranslate2Seq2SeqModel(
+                    folder, intra_threads=1, workers=threads)
     return paths
 
 
@@ -107,13 +115,15 @@ def generation(model, batch: dict, columns: tuple, **settings):
 
 
 def check_fast_path_is_exact(paths: dict, batch: dict, columns: tuple, **settings):
-    """The float32 PyTorch path must give the tokens today's ``generate`` gives; a speed-up that changes outputs
+    """The float32 PyTorch paths must give the tokens today's ``generate`` gives; a speed-up that changes outputs
     would not count."""
     inputs = {name: batch[name] for name in ("input_ids", "attention_mask", *columns)}
     with torch.no_grad():
-        outputs = [paths[name].generate(**inputs, num_beams=4, **settings) for name in ("pytorch", "pytorch_fast")]
-    if not torch.equal(*outputs):
-        raise SystemExit("pytorch_fast generated other tokens than pytorch: the fast path is broken.")
+        outputs = {name: paths[name].generate(**inputs, num_beams=4, **settings) for name in paths
+                   if name == "pytorch" or name.startswith("pytorch_fast")}
+    for name, output in outputs.items():
+        if not torch.equal(output, outputs["pytorch"]):
+            raise SystemExit(f"{name} generated other tokens than pytorch: that fast path is broken.")
 
 
 def measure(paths: dict, batch: dict, columns: tuple, repeats: int, sentences: int, **settings) -> dict:

@@ -331,3 +331,61 @@ def test_endpoint_handler_serves_an_exported_folder_with_ctranslate2(tokenizer, 
     assert isinstance(handler.pipeline.model, CTranslate2Seq2SeqModel)
     request = {"inputs": pairs[0][:4], "parameters": {"num_beams": 1, "max_new_tokens": 10}}
     assert handler(request) == syntax_pipeline(model, tokenizer)(pairs[0][:4], num_beams=1, max_new_tokens=10)
+
+
+@pytest.mark.parametrize(("architecture", "overrides"), [
+    ("transformer_dep_rel", {}), ("dbsa_enc_dec", {"parse_layer_encoder": 1, "parse_layer_decoder": 1}),
+    ("graph_transformer_half_dim_gate", {})])
+def test_workers_split_the_batch_and_translate_as_one_call(architecture, overrides, tokenizer, pairs):
+    """``workers=2``: two single-threaded shards (7 rows: 4 + 3, feature columns split alike) whose beam outputs,
+    two per sentence, are those of one call; PyTorch's thread count is restored afterwards."""
+    import copy
+    import threading
+
+    from hf_syntax.fast_inference.parallel_generation import ParallelGenerate
+
+    model = tiny_model(tokenizer, architecture, **overrides)
+    batch = encode(tokenizer, model, pairs[0][20:27])
+    settings = dict(num_beams=3, num_return_sequences=2, max_new_tokens=10)
+    with torch.no_grad():
+        expected = model.generate(**batch, **settings)
+    parallel = optimize_for_cpu(copy.deepcopy(model), workers=2)
+    assert isinstance(parallel.generate, ParallelGenerate)
+    shards = []
+    inner = parallel.generate.generate
+
+    def recorded(input_ids, **kwargs):
+        shards.append((threading.current_thread().name, input_ids.shape[0], torch.get_num_threads(),
+                       {name: kwargs[name].shape[0] for name in model.config.needs_source_features}))
+        return inner(input_ids, **kwargs)
+
+    parallel.generate.generate = recorded
+    threads = torch.get_num_threads()
+    with torch.no_grad():
+        produced = parallel.generate(**batch, **settings)
+    assert torch.get_num_threads() == threads
+    assert sorted(rows for _, rows, _, _ in shards) == [3, 4]
+    assert all(name.startswith("hf_syntax_generate") and intra == 1 and set(columns.values()) <= {rows}
+               for name, rows, intra, columns in shards)
+    assert strip(produced, tokenizer.pad_token_id) == strip(expected, tokenizer.pad_token_id)
+    assert len({tuple(row) for row in strip(expected, tokenizer.pad_token_id)}) > 2, "degenerate test model"
+
+
+def test_ctranslate2_workers_translate_as_one_worker(tokenizer, pairs, tmp_path):
+    """Two CTranslate2 workers, each given part of the batch, return the same beam outputs in the input order."""
+    model = tiny_model(tokenizer, "transformer_abs")
+    folder = export_ctranslate2(model, tokenizer, tmp_path / "ct2")
+    batch = encode(tokenizer, model, pairs[0][40:49])
+    one, two = CTranslate2Seq2SeqModel(folder), CTranslate2Seq2SeqModel(folder, workers=2)
+    expected = one.generate(**batch, num_beams=3)
+    assert strip(two.generate(**batch, num_beams=3), 0) == strip(expected, 0)
+    assert len({tuple(row) for row in strip(expected, 0)}) > 2, "degenerate test model"
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5])
+def test_a_bad_worker_count_is_refused(workers, tokenizer, tmp_path):
+    model = tiny_model(tokenizer, "transformer_abs")
+    with pytest.raises(ValueError, match="positive number"):
+        optimize_for_cpu(model, workers=workers)
+    with pytest.raises(ValueError, match="positive number"):
+        CTranslate2Seq2SeqModel(export_ctranslate2(model, tokenizer, tmp_path / "ct2"), workers=workers)

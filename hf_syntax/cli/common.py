@@ -21,20 +21,22 @@ def positive_int(text: str) -> int:
     return value
 
 
-def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, **generate_kwargs):
+def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,
+                   **generate_kwargs):
     """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
     from hf_syntax.hub.export import ExportError
     from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
     from hf_syntax.parsers import ParserNotAvailableError
 
     try:
-        return load_pipeline(model_dir, backend=backend, quantization=quantization, **generate_kwargs)
+        return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,
+                             **generate_kwargs)
     except (ExportError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
         raise CliError(str(error)) from error
 
 
 def backend_options(options) -> dict:
-    return {"backend": options.backend, "quantization": options.quantization}
+    return {"backend": options.backend, "quantization": options.quantization, "workers": options.workers}
 
 
 def generation_options(options) -> dict:
@@ -60,3 +62,6 @@ def add_backend_arguments(parser) -> None:
                              "PyTorch folder on the fly (refused with the reason if CTranslate2 cannot express it)")
     parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32"),
                         help="CTranslate2 compute type, or int8 linear layers on the PyTorch backend")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="split each batch over this many single-threaded decoders running in parallel: more "
+                             "sentences/s on several cores (e.g. the number of cores), same translations")

@@ -19,12 +19,14 @@ from pathlib import Path
 BACKENDS = ("auto", "pytorch", "ctranslate2")
 
 
-def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = None, **pipeline_kwargs):
+def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = None, workers: int = 1,
+                  **pipeline_kwargs):
     """The pipeline of ``model_dir`` on ``backend`` ("auto": CTranslate2 for a CTranslate2 export, else PyTorch).
 
     ``quantization``: for CTranslate2 its compute type ("int8", "int8_float32", "float32"; default: what the folder
-    was exported with), for PyTorch None or "int8". ``pipeline_kwargs`` go to the pipeline (generation options,
-    ``target_tokenizer``).
+    was exported with), for PyTorch None or "int8". ``workers``: how many parts each batch is split into, decoded in
+    parallel (throughput on several cores; 1 for the latency of single sentences). ``pipeline_kwargs`` go to the
+    pipeline (generation options, ``target_tokenizer``).
     """
     from transformers import AutoTokenizer
 
@@ -44,14 +46,14 @@ def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = N
             temporary = tempfile.TemporaryDirectory(prefix="hf_syntax_ct2_")
             _convert_folder(model_dir, Path(temporary.name))
             model_dir = Path(temporary.name)
-        model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default")
+        model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default", workers=workers)
         model.temporary_folder = temporary
         return syntax_pipeline(model, AutoTokenizer.from_pretrained(model_dir), **pipeline_kwargs)
     from hf_syntax.hub.export import load_for_export
     from .torch_path import optimize_for_cpu
 
     model, tokenizer = load_for_export(model_dir)
-    return syntax_pipeline(optimize_for_cpu(model, quantization), tokenizer, **pipeline_kwargs)
+    return syntax_pipeline(optimize_for_cpu(model, quantization, workers), tokenizer, **pipeline_kwargs)
 
 
 def _convert_folder(model_dir: Path, out_dir: Path) -> None:

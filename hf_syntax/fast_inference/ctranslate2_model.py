@@ -50,14 +50,17 @@ class CTranslate2Seq2SeqModel:
     """A translation model exported by ``export_ctranslate2``, usable where the pipelines expect a seq2seq model.
 
     ``compute_type``: CTranslate2's ("default" = the type the folder was quantized to, "int8", "float32", ...).
-    ``intra_threads``: CPU threads per translation (default: ``torch.get_num_threads()``, as the PyTorch path).
+    ``intra_threads``: CPU threads per translation (default: ``torch.get_num_threads()``, as the PyTorch path,
+    shared out among the workers). ``workers``: translations run in parallel (CTranslate2's ``inter_threads``);
+    with more than one, each ``generate`` call splits its batch into that many parts, one per worker: throughput on
+    several cores, while one sentence still decodes on one worker's threads.
     """
 
     device = torch.device("cpu")
     temporary_folder = None
     """The ``tempfile.TemporaryDirectory`` of a model converted on the fly; deleted with the model."""
 
-    def __init__(self, folder, compute_type: str = "default", intra_threads: int | None = None):
+    def __init__(self, folder, compute_type: str = "default", intra_threads: int | None = None, workers: int = 1):
         ctranslate2 = import_ctranslate2()
         folder = Path(folder)
         if not is_ctranslate2_folder(folder):
@@ -76,9 +79,12 @@ class CTranslate2Seq2SeqModel:
         self.source_tokens = _read_vocabulary(folder, shared + (("source_1",) if self.streams else ("source",)))
         self.target_tokens = _read_vocabulary(folder, shared + ("target",))
         self.target_ids = {token: index for index, token in enumerate(self.target_tokens)}
-        threads = intra_threads if intra_threads is not None else torch.get_num_threads()
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers={workers!r}: give a positive number of parallel translations (1 = no split).")
+        self.workers = workers
+        threads = intra_threads if intra_threads is not None else max(1, torch.get_num_threads() // workers)
         self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
-                                                 intra_threads=threads)
+                                                 inter_threads=workers, intra_threads=threads)
 
     # The parts of the PreTrainedModel interface that pipelines touch.
     def to(self, device):
@@ -103,7 +109,9 @@ class CTranslate2Seq2SeqModel:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         source = [self._source_tokens(row, input_ids, attention_mask, columns) for row in range(input_ids.shape[0])]
-        results = self.translator.translate_batch(source, return_end_token=True, max_input_length=0, **options)
+        part_size = -(-len(source) // self.workers)  # the batch in one part per worker
+        results = self.translator.translate_batch(source, return_end_token=True, max_input_length=0,
+                                                  max_batch_size=part_size if self.workers > 1 else 0, **options)
         rows = [[self.config.decoder_start_token_id, *[self.target_ids[token] for token in hypothesis]]
                 for result in results for hypothesis in result.hypotheses]
         if forced_end is not None:  # generate forces the end token at the last position a hypothesis may fill

@@ -1,0 +1,66 @@
+"""Generation split over worker threads: each worker decodes its share of the batch with one intra-op thread.
+
+On a few CPU cores, the matrices of a small translation model are too small for intra-op threading to pay: two
+threads on one product spend much of the step synchronising. Splitting the batch instead gives every core its own
+sentences and no synchronisation (CTranslate2's ``inter_threads`` does the same). PyTorch releases the GIL inside
+its operators, so Python threads decode in parallel; only the Python between operators is serialised. Beam search
+treats every sentence on its own, so the outputs are those of one call over the whole batch (float32: the same
+tokens, up to the rounding of a different batch shape; dynamic int8 picks its activation scales per call, so
+there a split may change a token where two candidates score almost alike).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+
+class ParallelGenerate:
+    """A drop-in for a model's bound ``generate`` that runs ``workers`` calls, each on a contiguous part of the
+    batch, and returns their outputs concatenated in the input order (right-padded with ``pad_token_id``).
+
+    While it runs, PyTorch's intra-op thread count is 1 (it is process-wide, so other threads' PyTorch work runs
+    single-threaded meanwhile); it is restored afterwards. A call that asks for a dict output
+    (``return_dict_in_generate``) or has fewer rows than two runs as one call.
+    """
+
+    def __init__(self, generate, workers: int, pad_token_id: int):
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers={workers!r}: give a positive number of worker threads (1 = no split).")
+        self.generate = generate
+        self.workers = workers
+        self.pad_token_id = pad_token_id
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="hf_syntax_generate") if workers > 1 else None
+
+    def __call__(self, input_ids: torch.Tensor | None = None, **kwargs):
+        if input_ids is None:
+            input_ids = kwargs.pop("inputs", None)
+        rows = 0 if input_ids is None else input_ids.shape[0]
+        parts = min(self.workers, rows)
+        if parts < 2 or kwargs.get("return_dict_in_generate"):
+            return self.generate(input_ids, **kwargs)
+        bounds = [part.tolist() for part in torch.arange(rows).tensor_split(parts)]
+
+        def shard(indices):
+            start, stop = indices[0], indices[-1] + 1
+            sliced = {name: value[start:stop] if _is_batch_tensor(value, rows) else value
+                      for name, value in kwargs.items()}
+            return self.generate(input_ids[start:stop], **sliced)
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            outputs = list(self._pool.map(shard, bounds))
+        finally:
+            torch.set_num_threads(threads)
+        width = max(output.shape[1] for output in outputs)
+        return torch.cat([torch.nn.functional.pad(output, (0, width - output.shape[1]), value=self.pad_token_id)
+                          for output in outputs])
+
+
+def _is_batch_tensor(value, rows: int) -> bool:
+    return isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape[0] == rows
+
+
+__all__ = ["ParallelGenerate"]
