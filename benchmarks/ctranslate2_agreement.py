@@ -10,7 +10,9 @@ one parse) and given to every backend:
     PyTorch path's int8 linear layers (targets within 0.5 BLEU);
   * greedy BLEU of PyTorch and CTranslate2 float32;
   * CTranslate2 float32 with ``early_stopping=True`` (beam patience 1), against PyTorch with the model's own
-    ``early_stopping``: how much the stopping rule of the beam search changes (see ``BEAM_SEARCH_NOTE``).
+    ``early_stopping``: how much the stopping rule of the beam search changes (see ``BEAM_SEARCH_NOTE``);
+  * with ``--workers N`` (N > 1), every backend again with each batch split over N parallel workers
+    (``..._Nworkers``): splitting must not change what is translated.
 
 A model CTranslate2 cannot express (e.g. relative + absolute positions) is checked on the PyTorch path only (int8
 linear layers against float32). No timing: agreement and quality only (speed is ``benchmarks/speed_inference.py``).
@@ -21,6 +23,7 @@ Usage: python benchmarks/ctranslate2_agreement.py --model runs/x/checkpoint-N [-
 """
 
 import argparse
+import copy
 import json
 import platform
 import tempfile
@@ -51,6 +54,14 @@ BEAM_RUNS = {
     "ctranslate2_float32_early_stopping": ("ctranslate2_float32", {"early_stopping": True}),
 }
 """Beam-4 runs: name -> (backend, ``generate`` settings on top of the model's own)."""
+
+
+def worker_runs(workers: int) -> dict:
+    """The beam-4 runs of every backend with its batches split over ``workers`` parallel workers."""
+    if workers < 2:
+        return {}
+    return {f"{name}_{workers}workers": (f"{name}_{workers}workers", {})
+            for name in ("pytorch_float32", "pytorch_int8", "ctranslate2_float32", "ctranslate2_int8")}
 BEAM_SEARCH_NOTE = (
     "Both beam searches keep the same running beams and score a finished hypothesis alike (sum of log-probs / "
     "generated length including the end token): the scores of identical outputs agree to ~1e-6. They differ only "
@@ -108,6 +119,8 @@ def main():
     parser.add_argument("--max-sentences", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="also run every backend with its batches split over this many workers")
     parser.add_argument("--output", type=Path,
                         help="output stem (default: benchmarks/results/ctranslate2_agreement/<model_type>)")
     args = parser.parse_args()
@@ -122,11 +135,18 @@ def main():
     rows = encode_sources(model, tokenizer, sources)
     work = Path(tempfile.mkdtemp(prefix="ct2_agreement_"))
     backends = {"pytorch_float32": model, "pytorch_int8": optimize_for_cpu(model, "int8")}
+    if args.workers > 1:
+        backends[f"pytorch_float32_{args.workers}workers"] = optimize_for_cpu(copy.deepcopy(model),
+                                                                              workers=args.workers)
+        backends[f"pytorch_int8_{args.workers}workers"] = optimize_for_cpu(model, "int8", workers=args.workers)
     not_expressible = expressibility_problems(model.config)  # such a model is checked on the PyTorch path only
     if not not_expressible:
         for quantization in ("float32", "int8"):
             folder = export_ctranslate2(model, tokenizer, work / quantization, quantization=quantization)
             backends[f"ctranslate2_{quantization}"] = CTranslate2Seq2SeqModel(folder, intra_threads=args.threads)
+            if args.workers > 1:
+                backends[f"ctranslate2_{quantization}_{args.workers}workers"] = CTranslate2Seq2SeqModel(
+                    folder, intra_threads=1, workers=args.workers)
 
     def translate(backend: str, num_beams: int, **settings) -> list[list[int]]:
         return generate_all(backends[backend], rows, tokenizer.pad_token_id, args.batch_size, num_beams=num_beams,
@@ -151,6 +171,7 @@ def main():
         "ctranslate2": ctranslate2.__version__,
         "machine": platform.processor() or platform.machine(),
         "ctranslate2_not_expressible": not_expressible,
+        "workers": args.workers,
         "greedy_identical_share": None if not_expressible else round(1 - len(differing) / len(sources), 4),
         "greedy_identical": None if not_expressible else len(sources) - len(differing),
         "greedy_bleu": {name: scores(outputs) for name, outputs in greedy.items()},
@@ -166,7 +187,7 @@ def main():
     write(report, args.output)
     beam = {}
     for name in applicable_beam_runs(report):
-        backend, settings = BEAM_RUNS[name]
+        backend, settings = beam_runs(report)[name]
         beam[name] = translate(backend, 4, **settings)
         report["beam4_bleu"][name] = scores(beam[name])
         report["beam4_bleu_difference_to_pytorch"][name] = round(
@@ -185,8 +206,12 @@ def write(report: dict, output: Path) -> None:
     output.with_suffix(".md").write_text(markdown(report))
 
 
+def beam_runs(report: dict) -> dict:
+    return {**BEAM_RUNS, **worker_runs(report.get("workers", 1))}
+
+
 def applicable_beam_runs(report: dict) -> list[str]:
-    return [name for name, (backend, _) in BEAM_RUNS.items()
+    return [name for name, (backend, _) in beam_runs(report).items()
             if not (report["ctranslate2_not_expressible"] and backend.startswith("ctranslate2"))]
 
 
