@@ -260,7 +260,8 @@ def test_torch_int8_path_runs_models_ctranslate2_refuses(architecture, overrides
 
 def test_pipeline_and_cli_run_a_ctranslate2_folder_like_the_pytorch_model(tokenizer, pairs, tmp_path):
     """A syntax-infused model: the CTranslate2 folder keeps the tokenizer and the parser spec, and the pipeline
-    parses, aligns and translates exactly as with the PyTorch model (greedy); the CLI exports and translates."""
+    parses, aligns and translates exactly as with the PyTorch model (greedy); the CLI exports and translates (with
+    two workers)."""
     pytest.importorskip("ja_ginza", reason="pip install ja-ginza (the Japanese parser, extra 'parsers')")
     from hf_syntax.pipelines import syntax_pipeline
 
@@ -284,7 +285,7 @@ def test_pipeline_and_cli_run_a_ctranslate2_folder_like_the_pytorch_model(tokeni
     saved = json.loads((out_dir / "hf_syntax_ctranslate2.json").read_text())
     assert saved["model_config"]["source_parser"] == JAPANESE_PARSER
     assert (out_dir / "tokenizer.json").is_file() and (out_dir / "generation_config.json").is_file()
-    translated = subprocess.run([*command, "translate", "--model", str(out_dir), "--quiet"],
+    translated = subprocess.run([*command, "translate", "--model", str(out_dir), "--quiet", "--workers", "2"],
                                 input="\n".join(sentences) + "\n", capture_output=True, text=True, check=True)
     assert translated.stdout.splitlines() == [item["translation_text"] for item in expected]
 
