@@ -46,6 +46,9 @@ TRAINING_SETTINGS = {
     "gate_pos_lr_1e-3": {"pos_gate": True, "pos_learning_rate": 1e-3},
     "gate_pos_lr_1e-4": {"pos_gate": True, "pos_learning_rate": 1e-4},
 }
+# --grid pos (issue 6): the POS input as it was trained then, no gate and BERT's rate (the recipe's defaults since
+# issue 18 differ).
+ISSUE_6_POS_TRAINING = {"pos_gate": False, "pos_learning_rate": None}
 # Settings whose runs are reused from results/glue_pos_runs/ (file name part), not run again.
 REUSED_SETTINGS = {"no_pos": "bert", "normal": "bert_pos"}
 
@@ -143,7 +146,8 @@ def run_pos_grid(arguments: argparse.Namespace) -> None:
                 name = f"{task}_{variant.replace('+', '_')}_seed{seed}"
                 if (runs_dir / f"{name}.json").exists():
                     continue  # resumable: a finished run is not repeated
-                pos_options = {"pos_init": arguments.pos_init} if use_pos else {"use_pos": False}
+                pos_options = ({"pos_init": arguments.pos_init, **ISSUE_6_POS_TRAINING} if use_pos
+                               else {"use_pos": False})
                 summary = run_glue(run_config(arguments, task, seed, name, **pos_options))
                 scores = {key: value for key, value in summary["best"].items() if key != "learning_rate"}
                 record = {"task": task, "variant": variant, "seed": seed, "scores": scores,

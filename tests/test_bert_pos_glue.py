@@ -13,7 +13,7 @@ from hf_syntax.recipes.glue.data import check_task_dataset, handle_empty_texts, 
 from hf_syntax.recipes.glue.features import featurize
 from hf_syntax.recipes.glue.model import PosLearningRateTrainer
 from hf_syntax.recipes.glue.run import run_glue
-from hf_syntax.recipes.glue.schema import GlueRunConfig, parse_arguments
+from hf_syntax.recipes.glue.schema import DEFAULT_POS_LEARNING_RATE, GlueRunConfig, parse_arguments, pos_gate_for
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import get_task
 
@@ -214,13 +214,28 @@ def test_cli_maps_flags_to_the_run_config():
                               "--featurized_cache_dir", "cache"])
     assert (config.use_pos, config.learning_rates, config.max_length, config.batch_size) == (False, (3e-5,), 256, 32)
     assert config.featurized_cache_dir == "cache"
-    assert (config.pos_gate, config.pos_learning_rate) == (False, None)
+    assert (config.pos_gate, config.pos_learning_rate) == (None, 1e-4)
     config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
                               "--pos_init", "zeros", "--pos_learning_rate", "1e-3"])
-    assert (config.pos_init, config.pos_learning_rate, config.pos_gate) == ("zeros", 1e-3, False)
-    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
-                              "--pos_gate"])
-    assert config.pos_gate
+    assert (config.pos_init, config.pos_learning_rate, config.pos_gate) == ("zeros", 1e-3, None)
+    for flag, gate in (("--pos_gate", True), ("--no_pos_gate", False)):
+        config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir",
+                                  "d", flag, "--set", "pos_learning_rate=null"])
+        assert (config.pos_gate, config.pos_learning_rate) == (gate, None)
+    with pytest.raises(SystemExit):
+        parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--pos_gate",
+                         "--no_pos_gate"])
+
+
+@pytest.mark.parametrize(("options", "gate"), [
+    ({}, True), ({"pos_init": "zeros"}, False), ({"pos_combine": "concat"}, False), ({"pos_gate": False}, False)])
+def test_the_default_gates_a_new_pos_input_where_the_gate_can_train(options, gate):
+    """Issue 18's default: a gate on a new summed N(0, 0.02) table at POS rate 1e-4; where a gate would get no
+    gradient (zero table, concat's zero columns) there is none; a bert_pos checkpoint keeps what it has."""
+    config = GlueRunConfig(task="rte", output_dir="out", model_name_or_path=MINILM, **options)
+    assert pos_gate_for(config, new_pos_input=True) is gate
+    assert pos_gate_for(config, new_pos_input=False) is (options.get("pos_gate") is True)
+    assert config.pos_learning_rate == DEFAULT_POS_LEARNING_RATE == 1e-4
 
 
 def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path, monkeypatch):

@@ -7,8 +7,9 @@ dev), and writes a results JSON plus GLUE-server prediction files for the test s
 ``use_pos=False`` is the baseline: stock ``BertForSequenceClassification``, the same tokenization, seed and
 hyper-parameters, no parser. The POS table is drawn from its own generator, so both models start with the same task
 head at the same seed; with ``pos_init="zeros"`` or ``pos_gate`` they compute identical logits before the first
-update. ``pos_learning_rate`` trains the POS parameters (table, gate, concat projection: new to the checkpoint) at a
-rate of their own, in their own optimizer parameter groups, under the same warm-up/decay schedule as BERT's.
+update. ``pos_learning_rate`` (default 1e-4) trains the POS parameters (table, gate, concat projection: new to the
+checkpoint) at a rate of their own, in their own optimizer parameter groups, under the same warm-up/decay schedule
+as BERT's. By default a new summed POS input is gated (issue 18's choice, ``schema.DEFAULT_POS_LEARNING_RATE``).
 
 Sequences longer than ``max_length`` WordPieces (default 128 as in BERT's GLUE recipe, at most 512 = BERT's
 position table) are truncated with the tokenizer's ``longest_first`` strategy: WordPieces are removed one at a time

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from transformers import Trainer
 
-from hf_syntax.recipes.glue.schema import GlueRunConfig
+from hf_syntax.recipes.glue.schema import GlueRunConfig, pos_gate_for
 from hf_syntax.recipes.glue.tasks import GlueTask
 
 
@@ -29,8 +29,9 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
                 f"the no-POS baseline is stock BERT; {config.model_name_or_path!r} is a {checkpoint_type!r} checkpoint."
             )
         return BertForSequenceClassification.from_pretrained(config.model_name_or_path, **label_options)
+    gate = pos_gate_for(config, new_pos_input=checkpoint_type == "bert")
     new_pos_input = (
-        {"pos_combine": config.pos_combine or "sum", "pos_init": config.pos_init, "pos_gate": config.pos_gate}
+        {"pos_combine": config.pos_combine or "sum", "pos_init": config.pos_init, "pos_gate": gate}
         if checkpoint_type == "bert" else {}
     )
     model_config = BertPosConfig.from_pretrained(
@@ -41,7 +42,7 @@ def build_model(task: GlueTask, config: GlueRunConfig, tokenizer):
             f"{config.model_name_or_path!r} was built with pos_combine={model_config.pos_combine!r}; its weights "
             f"cannot be used with pos_combine={config.pos_combine!r}. Drop the option or start from a plain BERT."
         )
-    if config.pos_gate and not model_config.pos_gate:
+    if gate and not model_config.pos_gate:
         raise ValueError(
             f"{config.model_name_or_path!r} is a BERT + POS checkpoint without a POS gate; a gate is only added to a "
             f"new POS input. Drop pos_gate or start from a plain BERT."

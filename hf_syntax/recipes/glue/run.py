@@ -113,7 +113,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         processing_class=tokenizer,
         compute_metrics=GlueMetricComputer(task),
     )
-    if config.pos_learning_rate is None:
+    if not config.use_pos or config.pos_learning_rate is None:
         trainer = Trainer(**trainer_options)
     else:
         trainer = PosLearningRateTrainer(**trainer_options, pos_learning_rate=config.pos_learning_rate)
