@@ -334,18 +334,21 @@ def test_endpoint_handler_serves_an_exported_folder_with_ctranslate2(tokenizer, 
     assert handler(request) == syntax_pipeline(model, tokenizer)(pairs[0][:4], num_beams=1, max_new_tokens=10)
 
 
-@pytest.mark.parametrize(("architecture", "overrides"), [
-    ("transformer_dep_rel", {}), ("dbsa_enc_dec", {"parse_layer_encoder": 1, "parse_layer_decoder": 1}),
-    ("graph_transformer_half_dim_gate", {})])
-def test_workers_split_the_batch_and_translate_as_one_call(architecture, overrides, tokenizer, pairs):
+@pytest.mark.parametrize(("architecture", "overrides", "end_bias"), [
+    ("transformer_dep_rel", {}, 15.0), ("dbsa_enc_dec", {"parse_layer_encoder": 1, "parse_layer_decoder": 1}, 8.0),
+    ("graph_transformer_half_dim_gate", {}, 3.0)])
+def test_workers_split_the_batch_and_translate_as_one_call(architecture, overrides, end_bias, tokenizer, pairs):
     """``workers=2``: two single-threaded shards (7 rows: 4 + 3, feature columns split alike) whose beam outputs,
-    two per sentence, are those of one call; PyTorch's thread count is restored afterwards."""
+    two per sentence, are the tensor of one call (the shorter shard filled with the end token, as beam search fills
+    finished rows when the pad id is 0); PyTorch's thread count is restored afterwards."""
     import copy
     import threading
 
     from hf_syntax.fast_inference.parallel_generation import ParallelGenerate
 
-    model = tiny_model(tokenizer, architecture, **overrides)
+    model = tiny_model(tokenizer, architecture, output_bias=True, **overrides)
+    with torch.no_grad():  # an end-token bias that makes one shard's output shorter, so it must be filled
+        model.lm_head.bias[model.config.eos_token_id] += end_bias
     batch = encode(tokenizer, model, pairs[0][20:27])
     settings = dict(num_beams=3, num_return_sequences=2, max_new_tokens=10)
     with torch.no_grad():
@@ -356,19 +359,21 @@ def test_workers_split_the_batch_and_translate_as_one_call(architecture, overrid
     inner = parallel.generate.generate
 
     def recorded(input_ids, **kwargs):
+        output = inner(input_ids, **kwargs)
         shards.append((threading.current_thread().name, input_ids.shape[0], torch.get_num_threads(),
-                       {name: kwargs[name].shape[0] for name in model.config.needs_source_features}))
-        return inner(input_ids, **kwargs)
+                       {name: kwargs[name].shape[0] for name in model.config.needs_source_features}, output.shape[1]))
+        return output
 
     parallel.generate.generate = recorded
     threads = torch.get_num_threads()
     with torch.no_grad():
         produced = parallel.generate(**batch, **settings)
     assert torch.get_num_threads() == threads
-    assert sorted(rows for _, rows, _, _ in shards) == [3, 4]
+    assert sorted(rows for _, rows, _, _, _ in shards) == [3, 4]
     assert all(name.startswith("hf_syntax_generate") and intra == 1 and set(columns.values()) <= {rows}
-               for name, rows, intra, columns in shards)
-    assert strip(produced, tokenizer.pad_token_id) == strip(expected, tokenizer.pad_token_id)
+               for name, rows, intra, columns, _ in shards)
+    assert len({width for *_, width in shards}) == 2, "the test should make one shard's output shorter"
+    assert torch.equal(produced, expected)  # finished rows filled as one call fills them (beam search: end token)
     assert len({tuple(row) for row in strip(expected, tokenizer.pad_token_id)}) > 2, "degenerate test model"
 
 

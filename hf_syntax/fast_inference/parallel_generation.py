@@ -18,19 +18,20 @@ import torch
 
 class ParallelGenerate:
     """A drop-in for a model's bound ``generate`` that runs ``workers`` calls, each on a contiguous part of the
-    batch, and returns their outputs concatenated in the input order (right-padded with ``pad_token_id``).
+    batch, and returns their outputs concatenated in the input order, a shorter part right-padded with the token
+    ``generate`` itself fills finished rows with (so the result is the tensor one call returns).
 
     While it runs, PyTorch's intra-op thread count is 1 (it is process-wide, so other threads' PyTorch work runs
     single-threaded meanwhile); it is restored afterwards. A call that asks for a dict output
     (``return_dict_in_generate``) or has fewer rows than two runs as one call.
     """
 
-    def __init__(self, generate, workers: int, pad_token_id: int):
+    def __init__(self, generate, workers: int, generation_config):
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers={workers!r}: give a positive number of worker threads (1 = no split).")
         self.generate = generate
         self.workers = workers
-        self.pad_token_id = pad_token_id
+        self.generation_config = generation_config
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="hf_syntax_generate") if workers > 1 else None
 
     def __call__(self, input_ids: torch.Tensor | None = None, **kwargs):
@@ -55,8 +56,24 @@ class ParallelGenerate:
         finally:
             torch.set_num_threads(threads)
         width = max(output.shape[1] for output in outputs)
-        return torch.cat([torch.nn.functional.pad(output, (0, width - output.shape[1]), value=self.pad_token_id)
+        fill = self.fill_token(kwargs)
+        return torch.cat([torch.nn.functional.pad(output, (0, width - output.shape[1]), value=fill)
                           for output in outputs])
+
+    def fill_token(self, kwargs) -> int:
+        """The token transformers' ``generate`` puts after a finished row: the pad id (the end token when there is
+        none), except that beam search takes the end token when the pad id is 0."""
+        config = kwargs.get("generation_config") or self.generation_config
+
+        def setting(name):
+            return kwargs[name] if kwargs.get(name) is not None else getattr(config, name)
+
+        end = setting("eos_token_id")
+        end = end[0] if isinstance(end, (list, tuple)) else end
+        pad = setting("pad_token_id")
+        if pad is None or (pad == 0 and (setting("num_beams") or 1) > 1):
+            return end
+        return pad
 
 
 def _is_batch_tensor(value, rows: int) -> bool:

@@ -46,7 +46,7 @@ def optimize_for_cpu(model: nn.Module, quantization: str | None = None, workers:
     if hasattr(model, "decoding_cache"):  # our translation models; BERT+POS classifiers do not generate
         model.decoding_cache = DecodingCache
     if workers != 1:
-        model.generate = ParallelGenerate(model.generate, workers, model.config.pad_token_id)
+        model.generate = ParallelGenerate(model.generate, workers, model.generation_config)
     return model
 
 
