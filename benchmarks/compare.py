@@ -281,7 +281,7 @@ def committed_records(study: Study) -> dict[tuple[str, int], dict]:
 
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict]:
     """Rewrite results.json / results.md / learning_curves.png from every finished run of the study: the runs in
-    ``work_dir`` and the committed records of runs whose folders are gone."""
+    ``work_dir`` and the committed records of runs whose folders are gone (nothing is written before the first)."""
     translations = study.results / "translations"
     translations.mkdir(parents=True, exist_ok=True)
     seeds = sorted({int(folder.name[4:]) for folder in study.work_dir.glob("*/seed*") if folder.name[4:].isdigit()})
@@ -289,6 +289,8 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict
                  if (record := collect(study, run, seed, list(extra_tests), translations)) is not None}
     records = sorted({**committed_records(study), **collected}.values(),
                      key=lambda record: (list(study.runs).index(record["name"]), record["seed"]))
+    if not records:  # nothing to report yet: keep the results folder free of empty tables
+        return records
     references = read_lines(study.reference)
     by_key = {(record["name"], record["seed"]): record for record in records}
     for record in records:
@@ -420,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         records = report(study, options.extra_test)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         parser.exit(2, f"error: {error}\n")
+    if not records:
+        print(f"no finished run of {options.study} yet; nothing written to {study.results}")
+        return 0
     print((study.results / f"{study.results_name}.md").read_text())
     print(f"{len(records)} finished runs; results in {study.results}")
     return 0

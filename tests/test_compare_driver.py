@@ -111,6 +111,16 @@ def test_committed_records_outlive_their_run_folders(finished_study):
     assert len(per_run_rows) == 1 and "—" not in per_run_rows[0]  # the committed losses are still shown
 
 
+def test_a_report_before_any_finished_run_writes_no_empty_tables(finished_study, tmp_path, capsys):
+    folder, driver, _ = finished_study
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    assert driver.main([str(tmp_path / "study.yaml"), "--report"]) == 0
+    assert "no finished run" in capsys.readouterr().out
+    assert not list((tmp_path / "results").glob("results.*"))
+
+
 def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     """A run of seed 43 only is compared with seed 43's baseline, not with the mean over seeds 42 and 43."""
     driver = load_driver()
