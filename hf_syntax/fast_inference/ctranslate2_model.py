@@ -16,6 +16,7 @@ from transformers import AutoConfig, GenerationConfig
 
 from .ctranslate2_export import FEATURE_SEPARATOR, METADATA_FILE
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
+from .parallel_generation import check_workers
 
 GENERATION_OPTIONS = ("num_beams", "max_length", "max_new_tokens", "min_length", "min_new_tokens", "length_penalty",
                       "repetition_penalty", "no_repeat_ngram_size", "num_return_sequences", "forced_eos_token_id",
@@ -79,9 +80,7 @@ class CTranslate2Seq2SeqModel:
         self.source_tokens = _read_vocabulary(folder, shared + (("source_1",) if self.streams else ("source",)))
         self.target_tokens = _read_vocabulary(folder, shared + ("target",))
         self.target_ids = {token: index for index, token in enumerate(self.target_tokens)}
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers={workers!r}: give a positive number of parallel translations (1 = no split).")
-        self.workers = workers
+        self.workers = check_workers(workers)
         threads = intra_threads if intra_threads is not None else max(1, torch.get_num_threads() // workers)
         self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
                                                  inter_threads=workers, intra_threads=threads)

@@ -27,12 +27,10 @@ class ParallelGenerate:
     """
 
     def __init__(self, generate, workers: int, generation_config):
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers={workers!r}: give a positive number of worker threads (1 = no split).")
         self.generate = generate
-        self.workers = workers
+        self.workers = check_workers(workers)
         self.generation_config = generation_config
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="hf_syntax_generate") if workers > 1 else None
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="hf_syntax_generate")
 
     def __call__(self, input_ids: torch.Tensor | None = None, **kwargs):
         if input_ids is None:
@@ -76,8 +74,15 @@ class ParallelGenerate:
         return pad
 
 
+def check_workers(workers) -> int:
+    """``workers`` if it is a positive int (the PyTorch path and the CTranslate2 backend share this check)."""
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r}: give a positive number of parallel decoders (1 = no split).")
+    return workers
+
+
 def _is_batch_tensor(value, rows: int) -> bool:
     return isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape[0] == rows
 
 
-__all__ = ["ParallelGenerate"]
+__all__ = ["ParallelGenerate", "check_workers"]
