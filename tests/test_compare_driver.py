@@ -136,3 +136,50 @@ def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     records = [record("baseline", 42, 39.0), record("baseline", 43, 42.0), record("rel", 43, 41.5)]
     rel_row = next(line for line in driver.markdown(study, records).splitlines() if line.startswith("| rel | "))
     assert "| -0.50 |" in rel_row  # 41.5 - 42.0; against the two-seed mean 40.5 it would read +1.00
+
+
+def load_length_analysis():
+    load_driver()  # bleu_by_length imports the driver as ``compare``
+    spec = importlib.util.spec_from_file_location("bleu_by_length", ROOT / "benchmarks" / "bleu_by_length.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_length_buckets_cut_at_quartiles_and_never_come_out_empty():
+    analysis = load_length_analysis()
+    eight_lengths = [" ".join(["w"] * n) for n in range(1, 9)]
+    assert analysis.length_buckets(eight_lengths) == [(1, 2), (3, 4), (5, 6), (7, 8)]
+    two_lengths = ["a b"] * 5 + ["a b c d e"] * 5
+    assert analysis.length_buckets(two_lengths) == [(2, 4), (5, 5)]
+    assert analysis.length_buckets(["a b c"] * 5) == [(3, 3)]
+
+
+def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finished_study, capsys):
+    folder, _, _ = finished_study
+    analysis = load_length_analysis()
+    heldout = ["--split", "heldout", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
+    assert analysis.main([str(folder / "study.yaml"), *heldout]) == 0
+    records = json.loads((folder / "results" / "results_by_length.json").read_text())
+    assert [(r["name"], r["seed"], r["split"]) for r in records] == [("rel", 3, "heldout")]
+    buckets = records[0]["buckets"]
+    assert len(buckets) == 4 and sum(b["sentences"] for b in buckets) == 100
+    for bucket in buckets:
+        assert bucket["delta"] == pytest.approx(bucket["bleu"] - bucket["baseline_bleu"], abs=0.011)
+        assert 0 <= bucket["p"] <= 1
+    assert "| Transformer_rel | 3 |" in (folder / "results" / "results_by_length.md").read_text()
+
+
+def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, capsys):
+    folder, _, _ = finished_study
+    analysis = load_length_analysis()
+    unsegmented = tmp_path / "unsegmented.ja"
+    unsegmented.write_text("".join(line.replace(" ", "") + "\n" for line in (SAMPLE / "heldout.ja").read_text().splitlines()))
+    assert analysis.main([str(folder / "study.yaml"), "--split", "heldout", str(unsegmented), str(SAMPLE / "heldout.en")]) == 2
+    assert "pass a word-segmented copy" in capsys.readouterr().err
+    short = tmp_path / "short.ja"
+    short.write_text("彼 は 来 た 。\n")
+    assert analysis.main([str(folder / "study.yaml"), "--split", "heldout", str(short), str(short)]) == 2
+    assert "has 100 lines but the split's source has 1" in capsys.readouterr().err
+    assert analysis.main([str(folder / "study.yaml"), "--split", "nosuchsplit", str(short), str(short)]) == 2
+    assert "no run of study has translations of ['nosuchsplit']" in capsys.readouterr().err

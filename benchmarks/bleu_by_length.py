@@ -1,0 +1,154 @@
+"""Where a study's BLEU difference comes from: each run against the baseline of the same seed, by source length.
+
+    python benchmarks/bleu_by_length.py benchmarks/studies/multi30k_de_en_graph_converged.yaml \
+        --split dev ../shared/data/multi30k/val.de.gz ../shared/data/multi30k/val.en.gz \
+        --split test_2016_flickr ../shared/data/multi30k/test_2016_flickr.de.gz ../shared/data/multi30k/test_2016_flickr.en.gz
+
+A corpus-level difference can hide where it is made: a model may lose on mid-length sentences and tie on the
+rest. This reads the translations ``compare.py`` committed (``<results>/translations/<tag>.<split>.txt``, so it
+works after ``runs/`` is gone), splits each test set into source-length quartiles (whitespace words; the bounds
+are the split's own quartiles, so every bucket holds about a quarter of the sentences) and scores every bucket with
+sacreBLEU and its paired bootstrap against the baseline. Writes ``<results_name>_by_length.{json,md}`` next to the
+study's results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+from compare import Study, StudyError, paired_bootstrap, read_lines
+
+
+def length_buckets(sources: list[str], count: int = 4) -> list[tuple[int, int]]:
+    """Inclusive (shortest, longest) source-word bounds of ``count`` buckets cut at the length quantiles; bounds that
+    coincide (many sentences of one length) merge, so a bucket is never empty."""
+    lengths = sorted(len(line.split()) for line in sources)
+    cuts = sorted({lengths[len(lengths) * k // count] for k in range(1, count)} - {lengths[0]})
+    lows = [lengths[0], *cuts]
+    highs = [cut - 1 for cut in cuts] + [lengths[-1]]
+    return list(zip(lows, highs))
+
+
+def compare_by_length(sources: list[str], references: list[str], baseline: list[str], system: list[str]) -> list[dict]:
+    """One entry per length bucket: its sentences, both systems' BLEU, the difference and the bootstrap p."""
+    from sacrebleu.metrics import BLEU
+
+    lengths = [len(line.split()) for line in sources]
+    entries = []
+    for low, high in length_buckets(sources):
+        rows = [i for i, length in enumerate(lengths) if low <= length <= high]
+        pick = lambda lines: [lines[i] for i in rows]  # noqa: E731
+        base_bleu = BLEU().corpus_score(pick(baseline), [pick(references)]).score
+        system_bleu = BLEU().corpus_score(pick(system), [pick(references)]).score
+        entries.append({"words": f"{low}–{high}", "sentences": len(rows), "baseline_bleu": round(base_bleu, 2),
+                        "bleu": round(system_bleu, 2), "delta": round(system_bleu - base_bleu, 2),
+                        "p": paired_bootstrap(pick(baseline), pick(system), pick(references))["bleu"]})
+    return entries
+
+
+def translations_of(study: Study, run: str, seed: int, split: str, expected: int) -> list[str] | None:
+    """A run's committed translations of a split (None if it has none); a file of the wrong length is an error."""
+    path = study.results / "translations" / f"{study.tag(run, seed)}.{split}.txt"
+    if not path.exists():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) != expected:
+        raise StudyError(f"{path} has {len(lines)} lines but the split's source has {expected}: "
+                         f"pass the source and reference the run translated")
+    return lines
+
+
+def baseline_seeds(study: Study, split: str) -> list[int]:
+    """The seeds whose baseline translated ``split`` (read from the committed file names)."""
+    pattern = re.compile(re.escape(study.tag(study.baseline, 0)[:-1]) + r"(\d+)\." + re.escape(split) + r"\.txt")
+    return sorted(int(match[1]) for path in (study.results / "translations").iterdir()
+                  if (match := pattern.fullmatch(path.name)))
+
+
+def analyse(study: Study, splits: list[tuple[str, Path, Path]]) -> list[dict]:
+    records = []
+    for split, source_path, reference_path in splits:
+        sources, references = read_lines(source_path), read_lines(reference_path)
+        if len(sources) != len(references):
+            raise StudyError(f"--split {split}: {source_path} has {len(sources)} lines, {reference_path} "
+                             f"{len(references)}; give the two sides of one test set")
+        if not sources:
+            raise StudyError(f"--split {split}: {source_path} is empty")
+        if max(len(line.split()) for line in sources) <= 1:
+            raise StudyError(f"--split {split}: no line of {source_path} has a space, so it cannot be cut by length "
+                             f"in words (unsegmented text such as Japanese?); pass a word-segmented copy of it")
+        seeds = baseline_seeds(study, split)
+        for run in study.runs:
+            if run == study.baseline:
+                continue
+            for seed in seeds:
+                baseline = translations_of(study, study.baseline, seed, split, len(sources))
+                system = translations_of(study, run, seed, split, len(sources))
+                if baseline is None or system is None:
+                    continue
+                records.append({"name": run, "seed": seed, "split": split,
+                                "buckets": compare_by_length(sources, references, baseline, system)})
+    return records
+
+
+def markdown(study: Study, records: list[dict]) -> str:
+    lines = [f"# BLEU by source length: {study.name}", "",
+             "Each run minus the baseline of the same seed, per source-length quartile (whitespace words), with the",
+             "paired-bootstrap p of the bucket (sacreBLEU, 1000 resamples). Written by `benchmarks/bleu_by_length.py`.", ""]
+    for split in dict.fromkeys(record["split"] for record in records):
+        of_split = [record for record in records if record["split"] == split]
+        buckets = of_split[0]["buckets"]
+        lines += [f"## {split}", "",
+                  "| run | seed | " + " | ".join(f"{b['words']} words ({b['sentences']})" for b in buckets) + " |",
+                  "| --- | ---: |" + " ---: |" * len(buckets)]
+        for record in of_split:
+            cells = [f"{b['delta']:+.2f} (p {b['p']:.3f}); {b['baseline_bleu']:.1f} → {b['bleu']:.1f}"
+                     for b in record["buckets"]]
+            lines.append(f"| {study.runs[record['name']].get('label', record['name'])} | {record['seed']} | "
+                         + " | ".join(cells) + " |")
+        for run in dict.fromkeys(record["name"] for record in of_split):
+            seeded = [record for record in of_split if record["name"] == run]
+            if len(seeded) > 1:
+                means = [statistics.mean(r["buckets"][i]["delta"] for r in seeded) for i in range(len(buckets))]
+                lines.append(f"| {study.runs[run].get('label', run)} | mean of {len(seeded)} | "
+                             + " | ".join(f"**{mean:+.2f}**" for mean in means) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("study", type=Path, help="study file (benchmarks/studies/*.yaml)")
+    parser.add_argument("--split", nargs=3, action="append", required=True, metavar=("NAME", "SRC", "REF"),
+                        help="a translated split: its name in the translation files (dev, or an extra test's name), "
+                             "its source and its reference (repeatable)")
+    arguments = parser.parse_args(argv)
+    try:
+        study = Study.load(arguments.study)
+        splits = [(name, Path(source), Path(reference)) for name, source, reference in arguments.split]
+        for _, *paths in splits:
+            missing = [str(path) for path in paths if not path.exists()]
+            if missing:
+                raise StudyError(f"no such file: {', '.join(missing)}")
+        records = analyse(study, splits)
+    except StudyError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not records:
+        print(f"error: no run of {study.name} has translations of {[name for name, *_ in splits]} beside the "
+              f"baseline's in {study.results / 'translations'}", file=sys.stderr)
+        return 2
+    stem = study.results / f"{study.results_name}_by_length"
+    stem.with_suffix(".json").write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+    stem.with_suffix(".md").write_text(markdown(study, records), encoding="utf-8")
+    print(f"wrote {stem}.json and {stem}.md ({len(records)} run × seed × split)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
