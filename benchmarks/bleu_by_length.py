@@ -34,19 +34,25 @@ def length_buckets(sources: list[str], count: int = 4) -> list[tuple[int, int]]:
     return list(zip(lows, highs))
 
 
-def compare_by_length(sources: list[str], references: list[str], baseline: list[str], system: list[str]) -> list[dict]:
-    """One entry per length bucket: its sentences, both systems' BLEU, the difference and the bootstrap p."""
+def corpus_bleu(hypotheses: list[str], references: list[str]) -> dict:
+    """BLEU with the parts that say why it moved: n-gram precisions (word choice vs order) and the length ratio."""
     from sacrebleu.metrics import BLEU
 
+    score = BLEU().corpus_score(hypotheses, [references])
+    return {"bleu": round(score.score, 2), "precisions": [round(value, 2) for value in score.precisions],
+            "length_ratio": round(score.sys_len / score.ref_len, 3)}
+
+
+def compare_by_length(sources: list[str], references: list[str], baseline: list[str], system: list[str]) -> list[dict]:
+    """One entry per length bucket: its sentences, both systems' scores, the BLEU difference and the bootstrap p."""
     lengths = [len(line.split()) for line in sources]
     entries = []
     for low, high in length_buckets(sources):
         rows = [i for i, length in enumerate(lengths) if low <= length <= high]
         pick = lambda lines: [lines[i] for i in rows]  # noqa: E731
-        base_bleu = BLEU().corpus_score(pick(baseline), [pick(references)]).score
-        system_bleu = BLEU().corpus_score(pick(system), [pick(references)]).score
-        entries.append({"words": f"{low}–{high}", "sentences": len(rows), "baseline_bleu": round(base_bleu, 2),
-                        "bleu": round(system_bleu, 2), "delta": round(system_bleu - base_bleu, 2),
+        base, other = corpus_bleu(pick(baseline), pick(references)), corpus_bleu(pick(system), pick(references))
+        entries.append({"words": f"{low}–{high}", "sentences": len(rows), "baseline": base, "system": other,
+                        "delta": round(other["bleu"] - base["bleu"], 2),
                         "p": paired_bootstrap(pick(baseline), pick(system), pick(references))["bleu"]})
     return entries
 
@@ -97,6 +103,9 @@ def analyse(study: Study, splits: list[tuple[str, Path, Path]]) -> list[dict]:
 
 
 def markdown(study: Study, records: list[dict]) -> str:
+    def label(record: dict) -> str:
+        return study.runs[record["name"]].get("label", record["name"])
+
     lines = [f"# BLEU by source length: {study.name}", "",
              "Each run minus the baseline of the same seed, per source-length quartile (whitespace words), with the",
              "paired-bootstrap p of the bucket (sacreBLEU, 1000 resamples). Written by `benchmarks/bleu_by_length.py`.", ""]
@@ -107,16 +116,25 @@ def markdown(study: Study, records: list[dict]) -> str:
                   "| run | seed | " + " | ".join(f"{b['words']} words ({b['sentences']})" for b in buckets) + " |",
                   "| --- | ---: |" + " ---: |" * len(buckets)]
         for record in of_split:
-            cells = [f"{b['delta']:+.2f} (p {b['p']:.3f}); {b['baseline_bleu']:.1f} → {b['bleu']:.1f}"
+            cells = [f"{b['delta']:+.2f} (p {b['p']:.3f}); {b['baseline']['bleu']:.1f} → {b['system']['bleu']:.1f}"
                      for b in record["buckets"]]
-            lines.append(f"| {study.runs[record['name']].get('label', record['name'])} | {record['seed']} | "
-                         + " | ".join(cells) + " |")
+            lines.append(f"| {label(record)} | {record['seed']} | " + " | ".join(cells) + " |")
         for run in dict.fromkeys(record["name"] for record in of_split):
             seeded = [record for record in of_split if record["name"] == run]
             if len(seeded) > 1:
                 means = [statistics.mean(r["buckets"][i]["delta"] for r in seeded) for i in range(len(buckets))]
-                lines.append(f"| {study.runs[run].get('label', run)} | mean of {len(seeded)} | "
+                lines.append(f"| {label(seeded[0])} | mean of {len(seeded)} | "
                              + " | ".join(f"**{mean:+.2f}**" for mean in means) + " |")
+        lines += ["", "What moved, per bucket: the difference in 1-gram and 4-gram precision (word choice vs. word order",
+                  "and phrasing) and the length ratio to the reference (baseline → run).", "",
+                  "| run | seed | " + " | ".join(f"{b['words']} words" for b in buckets) + " |",
+                  "| --- | ---: |" + " ---: |" * len(buckets)]
+        for record in of_split:
+            cells = [f"1-gram {b['system']['precisions'][0] - b['baseline']['precisions'][0]:+.1f}, "
+                     f"4-gram {b['system']['precisions'][3] - b['baseline']['precisions'][3]:+.1f}; "
+                     f"length {b['baseline']['length_ratio']:.2f} → {b['system']['length_ratio']:.2f}"
+                     for b in record["buckets"]]
+            lines.append(f"| {label(record)} | {record['seed']} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 

@@ -165,7 +165,8 @@ def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finishe
     buckets = records[0]["buckets"]
     assert len(buckets) == 4 and sum(b["sentences"] for b in buckets) == 100
     for bucket in buckets:
-        assert bucket["delta"] == pytest.approx(bucket["bleu"] - bucket["baseline_bleu"], abs=0.011)
+        assert bucket["delta"] == pytest.approx(bucket["system"]["bleu"] - bucket["baseline"]["bleu"], abs=0.011)
+        assert len(bucket["system"]["precisions"]) == 4 and bucket["baseline"]["length_ratio"] > 0
         assert 0 <= bucket["p"] <= 1
     assert "| Transformer_rel | 3 |" in (folder / "results" / "results_by_length.md").read_text()
 
