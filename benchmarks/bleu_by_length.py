@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import statistics
 import sys
@@ -146,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a translated split: its name in the translation files (dev, or an extra test's name), "
                              "its source and its reference (repeatable)")
     arguments = parser.parse_args(argv)
+    # sacreBLEU warns once per score on pre-tokenized references (small_parallel_enja); the studies score them as they
+    # are, so the buckets do the same, without a warning per bucket.
+    logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     try:
         study = Study.load(arguments.study)
         splits = [(name, Path(source), Path(reference)) for name, source, reference in arguments.split]
