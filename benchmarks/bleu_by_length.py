@@ -72,9 +72,10 @@ def translations_of(study: Study, run: str, seed: int, split: str, expected: int
 
 def baseline_seeds(study: Study, split: str) -> list[int]:
     """The seeds whose baseline translated ``split`` (read from the committed file names)."""
+    folder = study.results / "translations"
     pattern = re.compile(re.escape(study.tag(study.baseline, 0)[:-1]) + r"(\d+)\." + re.escape(split) + r"\.txt")
-    return sorted(int(match[1]) for path in (study.results / "translations").iterdir()
-                  if (match := pattern.fullmatch(path.name)))
+    names = [path.name for path in folder.iterdir()] if folder.is_dir() else []
+    return sorted(int(match[1]) for name in names if (match := pattern.fullmatch(name)))
 
 
 def analyse(study: Study, splits: list[tuple[str, Path, Path]]) -> list[dict]:

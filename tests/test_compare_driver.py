@@ -184,3 +184,8 @@ def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, c
     assert "has 100 lines but the split's source has 1" in capsys.readouterr().err
     assert analysis.main([str(folder / "study.yaml"), "--split", "nosuchsplit", str(short), str(short)]) == 2
     assert "no run of study has translations of ['nosuchsplit']" in capsys.readouterr().err
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    (tmp_path / "fresh.yaml").write_text(yaml.safe_dump({**study, "results": str(tmp_path / "no_results_yet")}))
+    heldout = ["--split", "heldout", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
+    assert analysis.main([str(tmp_path / "fresh.yaml"), *heldout]) == 2  # no translations folder yet
+    assert "no run of fresh has translations" in capsys.readouterr().err
