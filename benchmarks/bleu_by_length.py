@@ -50,11 +50,12 @@ def compare_by_length(sources: list[str], references: list[str], baseline: list[
     entries = []
     for low, high in length_buckets(sources):
         rows = [i for i, length in enumerate(lengths) if low <= length <= high]
-        pick = lambda lines: [lines[i] for i in rows]  # noqa: E731
-        base, other = corpus_bleu(pick(baseline), pick(references)), corpus_bleu(pick(system), pick(references))
+        bucket_baseline, bucket_system, bucket_references = ([lines[i] for i in rows]
+                                                             for lines in (baseline, system, references))
+        base, other = corpus_bleu(bucket_baseline, bucket_references), corpus_bleu(bucket_system, bucket_references)
         entries.append({"words": f"{low}–{high}", "sentences": len(rows), "baseline": base, "system": other,
                         "delta": round(other["bleu"] - base["bleu"], 2),
-                        "p": paired_bootstrap(pick(baseline), pick(system), pick(references))["bleu"]})
+                        "p": paired_bootstrap(bucket_baseline, bucket_system, bucket_references)["bleu"]})
     return entries
 
 
