@@ -1,15 +1,20 @@
 """How large each encoder layer's attention branch is against the residual it joins (issue 14's diagnosis).
 
-    python benchmarks/encoder_branch_scale.py --model baseline=runs/multi30k_de_en_graph/baseline/seed42/model \
-        --model gate_text=runs/multi30k_de_en_graph/gate_text/seed42/model [--source val.de.gz] [--sentences 200] \
-        --output benchmarks/results/multi30k_graph/branch_scale
+    R=runs/multi30k_de_en_graph_converged
+    python benchmarks/encoder_branch_scale.py --model "Transformer s42=$R/baseline/seed42/model" \
+        --model "+half-dim&gate s42=$R/half_dim_gate/seed42/model" [--source val.de.gz] [--sentences 1014] \
+        --output benchmarks/results/multi30k_graph/converged_branch_scale
 
 Every encoder layer here is post-LN: `LayerNorm(F_{l-1} + branch)`, where the branch is the self-attention output
 (standard layer) or what the Graph-Transformer's fusion adds to its low-order part (its three attention parts,
 summed or gated). When the branch's RMS is many times the residual's, the branch dominates what the LayerNorm
 normalises and the residual (the token's own representation) becomes a small share of the layer's output: the layer
-mostly replaces its input instead of refining it. The script
-measures both RMS values over the real (non-padding) tokens of trained models, and the mean gate of gate fusions.
+mostly replaces its input instead of refining it. The script measures both RMS values over the real (non-padding)
+tokens of trained models. For Graph-Transformer layers it also
+gives what the branch is made of: the RMS of each attention part's output, the RMS of the two streams the layer reads
+(the increment I against the previous representation P), and for gate fusions the gate's mean and the shares of its
+units below 0.1 and above 0.9 (a mean of 0.5 can be a gate that mixes every unit half and half, or one that keeps the
+low part in some units and replaces it in others).
 """
 
 import argparse
@@ -32,7 +37,9 @@ def read_lines(path: Path, count: int) -> list[str]:
 
 
 def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
-    """Per encoder layer: RMS of the residual input, of the branch added to it, their ratio, and the mean gate."""
+    """Per encoder layer: RMS of the residual input, of the branch added to it and their ratio; for graph layers the
+    RMS of each attention part and of the streams I and P, and the gate's mean and saturated shares (None where a
+    layer has no such thing: a standard layer, or the first graph layer, which reads no P)."""
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     batch = tokenizer(sentences, return_tensors="pt", padding=True)
@@ -47,12 +54,18 @@ def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
     for index, layer in enumerate(layers):
         def keep_input(module, args, kwargs, index=index):
             seen[index]["residual"] = args[0] if args else kwargs["hidden_states"]
+            if kwargs.get("streams") is not None:
+                seen[index]["streams"] = kwargs["streams"]
 
         def keep_sum(module, args, index=index):
             seen[index]["branch"] = args[0] - seen[index]["residual"]
 
         handles.append(layer.register_forward_pre_hook(keep_input, with_kwargs=True))
         handles.append(layer.self_attn_layer_norm.register_forward_pre_hook(keep_sum))
+        for part, projection in getattr(layer, "out_projections", {}).items():
+            handles.append(projection.register_forward_hook(
+                lambda module, args, output, index=index, part=part: seen[index].setdefault("parts", {}).update(
+                    {part: output})))
         gate = getattr(layer, "fusion_gate", None)
         if gate is not None:
             handles.append(gate.register_forward_hook(
@@ -64,24 +77,56 @@ def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
     rows = []
     for index, values in enumerate(seen):
         residual, branch = rms(values["residual"]), rms(values["branch"])
+        streams, gate = values.get("streams"), values.get("gate")
         rows.append({"layer": index + 1, "residual_rms": residual, "branch_rms": branch,
                      "branch_over_residual": branch / residual,
-                     "mean_gate": values["gate"][real].mean().item() if "gate" in values else None})
+                     "part_rms": {part: rms(output) for part, output in values["parts"].items()} if "parts" in values
+                     else None,
+                     "increment_rms": rms(streams.incremental) if streams else None,
+                     "previous_rms": rms(streams.previous) if streams else None,
+                     "mean_gate": gate[real].mean().item() if gate is not None else None,
+                     "gate_below_0.1": (gate[real] < 0.1).float().mean().item() if gate is not None else None,
+                     "gate_above_0.9": (gate[real] > 0.9).float().mean().item() if gate is not None else None,
+                     **_fixed_gate_dimensions(gate[real] if gate is not None else None)})
     return rows
 
 
+def _fixed_gate_dimensions(gate: torch.Tensor | None) -> dict:
+    """Dimensions whose gate, averaged over all tokens, is below 0.1 or above 0.9: the gate acts there as a fixed
+    mask (the layer passes its input through, or replaces it) rather than deciding per token."""
+    if gate is None:
+        return {"dims_fixed_low": None, "dims_fixed_new": None, "dims": None}
+    per_dimension = gate.mean(dim=0)
+    return {"dims_fixed_low": int((per_dimension < 0.1).sum()), "dims_fixed_new": int((per_dimension > 0.9).sum()),
+            "dims": per_dimension.numel()}
+
+
 def markdown(results: dict, sentences: int, source: Path) -> str:
+    def optional(value):
+        return "—" if value is None else f"{value:.2f}"
+
     lines = [f"# Encoder branch vs residual, RMS over the real tokens of {sentences} sentences of `{source.name}`", "",
              "`LayerNorm(residual + branch)` in every post-LN encoder layer; ratio = branch RMS / residual RMS "
-             "(above 1 the branch dominates the LayerNorm's input and the residual's share of the output shrinks); "
-             "mean gate = the gate fusion's weight on the new groups.", "",
-             "| model | layer | residual RMS | branch RMS | ratio | mean gate |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             "(above 1 the branch dominates the LayerNorm's input and the residual's share of the output shrinks). "
+             "Graph layers: the RMS of each attention part's output (high / middle I→P / middle P→I), of the "
+             "streams they read (I / P), and the gate fusion's mean weight on the new groups with the share of its "
+             "units below 0.1 (keeps the low part) and above 0.9 (takes the new groups), over all tokens, and the "
+             "number of dimensions whose gate averaged over the tokens is below 0.1 / above 0.9 (a fixed mask, not a "
+             "per-token choice).", "",
+             "| model | layer | residual RMS | branch RMS | ratio | parts RMS | I / P RMS | mean gate "
+             "| gate < 0.1 / > 0.9 | fixed dims |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, rows in results.items():
         for row in rows:
-            gate = "—" if row["mean_gate"] is None else f"{row['mean_gate']:.2f}"
+            parts = " / ".join(f"{value:.2f}" for value in row["part_rms"].values()) if row["part_rms"] else "—"
+            read = row["increment_rms"] is not None
+            streams = f"{row['increment_rms']:.2f} / {row['previous_rms']:.2f}" if read else "—"
+            gated = row["mean_gate"] is not None
+            saturated = f"{row['gate_below_0.1']:.0%} / {row['gate_above_0.9']:.0%}" if gated else "—"
+            fixed = f"{row['dims_fixed_low']} / {row['dims_fixed_new']} of {row['dims']}" if gated else "—"
             lines.append(f"| {name} | {row['layer']} | {row['residual_rms']:.2f} | {row['branch_rms']:.2f} | "
-                         f"{row['branch_over_residual']:.2f} | {gate} |")
+                         f"{row['branch_over_residual']:.2f} | {parts} | {streams} | {optional(row['mean_gate'])} | "
+                         f"{saturated} | {fixed} |")
     return "\n".join(lines) + "\n"
 
 

@@ -406,3 +406,23 @@ def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
     tokenizer.save_pretrained(tmp_path / "gate")
     rows = script.branch_scales(tmp_path / "gate", sentences)
     assert rows[0]["mean_gate"] is None and 0 < rows[1]["mean_gate"] < 1
+    with torch.no_grad():
+        hidden = gated.get_encoder()(**batch, output_hidden_states=True).hidden_states
+    # Layer 1 is a standard layer (its only part is the branch, it reads no streams); layer 2 reads P = F_0 and
+    # I = F_1 - F_0 (the default increment).
+    assert rows[0]["part_rms"] == {"high": pytest.approx(rows[0]["branch_rms"], rel=1e-5)}
+    assert rows[0]["increment_rms"] is None and rows[0]["dims_fixed_new"] is None
+    assert list(rows[1]["part_rms"]) == ["high", "middle_incremental", "middle_previous"]
+    assert rows[1]["previous_rms"] == pytest.approx(rms(hidden[0]), rel=1e-5)
+    assert rows[1]["increment_rms"] == pytest.approx(rms(hidden[1] - hidden[0]), rel=1e-4)
+
+    # A gate forced open in half of the dimensions and shut in the other half: a fixed mask, every unit saturated.
+    gate = gated.get_encoder().layers[1].fusion_gate
+    with torch.no_grad():
+        gate.weight.zero_()
+        gate.bias.copy_(torch.tensor([20.0, -20.0]).repeat(gate.bias.numel() // 2))
+    gated.save_pretrained(tmp_path / "gate")
+    rows = script.branch_scales(tmp_path / "gate", sentences)
+    assert rows[1]["mean_gate"] == pytest.approx(0.5)
+    assert rows[1]["gate_below_0.1"] == pytest.approx(0.5) and rows[1]["gate_above_0.9"] == pytest.approx(0.5)
+    assert rows[1]["dims_fixed_low"] == rows[1]["dims_fixed_new"] == TINY["d_model"] // 2
