@@ -9,12 +9,12 @@ Every encoder layer here is post-LN: `LayerNorm(F_{l-1} + branch)`, where the br
 (standard layer) or what the Graph-Transformer's fusion adds to its low-order part (its three attention parts,
 summed or gated). When the branch's RMS is many times the residual's, the branch dominates what the LayerNorm
 normalises and the residual (the token's own representation) becomes a small share of the layer's output: the layer
-mostly replaces its input instead of refining it. The script measures both RMS values over the real (non-padding)
-tokens of trained models. For Graph-Transformer layers it also
-gives what the branch is made of: the RMS of each attention part's output, the RMS of the two streams the layer reads
-(the increment I against the previous representation P), and for gate fusions the gate's mean and the shares of its
-units below 0.1 and above 0.9 (a mean of 0.5 can be a gate that mixes every unit half and half, or one that keeps the
-low part in some units and replaces it in others).
+mostly replaces its input instead of refining it. The script measures both RMS values, and how far each layer's
+output F_l moves from its input (RMS of the change, cosine), over the real (non-padding) tokens of trained models.
+For Graph-Transformer layers it also gives what the branch is made of: the RMS of each attention part's output, the
+RMS of the two streams the layer reads (the increment I against the previous representation P), and for gate fusions
+the gate's mean and the shares of its units below 0.1 and above 0.9 (a mean of 0.5 can be a gate that mixes every
+unit half and half, or one that keeps the low part in some units and replaces it in others).
 """
 
 import argparse
@@ -62,6 +62,8 @@ def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
 
         handles.append(layer.register_forward_pre_hook(keep_input, with_kwargs=True))
         handles.append(layer.self_attn_layer_norm.register_forward_pre_hook(keep_sum))
+        handles.append(layer.register_forward_hook(
+            lambda module, args, output, index=index: seen[index].update(output=output[0])))
         for part, projection in getattr(layer, "out_projections", {}).items():
             handles.append(projection.register_forward_hook(
                 lambda module, args, output, index=index, part=part: seen[index].setdefault("parts", {}).update(
@@ -80,6 +82,9 @@ def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
         streams, gate = values.get("streams"), values.get("gate")
         rows.append({"layer": index + 1, "residual_rms": residual, "branch_rms": branch,
                      "branch_over_residual": branch / residual,
+                     "output_change": rms(values["output"] - values["residual"]) / residual,
+                     "output_cosine": torch.cosine_similarity(values["output"][real], values["residual"][real],
+                                                              dim=-1).mean().item(),
                      "part_rms": {part: rms(output) for part, output in values["parts"].items()} if "parts" in values
                      else None,
                      "increment_rms": rms(streams.incremental) if streams else None,
@@ -107,15 +112,17 @@ def markdown(results: dict, sentences: int, source: Path) -> str:
 
     lines = [f"# Encoder branch vs residual, RMS over the real tokens of {sentences} sentences of `{source.name}`", "",
              "`LayerNorm(residual + branch)` in every post-LN encoder layer; ratio = branch RMS / residual RMS "
-             "(above 1 the branch dominates the LayerNorm's input and the residual's share of the output shrinks). "
+             "(above 1 the branch dominates the LayerNorm's input and the residual's share of the output shrinks); "
+             "change = RMS(F_l - F_{l-1}) / RMS(F_{l-1}) and cos = the mean cosine of a token's F_l and F_{l-1} "
+             "(how much the whole layer rewrites its input). "
              "Graph layers: the RMS of each attention part's output (high / middle I→P / middle P→I), of the "
              "streams they read (I / P), and the gate fusion's mean weight on the new groups with the share of its "
              "units below 0.1 (keeps the low part) and above 0.9 (takes the new groups), over all tokens, and the "
              "number of dimensions whose gate averaged over the tokens is below 0.1 / above 0.9 (a fixed mask, not a "
              "per-token choice).", "",
-             "| model | layer | residual RMS | branch RMS | ratio | parts RMS | I / P RMS | mean gate "
+             "| model | layer | residual RMS | branch RMS | ratio | change | cos | parts RMS | I / P RMS | mean gate "
              "| gate < 0.1 / > 0.9 | fixed dims |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, rows in results.items():
         for row in rows:
             parts = " / ".join(f"{value:.2f}" for value in row["part_rms"].values()) if row["part_rms"] else "—"
@@ -125,7 +132,8 @@ def markdown(results: dict, sentences: int, source: Path) -> str:
             saturated = f"{row['gate_below_0.1']:.0%} / {row['gate_above_0.9']:.0%}" if gated else "—"
             fixed = f"{row['dims_fixed_low']} / {row['dims_fixed_new']} of {row['dims']}" if gated else "—"
             lines.append(f"| {name} | {row['layer']} | {row['residual_rms']:.2f} | {row['branch_rms']:.2f} | "
-                         f"{row['branch_over_residual']:.2f} | {parts} | {streams} | {optional(row['mean_gate'])} | "
+                         f"{row['branch_over_residual']:.2f} | {row['output_change']:.2f} | "
+                         f"{row['output_cosine']:.2f} | {parts} | {streams} | {optional(row['mean_gate'])} | "
                          f"{saturated} | {fixed} |")
     return "\n".join(lines) + "\n"
 

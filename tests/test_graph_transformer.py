@@ -399,6 +399,10 @@ def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
             attended = layer.self_attn(hidden[index], attention_mask=mask)[0]
             assert rows[index]["residual_rms"] == pytest.approx(rms(hidden[index]), rel=1e-5)
             assert rows[index]["branch_rms"] == pytest.approx(rms(attended), rel=1e-4)
+            change = rms(hidden[index + 1] - hidden[index]) / rms(hidden[index])
+            cosine = torch.cosine_similarity(hidden[index + 1][real], hidden[index][real], dim=-1).mean().item()
+            assert rows[index]["output_change"] == pytest.approx(change, rel=1e-4)
+            assert rows[index]["output_cosine"] == pytest.approx(cosine, rel=1e-4)
             assert rows[index]["mean_gate"] is None
 
     gated = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", **sizes)), std=0.2)
