@@ -37,9 +37,10 @@ def read_lines(path: Path, count: int) -> list[str]:
 
 
 def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
-    """Per encoder layer: RMS of the residual input, of the branch added to it and their ratio; for graph layers the
-    RMS of each attention part and of the streams I and P, and the gate's mean and saturated shares (None where a
-    layer has no such thing: a standard layer, or the first graph layer, which reads no P)."""
+    """Per encoder layer: RMS of the residual input, of the branch added to it and their ratio, and how far the
+    layer's output moved from its input; for graph layers the RMS of each attention part and of the streams I and P,
+    and the gate's statistics (None where a layer has no such thing: a standard layer, or the first graph layer,
+    which reads no P)."""
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     batch = tokenizer(sentences, return_tensors="pt", padding=True)
@@ -89,21 +90,21 @@ def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
                      else None,
                      "increment_rms": rms(streams.incremental) if streams else None,
                      "previous_rms": rms(streams.previous) if streams else None,
-                     "mean_gate": gate[real].mean().item() if gate is not None else None,
-                     "gate_below_0.1": (gate[real] < 0.1).float().mean().item() if gate is not None else None,
-                     "gate_above_0.9": (gate[real] > 0.9).float().mean().item() if gate is not None else None,
-                     **_fixed_gate_dimensions(gate[real] if gate is not None else None)})
+                     **_gate_statistics(gate[real] if gate is not None else None)})
     return rows
 
 
-def _fixed_gate_dimensions(gate: torch.Tensor | None) -> dict:
-    """Dimensions whose gate, averaged over all tokens, is below 0.1 or above 0.9: the gate acts there as a fixed
-    mask (the layer passes its input through, or replaces it) rather than deciding per token."""
+def _gate_statistics(gate: torch.Tensor | None) -> dict:
+    """The gate's (tokens, dims) values: their mean, the shares of saturated units, and the dimensions whose gate
+    averaged over all tokens is below 0.1 or above 0.9, where it acts as a fixed mask (the layer passes its input
+    through, or replaces it) rather than deciding per token. All None for a layer without a gate."""
+    keys = ("mean_gate", "gate_below_0.1", "gate_above_0.9", "dims_fixed_low", "dims_fixed_new", "dims")
     if gate is None:
-        return {"dims_fixed_low": None, "dims_fixed_new": None, "dims": None}
+        return dict.fromkeys(keys)
     per_dimension = gate.mean(dim=0)
-    return {"dims_fixed_low": int((per_dimension < 0.1).sum()), "dims_fixed_new": int((per_dimension > 0.9).sum()),
-            "dims": per_dimension.numel()}
+    values = (gate.mean().item(), (gate < 0.1).float().mean().item(), (gate > 0.9).float().mean().item(),
+              int((per_dimension < 0.1).sum()), int((per_dimension > 0.9).sum()), per_dimension.numel())
+    return dict(zip(keys, values))
 
 
 def markdown(results: dict, sentences: int, source: Path) -> str:
