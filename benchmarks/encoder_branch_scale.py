@@ -108,9 +108,6 @@ def _gate_statistics(gate: torch.Tensor | None) -> dict:
 
 
 def markdown(results: dict, sentences: int, source: Path) -> str:
-    def optional(value):
-        return "—" if value is None else f"{value:.2f}"
-
     lines = [f"# Encoder branch vs residual, RMS over the real tokens of {sentences} sentences of `{source.name}`", "",
              "`LayerNorm(residual + branch)` in every post-LN encoder layer; ratio = branch RMS / residual RMS "
              "(above 1 the branch dominates the LayerNorm's input and the residual's share of the output shrinks); "
@@ -130,11 +127,12 @@ def markdown(results: dict, sentences: int, source: Path) -> str:
             read = row["increment_rms"] is not None
             streams = f"{row['increment_rms']:.2f} / {row['previous_rms']:.2f}" if read else "—"
             gated = row["mean_gate"] is not None
+            gate = f"{row['mean_gate']:.2f}" if gated else "—"
             saturated = f"{row['gate_below_0.1']:.0%} / {row['gate_above_0.9']:.0%}" if gated else "—"
             fixed = f"{row['dims_fixed_low']} / {row['dims_fixed_new']} of {row['dims']}" if gated else "—"
             lines.append(f"| {name} | {row['layer']} | {row['residual_rms']:.2f} | {row['branch_rms']:.2f} | "
                          f"{row['branch_over_residual']:.2f} | {row['output_change']:.2f} | "
-                         f"{row['output_cosine']:.2f} | {parts} | {streams} | {optional(row['mean_gate'])} | "
+                         f"{row['output_cosine']:.2f} | {parts} | {streams} | {gate} | "
                          f"{saturated} | {fixed} |")
     return "\n".join(lines) + "\n"
 
