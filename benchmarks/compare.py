@@ -93,6 +93,8 @@ def child_environment(threads: int = 1) -> dict[str, str]:
 
 
 def read_lines(path: Path) -> list[str]:
+    """As ``hf_syntax.data.corpus.read_lines``; the driver keeps its own so it never imports the package it runs in
+    child processes (their checkout may not be the installed one)."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
         return handle.read().splitlines()

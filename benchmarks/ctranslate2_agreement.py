@@ -36,6 +36,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the Auto classes)
 from hf_syntax.columns import pad_columns
+from hf_syntax.data.corpus import read_lines
 from hf_syntax.fast_inference import (
     CTranslate2Seq2SeqModel,
     export_ctranslate2,
@@ -75,10 +76,6 @@ BEAM_SEARCH_NOTE = (
     "where patience 1 differs from transformers' default are hypotheses transformers found after CTranslate2 had "
     "stopped, whose normalised scores are higher by 0.011-0.205 (not numerical ties)."
 )
-
-
-def read_lines(path: Path, limit: int) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()[:limit]
 
 
 def encode_sources(model, tokenizer, sources: list[str]) -> list[dict]:
@@ -130,8 +127,8 @@ def main():
     model = AutoModelForSeq2SeqLM.from_pretrained(args.model).eval()
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model)
     args.output = args.output or RESULTS / "ctranslate2_agreement" / model.config.model_type
-    sources = read_lines(args.source, args.max_sentences)
-    references = read_lines(args.reference, args.max_sentences)
+    sources = read_lines(args.source)[:args.max_sentences]
+    references = read_lines(args.reference)[:args.max_sentences]
     rows = encode_sources(model, tokenizer, sources)
     work = Path(tempfile.mkdtemp(prefix="ct2_agreement_"))
     backends = {"pytorch_float32": model, "pytorch_int8": optimize_for_cpu(model, "int8")}

@@ -18,7 +18,6 @@ unit half and half, or one that keeps the low part in some units and replaces it
 """
 
 import argparse
-import gzip
 import json
 from pathlib import Path
 
@@ -26,14 +25,9 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the architectures with the Auto classes)
+from hf_syntax.data.corpus import read_lines
 
 VAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k" / "val.de.gz"
-
-
-def read_lines(path: Path, count: int) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        return [line.strip() for line, _ in zip(lines, range(count))]
 
 
 def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:
@@ -151,7 +145,7 @@ def main():
         if not separator or not name or not folder:
             parser.error(f"--model takes NAME=FOLDER, got {item!r}")
         named.append((name, Path(folder)))
-    sentences = read_lines(args.source, args.sentences)
+    sentences = read_lines(args.source)[:args.sentences]
     results = {name: branch_scales(folder, sentences) for name, folder in named}
     table = markdown(results, len(sentences), args.source)
     print(table)

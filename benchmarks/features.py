@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gzip
 import json
 import os
 import time
@@ -22,6 +21,7 @@ import datasets
 import torch
 
 from hf_syntax.align import AlignmentStats, subword_columns, word_heads_from_subword_heads, word_ids_from_offsets
+from hf_syntax.data.corpus import read_lines
 from hf_syntax.data.features import parse_and_align
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.columns import DEFAULT_FEATURES
@@ -43,12 +43,6 @@ TREEBANKS = {
 FAILURE_REASONS = ("straddling_subwords", "uncovered_subwords", "words_without_subwords", "truncated_words")
 
 
-def read_lines(path: Path, count: int) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [line.strip() for line, _ in zip(handle, range(count))]
-
-
 def tokenizers() -> dict:
     """Our NMT tokenizer (whitespace split + ▁ BPE), a byte-level BPE (GPT-2 pre-split), MiniLM's WordPiece."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -56,8 +50,8 @@ def tokenizers() -> dict:
 
     lines = []
     for lang in ("en", "de", "fr"):
-        lines += read_lines(DATA / "multi30k" / f"train.{lang}.gz", 3000)
-    lines += read_lines(DATA / "small_parallel_enja" / "train.ja.gz", 3000)
+        lines += read_lines(DATA / "multi30k" / f"train.{lang}.gz")[:3000]
+    lines += read_lines(DATA / "small_parallel_enja" / "train.ja.gz")[:3000]
     byte_level = Tokenizer(models.BPE(unk_token="<unk>"))
     byte_level.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
     byte_level.decoder = decoders.ByteLevel()
@@ -153,9 +147,9 @@ def speed_report(tokenizer) -> dict:
     report = {}
     cases = (
         ("English raw text (Multi30K train)", ENGLISH_PARSER, False,
-         read_lines(DATA / "multi30k" / "train.en.gz", 3000)),
+         read_lines(DATA / "multi30k" / "train.en.gz")[:3000]),
         ("Japanese pre-tokenized (small_parallel_enja train)", JAPANESE_PARSER, True,
-         read_lines(DATA / "small_parallel_enja" / "train.ja.gz", 800)),
+         read_lines(DATA / "small_parallel_enja" / "train.ja.gz")[:800]),
     )
     for name, spec, pretokenized, lines in cases:
         parser = get_parser(spec)
