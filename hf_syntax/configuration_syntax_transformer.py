@@ -20,6 +20,7 @@ GRAPH_FUSIONS = ("sum", "gate", "self_gate")
 GRAPH_MIDDLE_STREAMS = ("previous", "full")
 GRAPH_FIRST_LAYERS = ("standard", "graph")
 GRAPH_INCREMENTS = ("output_difference", "residual_branch")
+GRAPH_NEW_GROUPS = ("sum", "mean")
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
@@ -67,7 +68,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     middle parts pair with the incremental representation I: "previous" = F_{l-2}, "full" = F_{l-1}),
     `graph_first_layer` ("standard": layer 1 is a standard encoder layer and the split starts at layer 2;
     "graph": layer 1 is split too, with F_{-1} = 0), `graph_increment` (where I is taken: "output_difference" =
-    F_{l-1} - F_{l-2}; "residual_branch" = what the previous layer's attention parts added before its LayerNorm).
+    F_{l-1} - F_{l-2}; "residual_branch" = what the previous layer's attention parts added before its LayerNorm),
+    `graph_new_groups` (how the sum and gate fusions join the three attention parts: "sum", or "mean" = their sum
+    divided by 3, so the new groups weigh as much as one part against the residual).
 
     Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
     "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
@@ -143,6 +146,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     graph_middle_stream: str = "previous"
     graph_first_layer: str = "standard"
     graph_increment: str = "output_difference"
+    graph_new_groups: str = "sum"
 
     source_features: list[str] | tuple[str, ...] = ()
     feature_embedding_dim: int = 20
@@ -184,6 +188,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             "graph_middle_stream": GRAPH_MIDDLE_STREAMS,
             "graph_first_layer": GRAPH_FIRST_LAYERS,
             "graph_increment": GRAPH_INCREMENTS,
+            "graph_new_groups": GRAPH_NEW_GROUPS,
             "feature_combine": FEATURE_COMBINES,
             "subword_head_rule": SUBWORD_HEAD_RULES,
             "parse_head": PARSE_HEAD_MODES,

@@ -44,6 +44,11 @@ Inferred (checked against the "#Para" column of the paper's Table 2 in the tests
     with the four vectors R = [h; m1; m2; l] of a token, `fused = mean_rows(softmax(R R^T / sqrt(d)) R)`.
   * shared_qkv: one Q/K/V projection set per *stream* (I and P), used by every part that reads that stream;
     the three output projections stay separate.
+  * How the three parts join (`graph_new_groups`). "sum" (default): `h + m1 + m2`, as the text sums the groups.
+    "mean": `(h + m1 + m2) / 3`, not in the text. The converged encoders (benchmarks/results/multi30k_graph/)
+    showed split layers whose summed parts are 2.6-4.2x the residual's RMS and that replace their input rather
+    than refine it; "mean" tests whether scaling the new groups to one part's weight changes that (measured in
+    the 1000-step ablation, see the model card).
   * Dropout: on `h + m1 + m2` for sum/gate (the new groups form one group), per part for self_gate.
 
 Exact equivalence (tested): under `graph_first_layer="standard"` the first layer computes exactly the standard
@@ -106,6 +111,12 @@ def _check_supported(config):
             f"graph_half_dim={config.graph_half_dim} gives attention parts of width {inner_dim} (d_model="
             f"{config.d_model}), which must be divisible by encoder_attention_heads={config.encoder_attention_heads}."
         )
+    if config.graph_fusion == "self_gate" and config.graph_new_groups != "sum":
+        raise ValueError(
+            f"graph_new_groups={config.graph_new_groups!r} joins the three attention parts into one group, but "
+            "graph_fusion='self_gate' attends over the four groups separately (and already averages them). Use "
+            "graph_new_groups='sum' with self_gate, or graph_fusion='sum' / 'gate'."
+        )
     return inner_dim
 
 
@@ -126,6 +137,7 @@ class GraphEncoderLayer(nn.Module):
         self.shared_qkv = config.graph_shared_qkv
         self.middle_stream = config.graph_middle_stream
         self.increment = config.graph_increment
+        self.new_groups = config.graph_new_groups
         is_standard = layer_idx == 0 and config.graph_first_layer == "standard"
         self.parts = FIRST_LAYER_PARTS if is_standard else ATTENTION_PARTS
         self.fusion = "sum" if is_standard else config.graph_fusion
@@ -199,7 +211,10 @@ class GraphEncoderLayer(nn.Module):
             groups = torch.stack([*(F.dropout(p, self.dropout, self.training) for p in parts), low], dim=-2)
             scores = groups @ groups.transpose(-1, -2) / groups.shape[-1] ** 0.5
             return (torch.softmax(scores.float(), dim=-1).to(groups.dtype) @ groups).mean(dim=-2) - low
-        new = F.dropout(sum(parts), self.dropout, self.training)
+        new = sum(parts)
+        if self.new_groups == "mean":
+            new = new / len(parts)
+        new = F.dropout(new, self.dropout, self.training)
         if self.fusion == "sum":
             return new
         gate = torch.sigmoid(self.fusion_gate(torch.cat([new, low], dim=-1)))

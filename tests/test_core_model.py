@@ -219,6 +219,7 @@ def test_unknown_config_key_is_named():
         ({"graph_fusion": "mean"}, "graph_fusion"),
         ({"graph_first_layer": "split"}, "graph_first_layer"),
         ({"graph_increment": "difference"}, "graph_increment"),
+        ({"graph_new_groups": "average"}, "graph_new_groups"),
         ({"d_model": 30, "encoder_attention_heads": 4}, "divisible"),
         ({"parse_layer_encoder": 9}, "parse_layer_encoder"),
         ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),

@@ -54,6 +54,7 @@ READINGS = {
     "residual_branch": {"graph_increment": "residual_branch"},
     "middle_full": {"graph_middle_stream": "full"},
     "first_layer_graph_middle_full": {"graph_first_layer": "graph", "graph_middle_stream": "full"},
+    "mean_new_groups": {"graph_new_groups": "mean"},
 }
 
 
@@ -209,6 +210,26 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
         assert not torch.allclose(streams.incremental, output - full, atol=1e-2)
 
 
+def test_mean_new_groups_averages_the_three_parts_before_the_fusion():
+    """graph_new_groups="mean": the new groups are (h + m1 + m2) / 3. With I taken as the residual branch, a sum layer
+    hands over h + m1 + m2 and a gate layer with the same attention weights g * (mean - low), g recomputed by hand."""
+    torch.manual_seed(0)
+    summed = _spread_weights(GraphEncoderLayer(_graph_config("sum", graph_increment="residual_branch"), 1), std=0.2)
+    gated = GraphEncoderLayer(_graph_config("gate", graph_increment="residual_branch", graph_new_groups="mean"), 1)
+    _spread_weights(gated, seed=1, std=0.2)
+    summed.load_state_dict(gated.state_dict(), strict=False)  # the same attention weights; the gate is gated's own
+    full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
+    mask = padding_mask(_batch()[1], full.dtype)
+    with torch.no_grad():
+        new = summed.eval()(full, mask, streams=GraphStreams(previous, incremental))[3].incremental
+        gate = torch.sigmoid(gated.fusion_gate(torch.cat([new / 3, full], dim=-1)))
+        increment = gated.eval()(full, mask, streams=GraphStreams(previous, incremental))[3].incremental
+    assert torch.allclose(increment, gate * (new / 3 - full), atol=1e-6)
+    assert not torch.allclose(increment, gate * (new - full), atol=1e-2)
+    with pytest.raises(ValueError, match="graph_new_groups='mean'.*self_gate"):
+        GraphEncoderLayer(_graph_config("self_gate", graph_new_groups="mean"), 1)
+
+
 @pytest.mark.parametrize("fusion", ["sum", "gate", "self_gate"])
 def test_default_increment_is_the_difference_of_layer_outputs(fusion):
     """The default graph_increment="output_difference": I = F_l - F_{l-1}, the layer's whole change (attention parts,
@@ -337,8 +358,8 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
     driver = load_driver()
     study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml")
     raw = driver.yaml.safe_load((driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml").read_text())
-    tokenizer, readings = tiny_tokenizer(), {}
-    fields = ("graph_first_layer", "graph_increment", "graph_middle_stream")
+    tokenizer, readings, defaults = tiny_tokenizer(), {}, GraphTransformerConfig()
+    fields = ("graph_first_layer", "graph_increment", "graph_middle_stream", "graph_new_groups")
     for name in study.runs:
         overrides = [*driver.run_overrides(study, name, 42), f"output_dir={tmp_path / name}"]
         config = build_model(load_recipe_config(driver.config_path(study), overrides), tokenizer, tokenizer).config
@@ -347,13 +368,13 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
             assert config.encoder_layer_type == "standard"
             continue
         fusion, reading = name.split("_", 1)
+        named = dict(option.removeprefix("model.kwargs.").split("=") for option in raw["readings"][reading])
         readings[name] = tuple(getattr(config, field) for field in fields)
-        assert config.graph_fusion == fusion and readings[name] == tuple(
-            option.split("=")[1] for option in raw["readings"][reading]
-        ), name
-    defaults = GraphTransformerConfig()
+        assert config.graph_fusion == fusion and {field: getattr(config, field) for field in named} == named, name
+        unnamed = [field for field in fields if field not in named]
+        assert all(getattr(config, field) == getattr(defaults, field) for field in unnamed), name
     assert readings["sum_post_ln_increment"] == tuple(getattr(defaults, field) for field in fields)
-    assert len(set(readings.values())) == 4 and len(readings) == 8
+    assert len(set(readings.values())) == 5 and len(readings) == 10
 
 
 def test_every_configurable_encoder_layer_type_has_a_class():

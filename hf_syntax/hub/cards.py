@@ -357,7 +357,7 @@ MODEL_SETTINGS = {
     "dep_rpe": ("relative_position_clip", "dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values",
                 "absolute_positions"),
     "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream",
-                          "graph_first_layer", "graph_increment"),
+                          "graph_first_layer", "graph_increment", "graph_new_groups"),
     "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
     "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
 }
