@@ -47,8 +47,9 @@ Inferred (checked against the "#Para" column of the paper's Table 2 in the tests
   * How the three parts join (`graph_new_groups`). "sum" (default): `h + m1 + m2`, as the text sums the groups.
     "mean": `(h + m1 + m2) / 3`, not in the text. The converged encoders (benchmarks/results/multi30k_graph/)
     showed split layers whose summed parts are 2.6-4.2x the residual's RMS and that replace their input rather
-    than refine it; "mean" tests whether scaling the new groups to one part's weight changes that (measured in
-    the 1000-step ablation, see the model card).
+    than refine it; "mean" tests whether scaling the new groups to one part's weight changes that. At 1000 steps
+    (Multi30K De->En, seed 42, ablation_runs.md) it does: 31.46 / 29.54 val BLEU (sum / gate) against 19.61 /
+    19.23 summed and the Transformer's 28.87. Not yet the default: no converged run.
   * Dropout: on `h + m1 + m2` for sum/gate (the new groups form one group), per part for self_gate.
 
 Exact equivalence (tested): under `graph_first_layer="standard"` the first layer computes exactly the standard
