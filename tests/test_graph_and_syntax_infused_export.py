@@ -8,6 +8,7 @@ import torch
 from fresh_process import run_without_hf_syntax
 from hf_syntax import GraphTransformerConfig, GraphTransformerForConditionalGeneration
 from hf_syntax import SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration
+from random_weights import spread_weights
 
 TINY = dict(
     vocab_size=90, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
@@ -15,19 +16,10 @@ TINY = dict(
 )
 
 
-def _spread_weights(model, std=0.5):
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "layer_norm" not in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
-    return model.eval()
-
-
 def test_both_variants_load_in_a_fresh_process_without_hf_syntax(tmp_path):
-    graph = _spread_weights(GraphTransformerForConditionalGeneration(GraphTransformerConfig(**TINY)))
+    graph = spread_weights(GraphTransformerForConditionalGeneration(GraphTransformerConfig(**TINY))).eval()
     infused_config = SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)
-    infused = _spread_weights(SyntaxInfusedForConditionalGeneration(infused_config))
+    infused = spread_weights(SyntaxInfusedForConditionalGeneration(infused_config)).eval()
     generator = torch.Generator().manual_seed(4)
     inputs = {
         "input_ids": torch.randint(3, 90, (2, 7), generator=generator),

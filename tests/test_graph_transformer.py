@@ -10,6 +10,7 @@ from hf_syntax.attention import padding_mask
 from hf_syntax.graph_transformer import ATTENTION_PARTS, GraphEncoderLayer, GraphStreams
 from hf_syntax.layers import EncoderLayer
 from hf_syntax.variants import ARCHITECTURES, DUAN2020_SIZES, PAPER_TABLE_ROWS, config_for
+from random_weights import spread_weights
 
 TINY = dict(
     vocab_size=90, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
@@ -20,17 +21,6 @@ VARIANTS = [
     ("sum", False, False), ("sum", True, True), ("gate", False, True), ("gate", True, False),
     ("self_gate", False, False), ("self_gate", True, True),
 ]
-
-
-def _spread_weights(model, seed=0, std=0.5):
-    """Weights large enough that outputs, beams and tokens differ (default inits give near-constant outputs);
-    LayerNorms keep their identity init (random LayerNorm gains make the decoder repeat one token)."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "layer_norm" not in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
-    return model
 
 
 def _batch(seed=1):
@@ -114,7 +104,7 @@ def test_first_layer_is_exactly_a_standard_layer(training, increment):
     config = _graph_config("gate", dropout=0.3, attention_dropout=0.0, graph_increment=increment)
     torch.manual_seed(0)
     graph, standard = GraphEncoderLayer(config, 0), EncoderLayer(config, 0)
-    _spread_weights(graph, std=0.2)
+    spread_weights(graph, std=0.2)
     with torch.no_grad():
         for name in ("q_proj", "k_proj", "v_proj"):
             getattr(standard.self_attn, name).load_state_dict(getattr(graph.projections["high"], name).state_dict())
@@ -161,7 +151,7 @@ def test_attention_parts_read_the_configured_streams(reading):
     F_1 ("full"). A split first layer (graph_first_layer="graph") reads I = F_0 and P = 0 (or F_0 with "full")."""
     options = READINGS[reading]
     torch.manual_seed(0)
-    model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config(**options)), std=0.2).eval()
+    model = spread_weights(GraphTransformerForConditionalGeneration(_graph_config(**options)), std=0.2).eval()
     input_ids, attention_mask = _batch()
     first, second = model.model.encoder.layers
     with torch.no_grad():
@@ -199,7 +189,7 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
     before the LayerNorm (P + I = the fusion of the four groups): the layer's two norms and FFN applied to P + I
     give its output."""
     torch.manual_seed(0)
-    layer = _spread_weights(GraphEncoderLayer(_graph_config(fusion, graph_increment="residual_branch"), 1), std=0.2).eval()
+    layer = spread_weights(GraphEncoderLayer(_graph_config(fusion, graph_increment="residual_branch"), 1), std=0.2).eval()
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
@@ -214,9 +204,9 @@ def test_mean_new_groups_averages_the_three_parts_before_the_fusion():
     """graph_new_groups="mean": the new groups are (h + m1 + m2) / 3. With I taken as the residual branch, a sum layer
     hands over h + m1 + m2 and a gate layer with the same attention weights g * (mean - low), g recomputed by hand."""
     torch.manual_seed(0)
-    summed = _spread_weights(GraphEncoderLayer(_graph_config("sum", graph_increment="residual_branch"), 1), std=0.2)
+    summed = spread_weights(GraphEncoderLayer(_graph_config("sum", graph_increment="residual_branch"), 1), std=0.2)
     gated = GraphEncoderLayer(_graph_config("gate", graph_increment="residual_branch", graph_new_groups="mean"), 1)
-    _spread_weights(gated, seed=1, std=0.2)
+    spread_weights(gated, seed=1, std=0.2)
     summed.load_state_dict(gated.state_dict(), strict=False)  # the same attention weights; the gate is gated's own
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
@@ -237,7 +227,7 @@ def test_default_increment_is_the_difference_of_layer_outputs(fusion):
     torch.manual_seed(0)
     config = _graph_config(fusion)
     assert config.graph_increment == "output_difference"
-    layer = _spread_weights(GraphEncoderLayer(config, 1), std=0.2).eval()
+    layer = spread_weights(GraphEncoderLayer(config, 1), std=0.2).eval()
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
@@ -249,7 +239,7 @@ def test_default_increment_is_the_difference_of_layer_outputs(fusion):
 
 def test_encoder_hands_each_layer_the_previous_ones_streams():
     torch.manual_seed(0)
-    model = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", encoder_layers=3))).eval()
+    model = spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", encoder_layers=3))).eval()
     input_ids, attention_mask = _batch()
     encoder = model.model.encoder
     with torch.no_grad():
@@ -264,7 +254,7 @@ def test_encoder_hands_each_layer_the_previous_ones_streams():
 @pytest.mark.parametrize(("fusion", "half_dim", "shared_qkv"), [("gate", True, True), ("self_gate", False, False)])
 def test_padding_does_not_leak_into_real_tokens(fusion, half_dim, shared_qkv):
     config = _graph_config(fusion, half_dim, shared_qkv)
-    model = _spread_weights(GraphTransformerForConditionalGeneration(config)).eval()
+    model = spread_weights(GraphTransformerForConditionalGeneration(config)).eval()
     input_ids, attention_mask = _batch()
     with torch.no_grad():
         padded = model.model.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[1, :5]
@@ -318,7 +308,7 @@ def test_unsupported_combinations_are_explained(options, message):
 @pytest.fixture(scope="module")
 def graph_model():
     torch.manual_seed(0)
-    return _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", True, True))).eval()
+    return spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", True, True))).eval()
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])
@@ -408,7 +398,7 @@ def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
     def rms(states):
         return states[real].pow(2).mean().sqrt().item()
 
-    standard = _spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**sizes)), std=0.2)
+    standard = spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**sizes)), std=0.2)
     standard.eval().save_pretrained(tmp_path / "standard")
     tokenizer.save_pretrained(tmp_path / "standard")
     rows = script.branch_scales(tmp_path / "standard", sentences)
@@ -426,7 +416,7 @@ def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
             assert rows[index]["output_cosine"] == pytest.approx(cosine, rel=1e-4)
             assert rows[index]["mean_gate"] is None
 
-    gated = _spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", **sizes)), std=0.2)
+    gated = spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", **sizes)), std=0.2)
     gated.eval().save_pretrained(tmp_path / "gate")
     tokenizer.save_pretrained(tmp_path / "gate")
     rows = script.branch_scales(tmp_path / "gate", sentences)

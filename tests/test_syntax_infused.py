@@ -14,6 +14,7 @@ from hf_syntax.analysis.attention_plots import (
     RecentPlots, label_font, plot_cross_attention, plot_translation_attention, translation_cross_attention,
 )
 from hf_syntax.variants import ARCHITECTURES, config_for
+from random_weights import spread_weights
 
 TINY = dict(
     vocab_size=90, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
@@ -22,16 +23,6 @@ TINY = dict(
 )
 FEATURE_COLUMNS = ("pos_ids", "case_ids", "subword_tags")
 FEATURE_SIZES = {"pos_ids": 20, "case_ids": 7, "subword_tags": 7}
-
-
-def _spread_weights(model, seed=0, std=0.5):
-    """Weights large enough that outputs, beams and tokens differ; LayerNorms keep their identity init."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "layer_norm" not in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
-    return model
 
 
 def _batch(seed=1, columns=FEATURE_COLUMNS):
@@ -49,7 +40,7 @@ def _batch(seed=1, columns=FEATURE_COLUMNS):
 
 def _model(seed=0, **overrides):
     torch.manual_seed(seed)
-    return _spread_weights(SyntaxInfusedForConditionalGeneration(SyntaxInfusedConfig(**{**TINY, **overrides}))).eval()
+    return spread_weights(SyntaxInfusedForConditionalGeneration(SyntaxInfusedConfig(**{**TINY, **overrides}))).eval()
 
 
 @pytest.mark.parametrize(("combine", "word_width"), [("concat_sum", 24), ("concat_each", 8), ("add", 32)])
