@@ -3,6 +3,7 @@
     python benchmarks/compare.py benchmarks/studies/enja_converged.yaml --seeds 42 43 --jobs 2
     python benchmarks/compare.py STUDY --runs baseline dbsa_enc_dec --extra-test test.ja test.en
     python benchmarks/compare.py STUDY --report            # rebuild the tables from finished runs only
+    python benchmarks/compare.py STUDY --progress          # where every run stands, finished or still training
 
 A study file (YAML, see benchmarks/studies/) names a base recipe config, shared ``--set`` overrides, ``prepare``
 commands run once (e.g. ``hf-syntax preprocess``, so feature runs share one parse of the corpus), the baseline and
@@ -363,6 +364,35 @@ def markdown(study: Study, records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def progress(study: Study) -> str:
+    """Validation BLEU after each evaluation of every run and seed, the ones still training included (read from
+    their newest checkpoint), beside the baseline of the same seed: how a study that spans sessions stands before it
+    has results. Committed records stand in for run folders that are gone. Prints only; writes nothing."""
+    split = study.split
+    curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed_records(study).items()}
+    for folder in sorted(study.work_dir.glob("*/seed*")):
+        run, seed = folder.parent.name, folder.name.removeprefix("seed")
+        evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
+        if run in study.runs and seed.isdigit() and evaluated:
+            state = "finished" if (folder / "summary.json").exists() else "training"
+            curves[run, int(seed)] = (evaluated, state)
+    if not curves:
+        return f"no run of {study.name} has been evaluated yet ({study.work_dir} holds no checkpoint with a score)\n"
+    order = sorted(curves, key=lambda key: (key[1], list(study.runs).index(key[0])))
+    width = max(len(curve) for curve, _ in curves.values())
+    lines = [f"# {study.name}: {split} BLEU after each evaluation", "",
+             "| run | seed | state | " + " | ".join(str(number) for number in range(1, width + 1)) + " | Δ baseline, last |",
+             "| --- | ---: | --- |" + " ---: |" * (width + 1)]
+    for run, seed in order:
+        curve, state = curves[run, seed]
+        baseline = curves.get((study.baseline, seed), ([], ""))[0]
+        delta = (f"{curve[-1] - baseline[len(curve) - 1]:+.2f}" if run != study.baseline and len(baseline) >= len(curve)
+                 else "—")
+        cells = [f"{bleu:.2f}" for bleu in curve] + [""] * (width - len(curve))
+        lines.append(f"| {run} | {seed} | {state} | " + " | ".join(cells) + f" | {delta} |")
+    return "\n".join(lines) + "\n"
+
+
 def plot_learning_curves(study: Study, records: list[dict]) -> None:
     """Dev BLEU after each evaluation, one line per run (mean of its seeds over the evaluations all seeds reached)."""
     import matplotlib
@@ -402,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
                         help="also score every run's best checkpoint on this test pair (repeatable)")
     parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
+    parser.add_argument("--progress", action="store_true",
+                        help="only print every run's score after each evaluation so far, finished or still training")
     options = parser.parse_args(argv)
     try:
         study = Study.load(options.study)
@@ -414,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
                     raise StudyError(f"--extra-test: no file {path}")
             if len(read_lines(source)) != len(read_lines(reference)):
                 raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+        if options.progress:
+            print(progress(study), end="")
+            return 0
         study.results.mkdir(parents=True, exist_ok=True)
         if not options.report:
             prepare(study)

@@ -121,6 +121,37 @@ def test_a_report_before_any_finished_run_writes_no_empty_tables(finished_study,
     assert not list((tmp_path / "results").glob("results.*"))
 
 
+def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finished_study, tmp_path, capsys):
+    """--progress reads a run that is still training from its newest checkpoint (seed 4: a copy of seed 3 without
+    summary.json and its last checkpoint, as a session end leaves it), compares every row with the baseline's
+    evaluation of the same number and seed, and writes nothing."""
+    import shutil
+
+    folder, driver, _ = finished_study
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    for run in ("baseline", "rel"):
+        shutil.copytree(folder / "runs" / run / "seed3", tmp_path / "runs" / run / "seed3")
+    interrupted = tmp_path / "runs" / "rel" / "seed4"
+    shutil.copytree(folder / "runs" / "rel" / "seed3", interrupted)
+    (interrupted / "summary.json").unlink()
+    shutil.rmtree(interrupted / "checkpoint-4")
+
+    assert driver.main([str(tmp_path / "study.yaml"), "--progress"]) == 0
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:4]): line.split("|")[4:-1]
+            for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "---" not in line}
+    history = driver.log_history(folder / "runs" / "rel" / "seed3")
+    scores = [f"{entry['eval_bleu']:.2f}" for entry in history if "eval_bleu" in entry]
+    baseline = [entry["eval_bleu"] for entry in driver.log_history(folder / "runs" / "baseline" / "seed3")
+                if "eval_bleu" in entry]
+    assert [cell.strip() for cell in rows["rel", "3", "finished"]] == [*scores, f"{float(scores[1]) - baseline[1]:+.2f}"]
+    assert [cell.strip() for cell in rows["rel", "4", "training"]] == [scores[0], "", "—"]  # no baseline of seed 4
+    assert set(rows) == {("run", "seed", "state"), ("baseline", "3", "finished"), ("rel", "3", "finished"),
+                         ("rel", "4", "training")}
+    assert not (tmp_path / "results").exists()
+
+
 def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     """A run of seed 43 only is compared with seed 43's baseline, not with the mean over seeds 42 and 43."""
     driver = load_driver()
