@@ -71,11 +71,12 @@ class Study:
             raise StudyError(f"{path}: missing keys {sorted(missing)}")
         if raw["baseline"] not in raw["runs"]:
             raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
-        return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]), work_dir=Path(raw["work_dir"]),
-                   results=Path(raw["results"]), reference=Path(raw["reference"]), baseline=raw["baseline"],
-                   split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps", [])),
-                   config_fields=list(raw.get("config_fields", [])),
-                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])), prepare=list(raw.get("prepare", [])), runs=raw["runs"])
+        return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
+                   work_dir=Path(raw["work_dir"]), results=Path(raw["results"]), reference=Path(raw["reference"]),
+                   baseline=raw["baseline"], split=raw.get("split", "dev"),
+                   loss_at_steps=list(raw.get("loss_at_steps", [])), config_fields=list(raw.get("config_fields", [])),
+                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
+                   prepare=list(raw.get("prepare", [])), runs=raw["runs"])
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
@@ -381,7 +382,8 @@ def progress(study: Study) -> str:
     order = sorted(curves, key=lambda key: (key[1], list(study.runs).index(key[0])))
     width = max(len(curve) for curve, _ in curves.values())
     lines = [f"# {study.name}: {split} BLEU after each evaluation", "",
-             "| run | seed | state | " + " | ".join(str(number) for number in range(1, width + 1)) + " | Δ baseline, last |",
+             "| run | seed | state | " + " | ".join(str(number) for number in range(1, width + 1))
+             + " | Δ baseline, last |",
              "| --- | ---: | --- |" + " ---: |" * (width + 1)]
     for run, seed in order:
         curve, state = curves[run, seed]

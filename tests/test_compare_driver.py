@@ -145,7 +145,8 @@ def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finis
     scores = [f"{entry['eval_bleu']:.2f}" for entry in history if "eval_bleu" in entry]
     baseline = [entry["eval_bleu"] for entry in driver.log_history(folder / "runs" / "baseline" / "seed3")
                 if "eval_bleu" in entry]
-    assert [cell.strip() for cell in rows["rel", "3", "finished"]] == [*scores, f"{float(scores[1]) - baseline[1]:+.2f}"]
+    last_delta = f"{float(scores[1]) - baseline[1]:+.2f}"
+    assert [cell.strip() for cell in rows["rel", "3", "finished"]] == [*scores, last_delta]
     assert [cell.strip() for cell in rows["rel", "4", "training"]] == [scores[0], "", "—"]  # no baseline of seed 4
     assert set(rows) == {("run", "seed", "state"), ("baseline", "3", "finished"), ("rel", "3", "finished"),
                          ("rel", "4", "training")}

@@ -189,7 +189,8 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
     before the LayerNorm (P + I = the fusion of the four groups): the layer's two norms and FFN applied to P + I
     give its output."""
     torch.manual_seed(0)
-    layer = spread_weights(GraphEncoderLayer(_graph_config(fusion, graph_increment="residual_branch"), 1), std=0.2).eval()
+    layer = GraphEncoderLayer(_graph_config(fusion, graph_increment="residual_branch"), 1)
+    layer = spread_weights(layer, std=0.2).eval()
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
