@@ -13,7 +13,8 @@ Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at ``--threads`` (1),
 whose folder holds ``summary.json`` or whose record is already in the results file is finished and skipped (delete
 the record to train it again), one with checkpoints is resumed. After every finished
 run the results are rewritten (``results.json``, ``results.md``, ``learning_curves.png``, translations, logs
-without progress-bar redraws), so an interrupted session loses nothing but the runs in flight. Every model is
+without progress-bar redraws), so an interrupted session loses nothing but the runs in flight (whose time so far
+is already counted in ``driver_seconds.json``). Every model is
 compared with the baseline of the same seed by sacreBLEU's paired bootstrap. ``--extra-test SRC REF`` (repeatable)
 also translates another test pair with each run's best checkpoint and scores it.
 """
@@ -150,18 +151,22 @@ def training_command(study: Study, run: str, seed: int) -> list[str]:
     return command
 
 
-def start(study: Study, run: str, seed: int, threads: int) -> tuple[subprocess.Popen, float]:
+def start(study: Study, run: str, seed: int, threads: int) -> tuple[subprocess.Popen, float, list[float]]:
+    """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
     command = training_command(study, run, seed)
-    study.output_dir(run, seed).mkdir(parents=True, exist_ok=True)
-    log = (study.output_dir(run, seed) / "train.log").open("a")
+    folder = study.output_dir(run, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = (folder / "train.log").open("a")
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
-    return subprocess.Popen(command, env=child_environment(threads), stdout=log, stderr=subprocess.STDOUT), time.time()
+    earlier = json.loads((folder / WALL_CLOCK_FILE).read_text()) if (folder / WALL_CLOCK_FILE).exists() else []
+    process = subprocess.Popen(command, env=child_environment(threads), stdout=log, stderr=subprocess.STDOUT)
+    return process, time.time(), earlier
 
 
-def record_wall_clock(folder: Path, seconds: float) -> None:
-    path = folder / WALL_CLOCK_FILE
-    spent = json.loads(path.read_text()) if path.exists() else []
-    path.write_text(json.dumps([*spent, round(seconds, 1)]) + "\n")
+def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> None:
+    """The earlier invocations' wall times and this one's so far: rewritten at every poll, so a session end that
+    kills the driver mid-run loses a few seconds of the count, not the whole invocation."""
+    (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
@@ -173,11 +178,11 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
             key = pending.pop(0)
             running[key] = start(study, *key, threads)
         time.sleep(5)
-        for key, (process, started) in list(running.items()):
+        for key, (process, started, earlier) in list(running.items()):
+            record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
             if process.poll() is None:
                 continue
             del running[key]
-            record_wall_clock(study.output_dir(*key), time.time() - started)
             if process.returncode:
                 failed.append(key)
                 print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "

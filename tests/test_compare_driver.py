@@ -77,6 +77,37 @@ def test_finished_runs_are_skipped(finished_study):
     assert json.loads((folder / "runs" / "rel" / "seed3" / "driver_seconds.json").read_text()).__len__() == 1
 
 
+def test_a_driver_killed_mid_run_has_counted_the_run_s_time_so_far(finished_study, tmp_path):
+    """A session end kills the driver and its runs together. The run's wall time so far must already be on disk
+    (driver_seconds.json is rewritten at every poll), so a resumed run's train_seconds counts both sessions."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    folder, _, _ = finished_study
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"),
+                 common=[*study["common"], "training.max_steps=100000"])
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    wall_clock = tmp_path / "runs" / "rel" / "seed5" / "driver_seconds.json"
+    driver = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "compare.py"), str(tmp_path / "study.yaml"),
+                               "--runs", "rel", "--seeds", "5", "--jobs", "1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    started = time.time()
+    try:
+        while not wall_clock.exists() and time.time() - started < 120 and driver.poll() is None:
+            time.sleep(0.5)
+        time.sleep(6)  # at least one more poll
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+    killed_after = time.time() - started
+    assert not (wall_clock.parent / "summary.json").exists()  # the run was cut, as by a session end
+    (seconds,) = json.loads(wall_clock.read_text())
+    assert 5 <= seconds <= killed_after
+
+
 def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     folder, driver, _ = finished_study
     with pytest.raises(SystemExit) as stopped:
