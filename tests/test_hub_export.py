@@ -233,7 +233,8 @@ def test_a_parser_free_model_trained_on_pre_split_words_ships_its_segmenter(toke
     model.config.source_parser, model.config.source_pretokenized = "spacy:ja_ginza", True
     card = render_card(model.config, {"results": []}).text
     assert "split into words by `spacy:ja_ginza` first" in card and "pip install ginza ja-ginza" in card
-    folder = export(model, tokenizer, tmp_path / "dbsa", {"results": []})
+    with pytest.warns(UserWarning, match="untrained"):
+        folder = export(model, tokenizer, tmp_path / "dbsa", {"results": []})
     assert {"ginza", "ja-ginza"} <= set((folder / "requirements.txt").read_text().split())
 
 
