@@ -51,7 +51,7 @@ Inferred (checked against the "#Para" column of the paper's Table 2 in the tests
     (Multi30K De->En, seed 42, ablation_runs.md) it does: 31.46 / 29.54 val BLEU (sum / gate) against 19.61 /
     19.23 summed and the Transformer's 28.87. Converged (15 epochs, seed 42) the split layers' branch falls to
     0.35-0.45x the residual, yet it stays behind the Transformer (39.67 / 39.99 against 40.87), over-fitting:
-    lower training loss, higher validation loss. Not the default: not the text, and not better once converged.
+    lower training loss, higher validation loss. Not the default: not in the text, and still behind once converged.
   * Dropout: on `h + m1 + m2` for sum/gate (the new groups form one group), per part for self_gate.
 
 Exact equivalence (tested): under `graph_first_layer="standard"` the first layer computes exactly the standard
