@@ -14,7 +14,8 @@ whose folder holds ``summary.json`` or whose record is already in the results fi
 the record to train it again), one with checkpoints is resumed. After every finished
 run the results are rewritten (``results.json``, ``results.md``, ``learning_curves.png``, translations, logs
 without progress-bar redraws), so an interrupted session loses nothing but the runs in flight (whose time so far
-is already counted in ``driver_seconds.json``). Every model is
+is already counted in ``driver_seconds.json``; the threads and jobs it ran with are in ``driver_settings.json``, and
+a wall time is set against the baseline's only when both ran with the same ones). Every model is
 compared with the baseline of the same seed by sacreBLEU's paired bootstrap. ``--extra-test SRC REF`` (repeatable)
 also translates another test pair with each run's best checkpoint and scores it.
 """
@@ -41,6 +42,8 @@ OFFLINE_QUIET = {
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
 }
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
+SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
+DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
 
 
 class StudyError(Exception):
@@ -151,11 +154,13 @@ def training_command(study: Study, run: str, seed: int) -> list[str]:
     return command
 
 
-def start(study: Study, run: str, seed: int, threads: int) -> tuple[subprocess.Popen, float, list[float]]:
+def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
     """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
     command = training_command(study, run, seed)
     folder = study.output_dir(run, seed)
     folder.mkdir(parents=True, exist_ok=True)
+    settings = json.loads((folder / SETTINGS_FILE).read_text()) if (folder / SETTINGS_FILE).exists() else []
+    (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")
     log = (folder / "train.log").open("a")
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
     earlier = json.loads((folder / WALL_CLOCK_FILE).read_text()) if (folder / WALL_CLOCK_FILE).exists() else []
@@ -176,7 +181,7 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
     while pending or running:
         while pending and len(running) < jobs:
             key = pending.pop(0)
-            running[key] = start(study, *key, threads)
+            running[key] = start(study, *key, threads, jobs)
         time.sleep(5)
         for key, (process, started, earlier) in list(running.items()):
             record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
@@ -237,6 +242,9 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     evaluated = [entry for entry in history if "eval_bleu" in entry]
     losses = {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
     wall_clock = folder / WALL_CLOCK_FILE
+    settings = json.loads((folder / SETTINGS_FILE).read_text()) if (folder / SETTINGS_FILE).exists() else []
+    distinct = {(entry["threads"], entry["jobs"]) for entry in settings} or {tuple(DEFAULT_SETTINGS.values())}
+    threads, jobs = distinct.pop() if len(distinct) == 1 else (None, None)  # None: invocations differed
     tag = study.tag(run, seed)
     dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
     (translations / f"{tag}.dev.txt").write_text(dev, encoding="utf-8")
@@ -265,6 +273,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         f"{split}_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
         **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
+        "threads": threads, "jobs": jobs,
         "parameters": summary["parameters"],
         "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
     }
@@ -334,10 +343,15 @@ def _paired_delta(rows: list[dict], baseline_by_seed: dict[int, float], key: str
     return f"{statistics.mean(differences):+.2f}" if differences else "—"
 
 
+def _settings(record: dict) -> tuple:
+    """(threads, jobs) a run trained with; committed records from before they were recorded used the defaults."""
+    return tuple(record.get(key, default) for key, default in DEFAULT_SETTINGS.items())
+
+
 def markdown(study: Study, records: list[dict]) -> str:
     split = study.split
     bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
-    base_seconds = {r["seed"]: r["train_seconds"] for r in records if r["name"] == study.baseline}
+    base_seconds = {(r["seed"], _settings(r)): r["train_seconds"] for r in records if r["name"] == study.baseline}
     base_bleu = {r["seed"]: r[bleu_key] for r in records if r["name"] == study.baseline}
     tests = sorted({name for r in records for name in r["extra_tests"]})
     lines = [f"# {study.name}: mean ± std over seeds", "",
@@ -351,7 +365,8 @@ def markdown(study: Study, records: list[dict]) -> str:
         bleu = [r[bleu_key] for r in rows]
         delta = "—" if run == study.baseline else _paired_delta(rows, base_bleu, bleu_key)
         p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
-        ratios = [r["train_seconds"] / base_seconds[r["seed"]] for r in rows if r["seed"] in base_seconds]
+        ratios = [r["train_seconds"] / base_seconds[r["seed"], _settings(r)] for r in rows
+                  if (r["seed"], _settings(r)) in base_seconds]  # wall times compare only at equal threads and jobs
         cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,
                  _mean_std([r[chrf_key] for r in rows]), p_values or "—",
                  f"{statistics.mean(ratios):.2f}" if ratios else "—",
@@ -361,12 +376,13 @@ def markdown(study: Study, records: list[dict]) -> str:
     lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
               + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
               f"| run | seed | steps | {split} BLEU | {split} chrF | per evaluation |"
-              + "".join(f" loss @{step} |" for step in loss_steps) + " train s |",
-              "| --- | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: |"]
+              + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
+              "| --- | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: | ---: |"]
     for r in records:
         losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
-                     f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} |")
+                     f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
+                     f"{' / '.join('mixed' if value is None else str(value) for value in _settings(r))} |")
     return "\n".join(lines) + "\n"
 
 

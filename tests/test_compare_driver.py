@@ -201,6 +201,30 @@ def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     assert "| -0.50 |" in rel_row  # 41.5 - 42.0; against the two-seed mean 40.5 it would read +1.00
 
 
+def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_and_jobs(tmp_path):
+    """A run trained alone at two threads is not 0.45x the baseline's time because it is faster: its ratio is left
+    out, and the per-run table says how each run was trained."""
+    driver = load_driver()
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
+        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
+    study = driver.Study.load(tmp_path / "study.yaml")
+
+    def record(name, seed, seconds, **settings):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": 40.0, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [40.0], "train_seconds": seconds, "train_loss": {}, "extra_tests": {}, **settings}
+
+    records = [record("baseline", 42, 100), record("baseline", 43, 100),  # committed before settings were recorded
+               record("rel", 42, 120, threads=1, jobs=2), record("rel", 43, 45, threads=2, jobs=1)]
+    lines = driver.markdown(study, records).splitlines()
+    assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.20 |")  # seed 42 only
+    assert next(line for line in lines if line.startswith("| rel | 43 |")).endswith("| 45 | 2 / 1 |")
+    assert next(line for line in lines if line.startswith("| baseline | 42 |")).endswith("| 100 | 1 / 2 |")
+    records[3].update(threads=None, jobs=None)  # resumed with other settings than it started with
+    assert next(line for line in driver.markdown(study, records).splitlines()
+                if line.startswith("| rel | 43 |")).endswith("| mixed / mixed |")
+
+
 def load_length_analysis():
     load_driver()  # bleu_by_length imports the driver as ``compare``
     spec = importlib.util.spec_from_file_location("bleu_by_length", ROOT / "benchmarks" / "bleu_by_length.py")
