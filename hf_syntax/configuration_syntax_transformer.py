@@ -21,6 +21,9 @@ GRAPH_MIDDLE_STREAMS = ("previous", "full")
 GRAPH_FIRST_LAYERS = ("standard", "graph")
 GRAPH_INCREMENTS = ("output_difference", "residual_branch")
 GRAPH_NEW_GROUPS = ("sum", "mean")
+# graph_new_groups when unset. The text gives sum "four groups equal weights", so its parts are summed; it is silent
+# on how the gate's one new group is built, and averaged parts trained better there (graph_transformer.py).
+GRAPH_NEW_GROUPS_BY_FUSION = {"sum": "sum", "gate": "mean", "self_gate": "sum"}
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
@@ -70,7 +73,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     "graph": layer 1 is split too, with F_{-1} = 0), `graph_increment` (where I is taken: "output_difference" =
     F_{l-1} - F_{l-2}; "residual_branch" = what the previous layer's attention parts added before its LayerNorm),
     `graph_new_groups` (how the sum and gate fusions join the three attention parts: "sum", or "mean" = their sum
-    divided by 3, so the new groups weigh as much as one part against the residual).
+    divided by 3, so the new groups weigh as much as one part against the residual; unset, the fusion decides:
+    "mean" for gate, "sum" for sum and self_gate).
 
     Syntax-infused embeddings (Sundararaman et al. 2019), encoder only: `source_features` (subset of
     "pos", "case", "subword_tag"), `feature_embedding_dim` f, `feature_combine` ("concat_sum": sum of the feature
@@ -146,7 +150,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     graph_middle_stream: str = "previous"
     graph_first_layer: str = "standard"
     graph_increment: str = "output_difference"
-    graph_new_groups: str = "sum"
+    graph_new_groups: str | None = None
 
     source_features: list[str] | tuple[str, ...] = ()
     feature_embedding_dim: int = 20
@@ -164,7 +168,17 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         self._reject_unknown_keys(kwargs)
         self.decoder_vocab_size = self.decoder_vocab_size or self.vocab_size
         self.source_features = list(self.source_features)
+        if self.graph_new_groups is None:
+            self.graph_new_groups = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
         super().__post_init__(**kwargs)
+
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        """A config.json saved before `graph_new_groups` existed was trained with the parts summed: it keeps them
+        summed instead of taking today's fusion-dependent default."""
+        if "transformers_version" in config_dict and "graph_new_groups" not in config_dict:
+            config_dict = {**config_dict, "graph_new_groups": "sum"}
+        return super().from_dict(config_dict, **kwargs)
 
     @classmethod
     def _reject_unknown_keys(cls, kwargs):

@@ -86,11 +86,11 @@ class GraphTransformerConfig(SyntaxTransformerConfig):
     I->P and P->I) and fuses them with the low-order part F_{l-1} (`graph_fusion`: "sum" / "gate" / "self_gate");
     `graph_half_dim` halves the parts' width, `graph_shared_qkv` shares one Q/K/V set per stream. The readings of
     the lost equations are options: `graph_first_layer` ("standard" / "graph"), `graph_increment`
-    ("output_difference" / "residual_branch"), `graph_middle_stream` ("previous" / "full"), and one that is not a
-    reading of the text, `graph_new_groups` ("sum" / "mean" of the three parts). The decoder is the
-    Transformer's. This is a reconstruction (see `hf_syntax/graph_transformer.py` for which parts are sourced and
-    which inferred). Defaults = the paper's best En-De row, "+half-dim&gate". Every other field is a
-    `SyntaxTransformerConfig` field.
+    ("output_difference" / "residual_branch"), `graph_middle_stream` ("previous" / "full") and `graph_new_groups`
+    ("sum" / "mean" of the three parts; unset, "mean" under the gate, on which the text is silent, and "sum" under
+    the other fusions). The decoder is the Transformer's. This is a reconstruction (see
+    `hf_syntax/graph_transformer.py` for which parts are sourced and which inferred). Defaults = the paper's best
+    En-De row, "+half-dim&gate". Every other field is a `SyntaxTransformerConfig` field.
     """
 
     model_type = "graph_transformer"

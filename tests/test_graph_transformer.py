@@ -44,6 +44,7 @@ READINGS = {
     "residual_branch": {"graph_increment": "residual_branch"},
     "middle_full": {"graph_middle_stream": "full"},
     "first_layer_graph_middle_full": {"graph_first_layer": "graph", "graph_middle_stream": "full"},
+    "sum_new_groups": {"graph_new_groups": "sum"},
     "mean_new_groups": {"graph_new_groups": "mean"},
 }
 
@@ -221,6 +222,47 @@ def test_mean_new_groups_averages_the_three_parts_before_the_fusion():
         GraphEncoderLayer(_graph_config("self_gate", graph_new_groups="mean"), 1)
 
 
+def test_unset_new_groups_follow_the_fusion():
+    """The text sums sum's four groups with equal weights, and is silent on how the gate's new group is built: unset,
+    graph_new_groups is "sum" for sum and self_gate and "mean" for gate; a value given explicitly wins."""
+    assert {fusion: _graph_config(fusion).graph_new_groups for fusion in ("sum", "gate", "self_gate")} == {
+        "sum": "sum", "gate": "mean", "self_gate": "sum"}
+    assert GraphTransformerConfig().graph_new_groups == "mean"
+    assert config_for("graph_transformer_sum").graph_new_groups == "sum"
+    assert _graph_config("gate", graph_new_groups="sum").graph_new_groups == "sum"
+    assert _graph_config("sum", graph_new_groups="mean").graph_new_groups == "mean"
+
+
+def test_graph_config_saved_before_graph_new_groups_keeps_summing(tmp_path):
+    """A gate checkpoint whose config.json predates graph_new_groups was trained with the parts summed: every way of
+    loading it (the config class, AutoConfig, AutoModelForSeq2SeqLM) keeps them summed, and the encoder computes what
+    it computed when saved."""
+    import json
+
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    torch.manual_seed(0)
+    saved = spread_weights(GraphTransformerForConditionalGeneration(_graph_config("gate", graph_new_groups="sum")))
+    saved.eval().save_pretrained(tmp_path)
+    config_file = tmp_path / "config.json"
+    raw = json.loads(config_file.read_text())
+    del raw["graph_new_groups"]
+    config_file.write_text(json.dumps(raw))
+    assert GraphTransformerConfig.from_pretrained(tmp_path).graph_new_groups == "sum"
+    assert AutoConfig.from_pretrained(tmp_path).graph_new_groups == "sum"
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    input_ids, attention_mask = _batch()
+    with torch.no_grad():
+        before = saved.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        after = loaded.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        assert torch.equal(before, after)
+        loaded.config.graph_new_groups = "mean"  # what the gate's default would have made of it
+        averaged = type(loaded)(loaded.config).eval()
+        averaged.load_state_dict(loaded.state_dict())
+        assert not torch.allclose(averaged.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
+                                  .last_hidden_state, before, atol=1e-3)
+
+
 @pytest.mark.parametrize("fusion", ["sum", "gate", "self_gate"])
 def test_default_increment_is_the_difference_of_layer_outputs(fusion):
     """The default graph_increment="output_difference": I = F_l - F_{l-1}, the layer's whole change (attention parts,
@@ -349,7 +391,7 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
     driver = load_driver()
     study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml")
     raw = driver.yaml.safe_load((driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml").read_text())
-    tokenizer, readings, defaults = tiny_tokenizer(), {}, GraphTransformerConfig()
+    tokenizer, readings, defaults = tiny_tokenizer(), {}, GraphTransformerConfig(graph_fusion="sum")
     fields = ("graph_first_layer", "graph_increment", "graph_middle_stream", "graph_new_groups")
     for name in study.runs:
         overrides = [*driver.run_overrides(study, name, 42), f"output_dir={tmp_path / name}"]
