@@ -154,16 +154,21 @@ def training_command(study: Study, run: str, seed: int) -> list[str]:
     return command
 
 
+def invocation_log(folder: Path, name: str) -> list:
+    """One entry per earlier invocation of a run (its wall time or its settings); empty before the first."""
+    return json.loads((folder / name).read_text()) if (folder / name).exists() else []
+
+
 def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
     """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
     command = training_command(study, run, seed)
     folder = study.output_dir(run, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    settings = json.loads((folder / SETTINGS_FILE).read_text()) if (folder / SETTINGS_FILE).exists() else []
+    settings = invocation_log(folder, SETTINGS_FILE)
     (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")
     log = (folder / "train.log").open("a")
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
-    earlier = json.loads((folder / WALL_CLOCK_FILE).read_text()) if (folder / WALL_CLOCK_FILE).exists() else []
+    earlier = invocation_log(folder, WALL_CLOCK_FILE)
     process = subprocess.Popen(command, env=child_environment(threads), stdout=log, stderr=subprocess.STDOUT)
     return process, time.time(), earlier
 
@@ -242,7 +247,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     evaluated = [entry for entry in history if "eval_bleu" in entry]
     losses = {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
     wall_clock = folder / WALL_CLOCK_FILE
-    settings = json.loads((folder / SETTINGS_FILE).read_text()) if (folder / SETTINGS_FILE).exists() else []
+    settings = invocation_log(folder, SETTINGS_FILE)
     distinct = {(entry["threads"], entry["jobs"]) for entry in settings} or {tuple(DEFAULT_SETTINGS.values())}
     threads, jobs = distinct.pop() if len(distinct) == 1 else (None, None)  # None: invocations differed
     tag = study.tag(run, seed)
