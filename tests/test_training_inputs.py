@@ -133,6 +133,7 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["data.num_proc=0"], "data.num_proc must be >= 1"),
         (["data.dataset=somewhere"], "exclude each other"),
         (["generation.num_beams=0"], "must be >= 1"),
+        (["early_stopping_patience=0"], r"early_stopping_patience must be >= 1 evaluations \(or null"),
         (["training=3"], "config.training = 3 has the wrong type"),
         (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
                                      r"expects int$"),

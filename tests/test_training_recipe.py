@@ -167,6 +167,22 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
     assert json.loads(loaded_elsewhere.strip().splitlines()[-1]) == example["hypothesis"]
 
 
+def test_early_stopping_ends_the_run_after_patience_evaluations_without_a_better_bleu(tmp_path):
+    """Evaluating every step with patience 1, the run stops at the first evaluation whose BLEU is not better than
+    the best so far (or runs the whole schedule if every one improves), and keeps the best checkpoint."""
+    config_file = tmp_path / "early.yaml"
+    config = tiny_config(tmp_path / "early", eval_steps=1, save_steps=1)
+    config["early_stopping_patience"] = 1
+    config_file.write_text(yaml.safe_dump(config))
+    summary = train_translation(load_recipe_config(config_file))
+    state = json.loads((tmp_path / "early" / f"checkpoint-{summary['optimizer_steps']}" / "trainer_state.json")
+                       .read_text())
+    bleus = [entry["eval_bleu"] for entry in state["log_history"] if "eval_bleu" in entry]
+    first_without_gain = next((index for index in range(1, len(bleus)) if bleus[index] <= max(bleus[:index])), None)
+    assert summary["optimizer_steps"] == (TOTAL_STEPS if first_without_gain is None else first_without_gain + 1)
+    assert summary["validation_bleu"] == max(bleus)
+
+
 @pytest.mark.slow
 def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     reference_dir = uninterrupted[0] / "uninterrupted"

@@ -9,7 +9,7 @@ from typing import Any
 
 import datasets
 import numpy as np
-from transformers import Seq2SeqTrainer, set_seed
+from transformers import EarlyStoppingCallback, Seq2SeqTrainer, set_seed
 
 from hf_syntax.align import AlignmentError
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
@@ -101,6 +101,7 @@ def train_translation(
         compute_metrics=scorer,
         callbacks=[
             *(callbacks or []),
+            *([EarlyStoppingCallback(config.early_stopping_patience)] if config.early_stopping_patience else []),
             *([SaveTargetTokenizer(target_tokenizer)] if target_tokenizer is not source_tokenizer else []),
         ],
     )

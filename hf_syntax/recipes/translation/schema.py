@@ -119,6 +119,9 @@ class TranslationRecipeConfig:
     overwrite_output_dir: bool = False  # allow a fresh run into a folder that holds checkpoints of another run
     push_to_hub: bool = False  # upload <output_dir>/model (the exported folder) to hub_model_id at the end
     hub_model_id: str | None = None
+    # stop after this many evaluations without a better validation BLEU (transformers' EarlyStoppingCallback); the
+    # best checkpoint is still the one loaded at the end. null trains for the whole schedule.
+    early_stopping_patience: int | None = None
     tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
     model: ModelSection = field(default_factory=ModelSection)
     features: dict | None = None
@@ -156,6 +159,9 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
     if config.push_to_hub and not config.hub_model_id:
         raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub_model_id me/dbsa-ja-en)")
+    if config.early_stopping_patience is not None and config.early_stopping_patience < 1:
+        raise ConfigError(f"early_stopping_patience must be >= 1 evaluations (or null to train the whole schedule), "
+                          f"got {config.early_stopping_patience}")
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
 
