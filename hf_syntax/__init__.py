@@ -39,6 +39,8 @@ from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
 from .variants import (
     ARCHITECTURES,
     DbsaConfig,
+    DbsaDepRelConfig,
+    DbsaDepRelForConditionalGeneration,
     DbsaForConditionalGeneration,
     DepRpeConfig,
     DepRpeForConditionalGeneration,
@@ -55,6 +57,7 @@ AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForCond
 for _config, _model in (
     (DbsaConfig, DbsaForConditionalGeneration),
     (DepRpeConfig, DepRpeForConditionalGeneration),
+    (DbsaDepRelConfig, DbsaDepRelForConditionalGeneration),
     (GraphTransformerConfig, GraphTransformerForConditionalGeneration),
     (SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration),
 ):
@@ -68,6 +71,8 @@ AutoModelForTokenClassification.register(BertPosConfig, BertPosForTokenClassific
 __all__ = [
     "ARCHITECTURES",
     "DbsaConfig",
+    "DbsaDepRelConfig",
+    "DbsaDepRelForConditionalGeneration",
     "DbsaForConditionalGeneration",
     "DepRpeConfig",
     "DepRpeForConditionalGeneration",

@@ -66,6 +66,12 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     ("unscaled" / "scaled"), `decoder_parse_loss_normalizer` ("supervised" / "all_pairs"),
     `parse_loss_warmup_steps` (lambda ramps up linearly from 0 over that many optimizer steps; 0 = off).
 
+    Self-parsing (ours, `self_parse.py`): `self_parse_layers` (0 = off) encoder layers at the bottom, the last with a
+    biaffine parse head, whose well-formed tree gives the `dep_depths` the dependency-depth term reads, so no parser
+    runs at inference; `self_parse_loss_weight` (its parse loss on `dep_heads`), `self_parse_sampling` (share of
+    training sentences whose depths come from the model's own tree instead of the given ones), `self_parse_at_inference`
+    (False: inference reads given `dep_depths`, e.g. to compare the own tree with the training parser's).
+
     Graph-Transformer (Duan et al.): `encoder_layer_type` ("standard" / "graph"), `graph_fusion`
     ("sum" / "gate" / "self_gate"), `graph_half_dim`, `graph_shared_qkv`, `graph_middle_stream` (the P the two
     middle parts pair with the incremental representation I: "previous" = F_{l-2}, "full" = F_{l-1}),
@@ -142,6 +148,11 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     parse_score_form: str = "unscaled"
     decoder_parse_loss_normalizer: str = "supervised"
     parse_loss_warmup_steps: int = 0
+
+    self_parse_layers: int = 0
+    self_parse_loss_weight: float | int = 0.5
+    self_parse_sampling: float | int = 0.0
+    self_parse_at_inference: bool = True
 
     encoder_layer_type: str = "standard"
     graph_fusion: str = "sum"
@@ -229,6 +240,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         for name in (*(kind.clip_field for kind in RELATIVE_TERMS.values()), "parse_loss_warmup_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
+        self._validate_self_parsing()
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
             raise ValueError(
                 "share_encoder_decoder_embeddings=True ties source, target and output embeddings, so it needs "
@@ -246,6 +258,15 @@ class SyntaxTransformerConfig(PreTrainedConfig):
                     "shared with the target one: set share_encoder_decoder_embeddings=False (or feature_combine='add')."
                 )
 
+    def _validate_self_parsing(self):
+        if self.self_parse_layers < 0:
+            raise ValueError(f"self_parse_layers={self.self_parse_layers} must be >= 0 (0 switches it off).")
+        if not 0 <= self.self_parse_sampling <= 1:
+            raise ValueError(f"self_parse_sampling={self.self_parse_sampling} is a share of sentences: 0 to 1.")
+        if self.self_parse_layers and not self.dependency_depth_clip:
+            raise ValueError("self_parse_layers > 0 parses to give the dependency-depth term its depths, but "
+                             "dependency_depth_clip=0 switches that term off; set dependency_depth_clip > 0.")
+
     def _feature_blocks(self) -> int:
         return len(self.source_features) if self.feature_combine == "concat_each" else 1
 
@@ -257,11 +278,19 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         return self.d_model - self.feature_embedding_dim * self._feature_blocks()
 
     @property
-    def needs_source_features(self) -> tuple[str, ...]:
-        """Feature columns `forward` cannot run without (used for clear errors and by the pipelines)."""
+    def encoder_columns(self) -> tuple[str, ...]:
+        """Feature columns the encoder layers read: those of the enabled relative terms and embedded features."""
         needed = [kind.column for kind in enabled_terms(self, "encoder").values() if kind.column is not None]
         needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
         return tuple(needed)
+
+    @property
+    def needs_source_features(self) -> tuple[str, ...]:
+        """Feature columns `forward` cannot run without at inference (used for clear errors and by the pipelines):
+        a self-parsing model makes its `dep_depths` itself."""
+        if self.self_parse_layers and self.self_parse_at_inference:
+            return tuple(column for column in self.encoder_columns if column != "dep_depths")
+        return self.encoder_columns
 
 
 __all__ = ["SyntaxTransformerConfig"]

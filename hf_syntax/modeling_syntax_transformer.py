@@ -34,18 +34,22 @@ from .stacks import (
 class SyntaxSeq2SeqModelOutput(Seq2SeqModelOutput):
     encoder_parse_log_probs: torch.FloatTensor | None = None
     decoder_parse_log_probs: torch.FloatTensor | None = None
+    encoder_self_parse_log_probs: torch.FloatTensor | None = None
 
 
 @dataclass
 class SyntaxSeq2SeqLMOutput(Seq2SeqLMOutput):
-    """`loss` = `translation_loss` + lambda_enc * `encoder_parse_loss` + lambda_dec * `decoder_parse_loss`; the parts
-    are reported separately so training logs can show them."""
+    """`loss` = `translation_loss` + lambda_enc * `encoder_parse_loss` + lambda_dec * `decoder_parse_loss`
+    (+ `self_parse_loss_weight` * `self_parse_loss` for a self-parsing model); the parts are reported separately so
+    training logs can show them."""
 
     translation_loss: torch.FloatTensor | None = None
     encoder_parse_loss: torch.FloatTensor | None = None
     decoder_parse_loss: torch.FloatTensor | None = None
     encoder_parse_log_probs: torch.FloatTensor | None = None
     decoder_parse_log_probs: torch.FloatTensor | None = None
+    self_parse_loss: torch.FloatTensor | None = None
+    encoder_self_parse_log_probs: torch.FloatTensor | None = None
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -233,6 +237,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_attentions=encoder_outputs.attentions,
             encoder_parse_log_probs=encoder_outputs.parse_log_probs,
             decoder_parse_log_probs=decoder_outputs.parse_log_probs,
+            encoder_self_parse_log_probs=encoder_outputs.self_parse_log_probs,
             **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
         return outputs if return_dict is not False else outputs.to_tuple()
@@ -341,7 +346,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
-        loss = translation_loss = encoder_parse = decoder_parse = None
+        loss = translation_loss = encoder_parse = decoder_parse = self_parse = None
         if labels is not None:
             translation_loss = F.cross_entropy(
                 logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100,
@@ -356,6 +361,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                     loss = loss + encoder_weight * encoder_parse
                 if decoder_parse is not None:
                     loss = loss + decoder_weight * decoder_parse
+            if outputs.encoder_self_parse_log_probs is not None:
+                self_parse = self._encoder_parse_loss(outputs.encoder_self_parse_log_probs, dep_heads, "self_parse_layers")
+                loss = loss + self.config.self_parse_loss_weight * self_parse
 
         result = SyntaxSeq2SeqLMOutput(
             loss=loss, logits=logits, **{CACHE_NAME: getattr(outputs, CACHE_NAME)},
@@ -365,6 +373,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             translation_loss=translation_loss, encoder_parse_loss=encoder_parse, decoder_parse_loss=decoder_parse,
             encoder_parse_log_probs=outputs.encoder_parse_log_probs,
             decoder_parse_log_probs=outputs.decoder_parse_log_probs,
+            self_parse_loss=self_parse, encoder_self_parse_log_probs=outputs.encoder_self_parse_log_probs,
         )
         return result if return_dict is not False else result.to_tuple()
 
@@ -388,13 +397,13 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         ramp = min(1.0, self.parse_loss_step / config.parse_loss_warmup_steps)
         return weights[0] * ramp, weights[1] * ramp
 
-    def _encoder_parse_loss(self, log_probs, heads):
+    def _encoder_parse_loss(self, log_probs, heads, field="parse_layer_encoder"):
         if log_probs is None:
             return None
         if heads is None:
             raise ValueError(
-                "This model has a DBSA encoder parse head (parse_layer_encoder="
-                f"{self.config.parse_layer_encoder}); training it needs `dep_heads`. {FEATURIZER_HINT}"
+                f"This model has an encoder parse head ({field}={getattr(self.config, field)}); training it needs "
+                f"`dep_heads`. {FEATURIZER_HINT}"
             )
         _check_heads("dep_heads", heads, log_probs.shape[-1], "input_ids")
         return parse_loss(log_probs, heads)

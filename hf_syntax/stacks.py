@@ -19,6 +19,7 @@ from .attention import causal_mask, padding_mask, term_buckets
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
+from .self_parse import SelfParser
 
 CACHE_NAME = "cache" if "cache" in BaseModelOutputWithPastAndCrossAttentions.__dataclass_fields__ else "past_key_values"
 """What the installed transformers calls the decoder cache: `cache` from 5.24 on, `past_key_values` before. It is
@@ -38,9 +39,11 @@ FEATURIZER_HINT = (
 
 @dataclass
 class SyntaxEncoderOutput(BaseModelOutput):
-    """`parse_log_probs`: (batch, n, n) log-probabilities of each token's head from the DBSA encoder parse head."""
+    """`parse_log_probs`: (batch, n, n) log-probabilities of each token's head from the DBSA encoder parse head;
+    `self_parse_log_probs`: the same from a self-parsing model's bottom parser (`self_parse.py`)."""
 
     parse_log_probs: torch.FloatTensor | None = None
+    self_parse_log_probs: torch.FloatTensor | None = None
 
 
 @dataclass
@@ -80,6 +83,7 @@ class SyntaxTransformerEncoder(nn.Module):
         self.feature_embedding = SourceFeatureEmbedding(config) if config.source_features else None
         layer_class = ENCODER_LAYERS[config.encoder_layer_type]
         self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
+        self.self_parser = SelfParser(config) if config.self_parse_layers else None
 
     def forward(
         self,
@@ -108,6 +112,11 @@ class SyntaxTransformerEncoder(nn.Module):
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
         mask = padding_mask(attention_mask, hidden.dtype)
+        self_parse = None
+        if self.self_parser is not None:  # a self-parsing model makes the depths its depth term reads
+            self_parse = self.self_parser(hidden, mask)
+            columns["dep_depths"] = self.self_parser.depths(self_parse, input_ids, attention_mask,
+                                                            kwargs.get("dep_depths"))
         positions = torch.arange(length, device=input_ids.device)
         # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
         # terms' buckets, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
@@ -125,7 +134,7 @@ class SyntaxTransformerEncoder(nn.Module):
             all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, weights)
         return SyntaxEncoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
-            parse_log_probs=parse_log_probs,
+            parse_log_probs=parse_log_probs, self_parse_log_probs=self_parse,
         )
 
     def _needed_columns(self, input_ids: torch.Tensor, given: dict) -> dict[str, torch.Tensor]:

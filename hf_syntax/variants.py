@@ -79,6 +79,24 @@ class DepRpeConfig(SyntaxTransformerConfig):
 
 
 @strict
+class DbsaDepRelConfig(DbsaConfig):
+    r"""
+    DBSA with the dependency-based relative positional encoding (ours; neither paper combines them): `DbsaConfig`'s
+    parse heads and their authors' settings (encoder and decoder layer 4, lambda = 0.5, scaled scores), plus
+    `DepRpeConfig`'s Shaw relative positions (k = 2, encoder and decoder) and relative source depths (l = 2, encoder).
+    As a Transformer_dep+rel it reads `dep_depths` from a parser at inference; with `self_parse_layers` > 0
+    (architecture `dbsa_dep_rel_self`) it parses for itself: a small parser at the bottom of the encoder gives the
+    depths, and no parser runs at inference (`hf_syntax/self_parse.py`). Every other field is a
+    `SyntaxTransformerConfig` field.
+    """
+
+    model_type = "dbsa_dep_rel"
+
+    relative_position_clip: int = 2
+    dependency_depth_clip: int = 2
+
+
+@strict
 class GraphTransformerConfig(SyntaxTransformerConfig):
     r"""
     Graph-Transformer (Duan et al. 2020): from the second layer on, every encoder layer attends over the previous
@@ -132,6 +150,12 @@ class DepRpeForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
     config_class = DepRpeConfig
 
 
+class DbsaDepRelForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
+    """The core translation model with `DbsaDepRelConfig` defaults (its own `model_type` for the Auto classes)."""
+
+    config_class = DbsaDepRelConfig
+
+
 class GraphTransformerForConditionalGeneration(SyntaxTransformerForConditionalGeneration):
     """The core translation model with `GraphTransformerConfig` defaults (its own `model_type` for the Auto classes)."""
 
@@ -148,6 +172,8 @@ DbsaConfig.register_for_auto_class()
 DbsaForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 DepRpeConfig.register_for_auto_class()
 DepRpeForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+DbsaDepRelConfig.register_for_auto_class()
+DbsaDepRelForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 GraphTransformerConfig.register_for_auto_class()
 GraphTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 SyntaxInfusedConfig.register_for_auto_class()
@@ -175,6 +201,10 @@ ARCHITECTURES = {
     "dbsa_enc": (DbsaConfig, {"parse_layer_decoder": 0}),
     "dbsa_dec": (DbsaConfig, {"parse_layer_encoder": 0}),
     "dbsa_enc_dec": (DbsaConfig, {}),
+    # Ours: DBSA(Enc)+DBSA(Dec) with Transformer_dep+rel's terms, reading a parser's depths at inference, and the same
+    # model parsing for itself (two parser layers at the bottom of the encoder give the depths; no parser at inference).
+    "dbsa_dep_rel": (DbsaDepRelConfig, {}),
+    "dbsa_dep_rel_self": (DbsaDepRelConfig, {"self_parse_layers": 2}),
     # Duan et al. Table 2 ("Our model" = three attention parts with sum fusion); sizes in DUAN2020_SIZES.
     **{
         name: (GraphTransformerConfig, {"graph_fusion": fusion, "graph_half_dim": half_dim, "graph_shared_qkv": shared})
@@ -259,6 +289,8 @@ def config_for(name: str, **overrides) -> SyntaxTransformerConfig:
 __all__ = [
     "ARCHITECTURES",
     "DbsaConfig",
+    "DbsaDepRelConfig",
+    "DbsaDepRelForConditionalGeneration",
     "DbsaForConditionalGeneration",
     "DepRpeConfig",
     "DepRpeForConditionalGeneration",
