@@ -12,6 +12,7 @@ from transformers import GenerationConfig, PreTrainedConfig
 
 from .attention import RELATIVE_TERMS, enabled_terms
 from .columns import EMBEDDED_FEATURES
+from .segmenters import segmenter_requirements
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
 WEIGHT_INITS = ("xavier", "normal")
@@ -89,7 +90,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
 
     Featurizing at inference: `source_parser` / `target_parser` (parser spec strings such as
     "spacy:ja_ginza"), `feature_labels` (label vocabularies the features were built with), `source_pretokenized`
-    (the training corpus was split into space-separated words, so pipelines parse input as given by default).
+    (the training corpus was split into space-separated words, so pipelines parse input as given by default),
+    `source_segmenter` (a segmenter spec such as "sudachi:C", `hf_syntax.segmenters`: what splits raw text into
+    words for such a model instead of the parser's tokenizer).
     """
 
     model_type = "syntax_transformer"
@@ -174,6 +177,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     target_parser: str | None = None
     feature_labels: dict | None = None
     source_pretokenized: bool = False
+    source_segmenter: str | None = None
 
     def __post_init__(self, **kwargs):
         self._reject_unknown_keys(kwargs)
@@ -241,6 +245,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
         self._validate_self_parsing()
+        if self.source_segmenter is not None:
+            segmenter_requirements(self.source_segmenter)  # a spec it cannot load is an error now, not at inference
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
             raise ValueError(
                 "share_encoder_decoder_embeddings=True ties source, target and output embeddings, so it needs "
@@ -283,6 +289,14 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         needed = [kind.column for kind in enabled_terms(self, "encoder").values() if kind.column is not None]
         needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
         return tuple(needed)
+
+    @property
+    def segmenter_spec(self) -> str | None:
+        """What splits raw text into the training words at inference: `source_segmenter`, else the parser's
+        tokenizer, except for a self-parsing model, which is meant to run where no parser is installed."""
+        if self.source_segmenter or (self.self_parse_layers and self.self_parse_at_inference):
+            return self.source_segmenter
+        return self.source_parser
 
     @property
     def needs_source_features(self) -> tuple[str, ...]:

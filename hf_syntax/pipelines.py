@@ -32,6 +32,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .parsers import get_parser
+from .segmenters import get_segmenter
 from .trees import WordTree
 
 TRANSLATION_TASK = "translation"
@@ -216,8 +217,8 @@ class SyntaxTranslationPipeline(Pipeline):
             if self.segmenter is not None:
                 what_happens = "the parser segments such input. Pass pretokenized=True to keep it as one word."
             else:
-                what_happens = ("its config names no source_parser to segment it, so it is read as one word; pass "
-                                "the words separated by spaces, or set model.config.source_parser.")
+                what_happens = ("its config names no segmenter for it, so it is read as one word; pass the words "
+                                "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
             logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
                            "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
             self._said_unsegmented = True
@@ -225,9 +226,13 @@ class SyntaxTranslationPipeline(Pipeline):
 
     @functools.cached_property
     def segmenter(self):
-        """The config's parser, whose tokenizer splits raw text into the words a model trained on pre-split text
-        expects (loaded at first use; the featurizer shares the same loaded parser)."""
-        spec = getattr(self.model.config, "source_parser", None)
+        """What splits raw text into the words a model trained on pre-split text expects (loaded at first use):
+        the config's ``source_segmenter``, else its parser's tokenizer (the featurizer shares the loaded parser);
+        a self-parsing model uses no parser (``config.segmenter_spec``)."""
+        config = self.model.config
+        if getattr(config, "source_segmenter", None):
+            return get_segmenter(config.source_segmenter)
+        spec = getattr(config, "segmenter_spec", getattr(config, "source_parser", None))
         return get_parser(spec) if spec else None
 
     def _forward(self, model_inputs, **generate_kwargs):

@@ -20,9 +20,13 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
 from hf_syntax.attention import enabled_terms
+from hf_syntax.segmenters import segmenter_requirements
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "model_card_templates"
-VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos")
+VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos", "dbsa_dep_rel",
+            "dbsa_dep_rel_self")
+COMBINED_VARIANTS = {("dbsa", "dep_rpe"): "dbsa_dep_rel", ("dbsa", "dep_rpe", "self_parse"): "dbsa_dep_rel_self"}
+"""Mixes of mechanisms that have a card of their own (mechanisms in `mechanisms_of` order)."""
 TERM_CARDS = {"relative_positions": "dep_rpe", "dependency_depths": "dep_rpe"}
 """The card variant that describes each relative attention term (``attention.RELATIVE_TERMS``). A term without one
 counts as a mechanism of its own name, for which ``load_template`` finds no template and says so: a card never
@@ -140,6 +144,8 @@ def variant_of(config) -> str:
     if getattr(config, "pos_parser", None) is not None:
         return "bert_pos"
     mechanisms = mechanisms_of(config)
+    if tuple(mechanisms) in COMBINED_VARIANTS:
+        return COMBINED_VARIANTS[tuple(mechanisms)]
     if len(mechanisms) > 1:
         raise CardError(
             f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
@@ -160,6 +166,8 @@ def mechanisms_of(config) -> list[str]:
         mechanisms.append("graph_transformer")
     if config.source_features:
         mechanisms.append("syntax_infused")
+    if getattr(config, "self_parse_layers", 0):
+        mechanisms.append("self_parse")
     return mechanisms
 
 
@@ -182,8 +190,8 @@ def model_title(config, source_language: str | None = None, target_language: str
                          if layer]
                 parts.append(" + ".join(f"DBSA({side})" for side in sides))
             else:
-                parts.append({"graph_transformer": "Graph-Transformer",
-                              "syntax_infused": "Syntax-infused Transformer"}.get(mechanism, mechanism))
+                parts.append({"graph_transformer": "Graph-Transformer", "syntax_infused": "Syntax-infused Transformer",
+                              "self_parse": "self-parsing"}.get(mechanism, mechanism))
         if not parts or parts[0].startswith("DBSA"):
             parts.insert(0, "Transformer")
         name = " + ".join(parts)
@@ -288,7 +296,16 @@ def parser_section(config) -> str:
             f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
             f"{parser_install_hint(spec)}\n```\n\n{_segmentation_note(config)}"
         )
-    if getattr(config, "source_pretokenized", False) and spec:
+    segmenter = getattr(config, "segmenter_spec", spec)
+    if getattr(config, "source_pretokenized", False) and segmenter and segmenter != spec:
+        return (
+            f"No parser runs at inference: the model reads plain tokens (it parses for itself). It was trained on "
+            f"text split into words (separated by spaces); text split that way is read as given, and a raw sentence "
+            f"with no whitespace (typed into the widget or sent to an endpoint) is split into words by the segmenter "
+            f"`{segmenter}` first (a segmenter, not a parser), so install it:\n\n```bash\n"
+            f"pip install {' '.join(segmenter_requirements(segmenter))}\n```"
+        )
+    if getattr(config, "source_pretokenized", False) and spec and segmenter == spec:
         return (
             f"The model reads no tree at inference, but it was trained on words split by `{spec}` (separated by "
             f"spaces). Text already split that way is read as given; a raw sentence with no whitespace (typed into "
@@ -359,6 +376,8 @@ MODEL_SETTINGS = {
     "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream",
                           "graph_first_layer", "graph_increment", "graph_new_groups"),
     "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
+    "self_parse": ("self_parse_layers", "self_parse_loss_weight", "self_parse_sampling", "self_parse_at_inference",
+                   "source_segmenter"),
     "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
 }
 SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
@@ -367,7 +386,9 @@ SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "e
 
 def model_settings(config, variant: str) -> dict:
     """The architecture settings a reader of the card needs: sizes, then the variant's own switches."""
-    names = MODEL_SETTINGS[variant] if variant == "bert_pos" else SEQ2SEQ_SIZES + MODEL_SETTINGS[variant]
+    parts = next((mix for mix, name in COMBINED_VARIANTS.items() if name == variant), (variant,))
+    own = tuple(name for part in parts for name in MODEL_SETTINGS[part])
+    names = own if variant == "bert_pos" else SEQ2SEQ_SIZES + own
     return {name: getattr(config, name) for name in names if hasattr(config, name)}
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from hf_syntax import parse_head_trees, tree_views
 from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
 from hf_syntax.pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+from hf_syntax.segmenters import SEGMENTER_REQUIREMENTS, segmenter_requirements
 from hf_syntax.serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
@@ -157,14 +158,16 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
 
 
 def inference_parsers(config) -> list[str]:
-    """Parser specs a model runs at inference: BERT+POS's tagger, the source parser of a feature model, or the one
-    that split a pre-split training corpus into words (the pipeline splits raw text with it)."""
+    """Parser and segmenter specs a model runs at inference: BERT+POS's tagger, the source parser of a feature model,
+    and what splits raw text into words for a model trained on a pre-split corpus (`config.segmenter_spec`: its
+    segmenter, else the parser; a self-parsing model names none but its segmenter)."""
     if getattr(config, "pos_parser", None):
         return [config.pos_parser]
-    segments = getattr(config, "source_pretokenized", False)
-    if (getattr(config, "needs_source_features", ()) or segments) and config.source_parser:
-        return [config.source_parser]
-    return []
+    specs = [config.source_parser] if getattr(config, "needs_source_features", ()) and config.source_parser else []
+    if getattr(config, "source_pretokenized", False):
+        segmenter = getattr(config, "segmenter_spec", config.source_parser)
+        specs += [segmenter] if segmenter and segmenter not in specs else []
+    return specs
 
 
 def write_endpoint_files(config, out_dir: Path) -> None:
@@ -176,7 +179,8 @@ def write_endpoint_files(config, out_dir: Path) -> None:
         (out_dir / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     requirements = list(BASE_REQUIREMENTS)
     for spec in inference_parsers(config):
-        requirements += [name for name in parser_requirements(spec) if name not in requirements]
+        needs = segmenter_requirements if spec.partition(":")[0] in SEGMENTER_REQUIREMENTS else parser_requirements
+        requirements += [name for name in needs(spec) if name not in requirements]
     (out_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
 
 

@@ -134,8 +134,9 @@ def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[st
         model_config = config_class(**{**preset, **config.model.kwargs})
     except (TypeError, ValueError) as error:
         raise ConfigError(f"model.kwargs for {config.model.type}: {error}") from error
-    needed = list(getattr(model_config, "needs_source_features", ()))
-    if getattr(model_config, "parse_layer_encoder", 0):
+    # A self-parsing model trains its parser on dep_heads while its depth term reads the parsed dep_depths.
+    needed = list(getattr(model_config, "encoder_columns", getattr(model_config, "needs_source_features", ())))
+    if getattr(model_config, "parse_layer_encoder", 0) or getattr(model_config, "self_parse_layers", 0):
         needed.append("dep_heads")
     if preprocessed is not None:
         given, target_parser = set(preprocessed["features"]["features"]), preprocessed["features"].get("tgt_parser")

@@ -64,6 +64,8 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
         model = AutoModelForSeq2SeqLM.from_config(model_config)
     except ValueError as error:
         raise ConfigError(f"model.type = {section.type!r} is not a sequence-to-sequence model: {error}") from error
+    if getattr(model_config, "self_parse_layers", 0):  # it reads word boundaries from the source vocabulary
+        model.get_encoder().self_parser.set_word_roles(source)
     # max_length (not max_new_tokens): Seq2SeqTrainer fills in max_length=20 otherwise, and generate then warns.
     model.generation_config.update(
         num_beams=config.generation.num_beams,
