@@ -215,7 +215,8 @@ class SyntaxTranslationPipeline(Pipeline):
             return True
         if not self._said_unsegmented:
             if self.segmenter is not None:
-                what_happens = "the parser segments such input. Pass pretokenized=True to keep it as one word."
+                what_happens = (f"{self.segmenter.spec} segments such input. Pass pretokenized=True to keep it as "
+                                "one word.")
             else:
                 what_happens = ("its config names no segmenter for it, so it is read as one word; pass the words "
                                 "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
