@@ -1,7 +1,10 @@
 """DBSA as a parser: how well a trained DBSA model's encoder parse head parses (issue 13, item 5).
 
     python benchmarks/dependency_parse_score.py <model folder> [--source dev.ja] [--parser spacy:ja_ginza] \
-        [--gold-conllu ../shared/data/ud/UD_Japanese-GSD/ja_gsd-ud-dev.conllu.gz] [--output scores.json]
+        [--gold-conllu ../shared/data/ud/UD_Japanese-GSD/ja_gsd-ud-dev.conllu.gz] [--output scores.json] \
+        [--head self_parse]
+
+`--head self_parse` scores a self-parsing model's own parser (`dbsa_dep_rel_self`) instead of its DBSA head.
 
 The model folder is the recipe's `<output_dir>/model` (model + tokenizer). Three comparisons, unlabelled attachment:
 - **vs the training parser** (GiNZA by default) on `--source`, words pre-split as in training: the parse head's
@@ -23,8 +26,10 @@ from hf_syntax.align import word_heads_from_subword_heads
 from hf_syntax.conllu import read_conllu
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parse_head_trees import (
+    ENCODER_PARSERS,
     AttachmentScore,
     attachment_score,
+    encoder_parse,
     gold_tree_attachment_score,
     word_heads_from_parse,
 )
@@ -37,8 +42,9 @@ GOLD_LENGTH_BUCKETS = {"all": (0, 10**9), "up_to_16_words": (0, 16), "17_to_32_w
                        "over_32_words": (33, 10**9)}
 
 
-def score_against_parser(model, tokenizer, source: Path, parser: str, batch_size: int = 50) -> dict:
-    """UAS of the parse head against `parser`'s trees of the pre-split lines of `source`."""
+def score_against_parser(model, tokenizer, source: Path, parser: str, batch_size: int = 50, head: str = "dbsa") -> dict:
+    """UAS of the encoder parse `head` against `parser`'s trees of the pre-split lines of `source`."""
+    output = encoder_parse(model, head)
     featurizer = SyntaxFeaturizer(tokenizer, parser=parser, features=("dep_heads",), pretokenized=True,
                                   head_rule=model.config.subword_head_rule, return_word_ids=True,
                                   max_length=model.config.max_position_embeddings)
@@ -52,7 +58,7 @@ def score_against_parser(model, tokenizer, source: Path, parser: str, batch_size
             encoded = model.get_encoder()(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
         for row, (heads, word_ids) in enumerate(zip(features["dep_heads"], features["word_ids"])):
             length = len(heads)
-            log_probs = encoded.parse_log_probs[row, :length, :length]
+            log_probs = getattr(encoded, output)[row, :length, :length]
             gold = word_heads_from_subword_heads(heads, word_ids)
             spanning += attachment_score(word_heads_from_parse(log_probs, word_ids, model.config.subword_head_rule), gold)
             argmax += attachment_score(
@@ -89,19 +95,23 @@ def main():
     parser.add_argument("--parser", default="spacy:ja_ginza", help="the parser the model was trained on")
     parser.add_argument("--gold-conllu", type=Path, help="gold trees, e.g. UD_Japanese-GSD dev")
     parser.add_argument("--output", type=Path, help="write the scores here as JSON")
+    parser.add_argument("--head", choices=sorted(ENCODER_PARSERS), default="dbsa",
+                        help="which encoder parse to score (self_parse: a self-parsing model's own parser)")
     args = parser.parse_args()
     model = AutoModelForSeq2SeqLM.from_pretrained(args.model_dir, trust_remote_code=True).eval()
-    if not getattr(model.config, "parse_layer_encoder", 0):
-        parser.error(f"{args.model_dir} has no encoder parse head (parse_layer_encoder=0); score a DBSA model.")
+    try:
+        encoder_parse(model, args.head)
+    except ValueError as error:
+        parser.error(f"{args.model_dir}: {error}")
     tokenizer = AutoTokenizer.from_pretrained(args.model_dir)
-    scores = {"model": str(args.model_dir),
-              "vs_training_parser": score_against_parser(model, tokenizer, args.source, args.parser)}
+    scores = {"model": str(args.model_dir), "head": args.head,
+              "vs_training_parser": score_against_parser(model, tokenizer, args.source, args.parser, head=args.head)}
     if args.gold_conllu:
         trees = [tree.collapse_multiword_tokens() for tree in read_conllu(args.gold_conllu)]
         scores["gold"] = str(args.gold_conllu)
         for bucket, (shortest, longest) in GOLD_LENGTH_BUCKETS.items():
             chosen = [tree for tree in trees if shortest <= len(tree) <= longest]
-            model_score = gold_tree_attachment_score(model, tokenizer, chosen)
+            model_score = gold_tree_attachment_score(model, tokenizer, chosen, head=args.head)
             scores[f"vs_gold_{bucket}"] = {"sentences": len(chosen), "uas": 100 * model_score.uas,
                                             "words_scored": model_score.total,
                                             "training_parser": parser_against_gold(args.parser, chosen)}

@@ -6,6 +6,8 @@ real held-out Japanese sentences, interleaved:
 
   * ``baseline``: the plain Transformer, no parser at inference;
   * ``dep_rel``: Transformer_dep+rel, whose handler parses every request with GiNZA (``spacy:ja_ginza``);
+  * ``dbsa_dep_rel``: DBSA + Transformer_dep+rel (parse heads in layer 2 of 3), parsing with GiNZA like dep_rel;
+  * ``dbsa_dep_rel_self``: the same model parsing for itself (two parser layers under the encoder; no parser);
   * ``parser``: GiNZA alone on the same sentences (the parsing share of ``dep_rel``);
 
 each for one short sentence and for a batch of 32, in sentences/s, with ratios against the baseline handler measured
@@ -38,7 +40,10 @@ from hf_syntax.recipes.translation.data import resolve_data_path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PARSER = "spacy:ja_ginza"
-MODELS = {"baseline": "transformer_abs", "dep_rel": "transformer_dep_rel"}
+_PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
+MODELS = {"baseline": ("transformer_abs", {}), "dep_rel": ("transformer_dep_rel", {}),
+          "dbsa_dep_rel": ("dbsa_dep_rel", _PARSE_LAYER_2), "dbsa_dep_rel_self": ("dbsa_dep_rel_self", _PARSE_LAYER_2)}
+"""Row name -> (architecture, its overrides at the small CPU size)."""
 TINY_SIZE = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
                  encoder_ffn_dim=64, decoder_ffn_dim=64)
 
@@ -55,13 +60,18 @@ def sample_sentences(pairs: int) -> tuple[list[str], list[str], list[str]]:
 def export_model(name: str, tokenizer, folder: Path, new_tokens: int, tiny: bool) -> Path:
     from transformers import AutoModelForSeq2SeqLM
 
+    architecture, overrides = MODELS[name]
     size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer),
             "max_position_embeddings": 128}
+    if tiny and "parse_layer_encoder" in overrides:
+        overrides = {"parse_layer_encoder": 1, "parse_layer_decoder": 1}
     torch.manual_seed(0)
-    config = config_for(MODELS[name], **size, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                        bos_token_id=tokenizer.bos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
-                        source_parser=PARSER, source_pretokenized=True)
+    config = config_for(architecture, **size, **overrides, pad_token_id=tokenizer.pad_token_id,
+                        eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
+                        decoder_start_token_id=tokenizer.bos_token_id, source_parser=PARSER, source_pretokenized=True)
     model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    if config.self_parse_layers:
+        model.get_encoder().self_parser.set_word_roles(tokenizer)
     model.generation_config.update(num_beams=4, min_new_tokens=new_tokens, max_new_tokens=new_tokens)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # untrained weights: the card's warning is expected here
@@ -110,7 +120,7 @@ def main() -> None:
     rows = []
     for count in (1, len(batch)):
         reference = count / timings["wall"][f"baseline {count}"]
-        for name in ("baseline", "dep_rel", "parser"):
+        for name in (*MODELS, "parser"):
             rate = count / timings["wall"][f"{name} {count}"]
             rows.append({"what": name, "sentences": count, "sentences_per_s": rate,
                          "ratio_to_baseline": rate / reference,

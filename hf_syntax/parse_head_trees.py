@@ -18,6 +18,23 @@ from .featurizer import SyntaxFeaturizer
 from .trees import WordTree
 
 
+ENCODER_PARSERS = {"dbsa": ("parse_layer_encoder", "parse_log_probs"),
+                   "self_parse": ("self_parse_layers", "self_parse_log_probs")}
+"""Which encoder parse a score reads: name -> (the config field that switches it on, the encoder output holding it).
+"dbsa" is the DBSA encoder parse head, "self_parse" a self-parsing model's bottom parser (`self_parse.py`)."""
+
+
+def encoder_parse(model, head: str) -> str:
+    """The encoder output field of parse `head` (see `ENCODER_PARSERS`), checked to exist in `model`."""
+    if head not in ENCODER_PARSERS:
+        raise ValueError(f"head must be one of {sorted(ENCODER_PARSERS)}, got {head!r}.")
+    field, output = ENCODER_PARSERS[head]
+    if not getattr(model.config, field, 0):
+        raise ValueError(f"{model.config.model_type} has no encoder parse head for {head!r} ({field} = 0); score a "
+                         f"model that has one.")
+    return output
+
+
 def predicted_heads(parse_log_probs: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
     """(batch, n, n) parse log-probabilities -> (batch, n) argmax head index per token, -100 on padding rows."""
     heads = parse_log_probs.argmax(dim=-1)
@@ -190,8 +207,9 @@ def attachment_score(predicted, gold) -> AttachmentScore:
     return AttachmentScore(sum(int(p == g) for p, g in scored), len(scored))
 
 
-def gold_tree_attachment_score(model, tokenizer, trees, progress=None) -> AttachmentScore:
-    """UAS counts of a DBSA encoder parse head on gold trees, read on the gold words.
+def gold_tree_attachment_score(model, tokenizer, trees, progress=None, head: str = "dbsa") -> AttachmentScore:
+    """UAS counts of an encoder parse (`head`: "dbsa" or "self_parse", see `ENCODER_PARSERS`) on gold trees, read on
+    the gold words.
 
     The model reads each tree's words (the treebank's segmentation, not its training parser's): joined by spaces
     when it was trained on pre-split words (`config.source_pretokenized`), else the tree's own text. A word that owns
@@ -199,9 +217,7 @@ def gold_tree_attachment_score(model, tokenizer, trees, progress=None) -> Attach
     model's maximum length are not scored. `progress` wraps the tree iterator (e.g. `tqdm`).
     """
     config = model.config
-    if not getattr(config, "parse_layer_encoder", 0):
-        raise ValueError(f"{config.model_type} has no encoder parse head (parse_layer_encoder = 0); gold-tree "
-                         f"attachment scores apply to DBSA models only.")
+    output = encoder_parse(model, head)
     featurizer = SyntaxFeaturizer(tokenizer, features=("dep_depths",), return_word_ids=True,
                                   head_rule=config.subword_head_rule, max_length=config.max_position_embeddings)
     total = AttachmentScore()
@@ -216,7 +232,7 @@ def gold_tree_attachment_score(model, tokenizer, trees, progress=None) -> Attach
         compact = {word: index for index, word in enumerate(present)}
         with torch.no_grad():
             encoded = model.get_encoder()(input_ids=row["input_ids"], attention_mask=row["attention_mask"])
-        compact_heads = word_heads_from_parse(encoded.parse_log_probs[0],
+        compact_heads = word_heads_from_parse(getattr(encoded, output)[0],
                                               [compact.get(word, NO_WORD) for word in word_ids],
                                               head_rule=config.subword_head_rule)
         predicted = {word: 0 if head == 0 else present[head - 1] + 1 for word, head in zip(present, compact_heads)}
@@ -229,7 +245,9 @@ def gold_tree_attachment_score(model, tokenizer, trees, progress=None) -> Attach
 
 __all__ = [
     "AttachmentScore",
+    "ENCODER_PARSERS",
     "attachment_score",
+    "encoder_parse",
     "gold_tree_attachment_score",
     "maximum_spanning_tree",
     "output_parse_log_probs",

@@ -218,7 +218,8 @@ class SyntaxTranslationPipeline(Pipeline):
                 what_happens = (f"{self.segmenter.spec} segments such input. Pass pretokenized=True to keep it as "
                                 "one word.")
             else:
-                what_happens = ("its config names no segmenter for it, so it is read as one word; pass the words "
+                what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
+                                "model that is not self-parsing), so it is read as one word; pass the words "
                                 "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
             logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
                            "input with no whitespace (e.g. %r); %s", text[:40], what_happens)

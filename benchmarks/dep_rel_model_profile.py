@@ -1,0 +1,128 @@
+"""Where Transformer_dep+rel's model part spends the time the baseline's does not, as the Endpoint handler runs it.
+
+The handler's batch of 32 held-out Japanese sentences (pre-split, as in training) is featurized once with GiNZA, then
+each model's `generate` (beam 4, exactly `--new-tokens` tokens, untrained weights at the small CPU size) is timed
+interleaved: the model part only, no parsing. Besides the baseline and dep+rel, rows switch one term off at a time,
+which attributes the cost: decoder relative positions (`relative_position_in_decoder=False`), relative-position
+values (`relative_position_values=False`: the key side alone lets attention use the fused kernel), the depth term,
+and the two self-parsing rows of `dbsa_dep_rel_self` and `dbsa_dep_rel`. One generate per row is also profiled
+(torch.profiler): the operations with the most self-CPU time.
+
+Usage: python benchmarks/dep_rel_model_profile.py [--repeats 5] [--threads 2]   (--tiny: checks that it runs)
+Results: benchmarks/results/dep_rel_model_profile.{json,md}
+"""
+
+import argparse
+import collections
+import json
+import platform
+from pathlib import Path
+
+import torch
+from serve_latency import PARSER, TINY_SIZE, sample_sentences
+from timing import SMALL_CPU_SIZE, interleaved
+from torch.profiler import profile
+from transformers import AutoModelForSeq2SeqLM
+
+from hf_syntax import config_for
+from hf_syntax.data.tokenizer import train_tokenizer
+from hf_syntax.featurizer import SyntaxFeaturizer
+
+RESULTS = Path(__file__).resolve().parent / "results"
+_PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
+ROWS = {
+    "baseline": ("transformer_abs", {}),
+    "dep_rel": ("transformer_dep_rel", {}),
+    "dep_rel, no decoder relative positions": ("transformer_dep_rel", {"relative_position_in_decoder": False}),
+    "dep_rel, relative-position keys only": ("transformer_dep_rel", {"relative_position_values": False}),
+    "rel (no depth term)": ("transformer_rel", {}),
+    "dbsa_dep_rel": ("dbsa_dep_rel", _PARSE_LAYER_2),
+    "dbsa_dep_rel_self": ("dbsa_dep_rel_self", _PARSE_LAYER_2),
+}
+"""Row -> (architecture, overrides)."""
+
+
+def build(architecture: str, overrides: dict, tokenizer, tiny: bool):
+    size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer), "max_position_embeddings": 128}
+    if tiny and "parse_layer_encoder" in overrides:
+        overrides = {**overrides, "parse_layer_encoder": 1, "parse_layer_decoder": 1}
+    torch.manual_seed(0)
+    config = config_for(architecture, **size, **overrides, pad_token_id=tokenizer.pad_token_id,
+                        eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
+                        decoder_start_token_id=tokenizer.bos_token_id)
+    model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    if config.self_parse_layers:
+        model.get_encoder().self_parser.set_word_roles(tokenizer)
+    return model
+
+
+def top_operations(function, count: int = 8) -> list[tuple[str, float]]:
+    """The `count` aten operations with the most self-CPU milliseconds in one call of `function`."""
+    with torch.no_grad(), profile() as profiler:
+        function()
+    totals = collections.Counter()
+    for event in profiler.events():
+        totals[event.name] += event.self_cpu_time_total / 1000
+    return [(name, round(milliseconds, 1)) for name, milliseconds in totals.most_common(count)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
+    parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
+    parser.add_argument("--out", type=Path, default=RESULTS / "dep_rel_model_profile", help="path without suffix")
+    options = parser.parse_args()
+    if options.tiny:
+        options.repeats, options.batch_size, options.new_tokens = 1, 4, 4
+    torch.set_num_threads(options.threads)
+
+    japanese, english, heldout = sample_sentences(500 if options.tiny else 10000)
+    tokenizer = train_tokenizer(japanese + english, vocab_size=600 if options.tiny else 4000, model_max_length=128)
+    featurizer = SyntaxFeaturizer(tokenizer, parser=PARSER, features=("dep_depths",), pretokenized=True, max_length=128)
+    batch = featurizer(heldout[: options.batch_size], return_tensors="pt")
+    models = {name: build(architecture, overrides, tokenizer, options.tiny)
+              for name, (architecture, overrides) in ROWS.items()}
+    settings = dict(num_beams=4, min_new_tokens=options.new_tokens, max_new_tokens=options.new_tokens)
+
+    def generate(model):
+        columns = ("input_ids", "attention_mask", *model.config.needs_source_features)
+        with torch.no_grad():
+            return model.generate(**{name: batch[name] for name in columns}, **settings)
+
+    def encode(model):
+        with torch.no_grad():
+            return model.get_encoder()(**{name: batch[name] for name in ("input_ids", "attention_mask",
+                                                                            *model.config.needs_source_features)})
+
+    cases = {}
+    for name, model in models.items():
+        cases[f"{name} | generate"] = lambda model=model: generate(model)
+        cases[f"{name} | encoder"] = lambda model=model: encode(model)
+    timings = interleaved(cases, options.repeats)
+    reference = timings["wall"]["baseline | generate"]
+    rows = [{"model": name, "generate_wall_s": timings["wall"][f"{name} | generate"],
+             "encoder_wall_s": timings["wall"][f"{name} | encoder"],
+             "generate_vs_baseline": timings["wall"][f"{name} | generate"] / reference,
+             "top_operations_ms": top_operations(lambda model=model: generate(model))}
+            for name, model in models.items()]
+    result = {"settings": {**vars(options), "out": str(options.out), "machine": platform.platform(),
+                           "torch": torch.__version__}, "rows": rows}
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    table = ["| model | generate s | vs baseline | encoder s | top self-CPU operations (ms, one generate) |",
+             "| --- | ---: | ---: | ---: | --- |"]
+    table += [f"| {row['model']} | {row['generate_wall_s']:.3f} | {row['generate_vs_baseline']:.2f} | "
+              f"{row['encoder_wall_s']:.3f} | "
+              f"{', '.join(f'{name} {ms}' for name, ms in row['top_operations_ms'][:5])} |" for row in rows]
+    options.out.with_suffix(".md").write_text(
+        f"Model part of the handler (`python benchmarks/dep_rel_model_profile.py`, {options.threads} threads, batch "
+        f"{options.batch_size}, beam 4, {options.new_tokens} new tokens, median of {options.repeats} interleaved "
+        f"repeats, untrained weights, GiNZA depths featurized beforehand).\n\n" + "\n".join(table) + "\n")
+    print("\n".join(table))
+
+
+if __name__ == "__main__":
+    main()
