@@ -67,9 +67,9 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     ("unscaled" / "scaled"), `decoder_parse_loss_normalizer` ("supervised" / "all_pairs"),
     `parse_loss_warmup_steps` (lambda ramps up linearly from 0 over that many optimizer steps; 0 = off).
 
-    Self-parsing (ours, `self_parse.py`): `self_parse_layers` (0 = off) encoder layers at the bottom, the last with a
-    biaffine parse head, whose well-formed tree gives the `dep_depths` the dependency-depth term reads, so no parser
-    runs at inference; `self_parse_loss_weight` (its parse loss on `dep_heads`), `self_parse_sampling` (share of
+    Self-parsing (ours, `self_parse.py`): `self_parse_layers` (0 = off) encoder layers at the bottom with a biaffine
+    scorer on top, whose well-formed tree gives the `dep_depths` the dependency-depth term reads, so no parser runs
+    at inference; `self_parse_loss_weight` (its parse loss on `dep_heads`), `self_parse_sampling` (share of
     training sentences whose depths come from the model's own tree instead of the given ones), `self_parse_at_inference`
     (False: inference reads given `dep_depths`, e.g. to compare the own tree with the training parser's).
 

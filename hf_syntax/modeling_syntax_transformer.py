@@ -362,7 +362,8 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 if decoder_parse is not None:
                     loss = loss + decoder_weight * decoder_parse
             if outputs.encoder_self_parse_log_probs is not None:
-                self_parse = self._encoder_parse_loss(outputs.encoder_self_parse_log_probs, dep_heads, "self_parse_layers")
+                self_parse = self._encoder_parse_loss(outputs.encoder_self_parse_log_probs, dep_heads,
+                                                      "self_parse_layers")
                 loss = loss + self.config.self_parse_loss_weight * self_parse
 
         result = SyntaxSeq2SeqLMOutput(

@@ -112,7 +112,12 @@ class ArcScorer(BiaffineParseHead):
 
 
 class SelfParser(nn.Module):
-    """The parsing layers at the bottom of a self-parsing encoder and the depths they give (module docstring)."""
+    """The parsing layers at the bottom of a self-parsing encoder and the depths they give.
+
+    A few layers under the encoder rather than a second encoder pass (twice the encoder's cost) or the DBSA head's
+    tree fed to the layers above it (no depth term below it): the rest of the model stays `dbsa_dep_rel`, and its
+    depth term reads depths of exactly the training form (see the module docstring).
+    """
 
     def __init__(self, config):
         super().__init__()

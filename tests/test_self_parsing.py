@@ -163,8 +163,9 @@ def test_unknown_word_boundaries_and_bad_options_are_clear_errors(corpus, batch)
 def test_presets_cards_and_inference_columns():
     combined, own = config_for("dbsa_dep_rel"), config_for("dbsa_dep_rel_self")
     for config in (combined, own):
-        assert (config.parse_layer_encoder, config.parse_layer_decoder, config.parse_loss_weight_encoder) == (4, 4, 0.5)
-        assert (config.relative_position_clip, config.dependency_depth_clip, config.parse_score_form) == (2, 2, "scaled")
+        dbsa = (config.parse_layer_encoder, config.parse_layer_decoder, config.parse_loss_weight_encoder)
+        dep_rel = (config.relative_position_clip, config.dependency_depth_clip, config.parse_score_form)
+        assert dbsa == (4, 4, 0.5) and dep_rel == (2, 2, "scaled")
     assert combined.needs_source_features == ("dep_depths",) and own.needs_source_features == ()
     assert own.encoder_columns == ("dep_depths",)
     assert (variant_of(combined), variant_of(own)) == ("dbsa_dep_rel", "dbsa_dep_rel_self")
