@@ -5,8 +5,10 @@ each model's `generate` (beam 4, exactly `--new-tokens` tokens, untrained weight
 interleaved: the model part only, no parsing. Besides the baseline and dep+rel, rows switch one term off at a time,
 which attributes the cost: decoder relative positions (`relative_position_in_decoder=False`), relative-position
 values (`relative_position_values=False`: the key side alone lets attention use the fused kernel), the depth term,
-and the two self-parsing rows of `dbsa_dep_rel_self` and `dbsa_dep_rel`. One generate per row is also profiled
-(torch.profiler): the operations with the most self-CPU time.
+and the rows of `dbsa_dep_rel` and `dbsa_dep_rel_self`. One generate per row is also profiled (torch.profiler): the
+operations with the most self-CPU time. Two parser rows time the rest of dep+rel's handler: GiNZA parsing the 32
+sentences in one batch (what serve_latency.py's `parser` row measures) and one sentence at a time (what the
+pipeline does: it reads and parses each input of a request on its own).
 
 Usage: python benchmarks/dep_rel_model_profile.py [--repeats 5] [--threads 2]   (--tiny: checks that it runs)
 Results: benchmarks/results/dep_rel_model_profile.{json,md}
@@ -27,6 +29,7 @@ from transformers import AutoModelForSeq2SeqLM
 from hf_syntax import config_for
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.parsers import get_parser
 
 RESULTS = Path(__file__).resolve().parent / "results"
 _PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
@@ -101,6 +104,9 @@ def main() -> None:
     for name, model in models.items():
         cases[f"{name} | generate"] = lambda model=model: generate(model)
         cases[f"{name} | encoder"] = lambda model=model: encode(model)
+    ginza, words = get_parser(PARSER), [line.split() for line in heldout[: options.batch_size]]
+    cases["parser | one batch"] = lambda: ginza.parse_batch(words)
+    cases["parser | one sentence at a time"] = lambda: [ginza.parse(sentence) for sentence in words]
     timings = interleaved(cases, options.repeats)
     reference = timings["wall"]["baseline | generate"]
     rows = [{"model": name, "generate_wall_s": timings["wall"][f"{name} | generate"],
@@ -108,8 +114,9 @@ def main() -> None:
              "generate_vs_baseline": timings["wall"][f"{name} | generate"] / reference,
              "top_operations_ms": top_operations(lambda model=model: generate(model))}
             for name, model in models.items()]
+    parsing = {case: timings["wall"][f"parser | {case}"] for case in ("one batch", "one sentence at a time")}
     result = {"settings": {**vars(options), "out": str(options.out), "machine": platform.platform(),
-                           "torch": torch.__version__}, "rows": rows}
+                           "torch": torch.__version__}, "rows": rows, "parser_wall_s": parsing}
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     table = ["| model | generate s | vs baseline | encoder s | top self-CPU operations (ms, one generate) |",
@@ -117,6 +124,8 @@ def main() -> None:
     table += [f"| {row['model']} | {row['generate_wall_s']:.3f} | {row['generate_vs_baseline']:.2f} | "
               f"{row['encoder_wall_s']:.3f} | "
               f"{', '.join(f'{name} {ms}' for name, ms in row['top_operations_ms'][:5])} |" for row in rows]
+    table += ["", "| GiNZA on the same sentences | wall s |", "| --- | ---: |"]
+    table += [f"| {case} | {seconds:.3f} |" for case, seconds in parsing.items()]
     options.out.with_suffix(".md").write_text(
         f"Model part of the handler (`python benchmarks/dep_rel_model_profile.py`, {options.threads} threads, batch "
         f"{options.batch_size}, beam 4, {options.new_tokens} new tokens, median of {options.repeats} interleaved "
