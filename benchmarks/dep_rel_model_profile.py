@@ -14,20 +14,15 @@ Usage: python benchmarks/dep_rel_model_profile.py [--repeats 5] [--threads 2]   
 Results: benchmarks/results/dep_rel_model_profile.{json,md}
 """
 
-import argparse
 import collections
-import json
 import platform
 from pathlib import Path
 
 import torch
-from serve_latency import PARSER, TINY_SIZE, sample_sentences
-from timing import SMALL_CPU_SIZE, interleaved
+from serve_latency import PARSER, untrained_model, workload, write_results
+from timing import interleaved
 from torch.profiler import profile
-from transformers import AutoModelForSeq2SeqLM
 
-from hf_syntax import config_for
-from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
 
@@ -45,20 +40,6 @@ ROWS = {
 """Row -> (architecture, overrides)."""
 
 
-def build(architecture: str, overrides: dict, tokenizer, tiny: bool):
-    size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer), "max_position_embeddings": 128}
-    if tiny and "parse_layer_encoder" in overrides:
-        overrides = {**overrides, "parse_layer_encoder": 1, "parse_layer_decoder": 1}
-    torch.manual_seed(0)
-    config = config_for(architecture, **size, **overrides, pad_token_id=tokenizer.pad_token_id,
-                        eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
-                        decoder_start_token_id=tokenizer.bos_token_id)
-    model = AutoModelForSeq2SeqLM.from_config(config).eval()
-    if config.self_parse_layers:
-        model.get_encoder().self_parser.set_word_roles(tokenizer)
-    return model
-
-
 def top_operations(function, count: int = 8) -> list[tuple[str, float]]:
     """The `count` aten operations with the most self-CPU milliseconds in one call of `function`."""
     with torch.no_grad(), profile() as profiler:
@@ -70,23 +51,10 @@ def top_operations(function, count: int = 8) -> list[tuple[str, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
-    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
-    parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
-    parser.add_argument("--out", type=Path, default=RESULTS / "dep_rel_model_profile", help="path without suffix")
-    options = parser.parse_args()
-    if options.tiny:
-        options.repeats, options.batch_size, options.new_tokens = 1, 4, 4
-    torch.set_num_threads(options.threads)
-
-    japanese, english, heldout = sample_sentences(500 if options.tiny else 10000)
-    tokenizer = train_tokenizer(japanese + english, vocab_size=600 if options.tiny else 4000, model_max_length=128)
+    options, tokenizer, heldout = workload(__doc__.split("\n\n")[0], RESULTS / "dep_rel_model_profile")
     featurizer = SyntaxFeaturizer(tokenizer, parser=PARSER, features=("dep_depths",), pretokenized=True, max_length=128)
     batch = featurizer(heldout[: options.batch_size], return_tensors="pt")
-    models = {name: build(architecture, overrides, tokenizer, options.tiny)
+    models = {name: untrained_model(architecture, overrides, tokenizer, options.tiny)
               for name, (architecture, overrides) in ROWS.items()}
     settings = dict(num_beams=4, min_new_tokens=options.new_tokens, max_new_tokens=options.new_tokens)
 
@@ -117,8 +85,6 @@ def main() -> None:
     parsing = {case: timings["wall"][f"parser | {case}"] for case in ("one batch", "one sentence at a time")}
     result = {"settings": {**vars(options), "out": str(options.out), "machine": platform.platform(),
                            "torch": torch.__version__}, "rows": rows, "parser_wall_s": parsing}
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     table = ["| model | generate s | vs baseline | encoder s | top self-CPU operations (ms, one generate) |",
              "| --- | ---: | ---: | ---: | --- |"]
     table += [f"| {row['model']} | {row['generate_wall_s']:.3f} | {row['generate_vs_baseline']:.2f} | "
@@ -126,11 +92,10 @@ def main() -> None:
               f"{', '.join(f'{name} {ms}' for name, ms in row['top_operations_ms'][:5])} |" for row in rows]
     table += ["", "| GiNZA on the same sentences | wall s |", "| --- | ---: |"]
     table += [f"| {case} | {seconds:.3f} |" for case, seconds in parsing.items()]
-    options.out.with_suffix(".md").write_text(
-        f"Model part of the handler (`python benchmarks/dep_rel_model_profile.py`, {options.threads} threads, batch "
-        f"{options.batch_size}, beam 4, {options.new_tokens} new tokens, median of {options.repeats} interleaved "
-        f"repeats, untrained weights, GiNZA depths featurized beforehand).\n\n" + "\n".join(table) + "\n")
-    print("\n".join(table))
+    write_results(options.out, result, f"Model part of the handler (`python benchmarks/dep_rel_model_profile.py`, "
+                  f"{options.threads} threads, batch {options.batch_size}, beam 4, {options.new_tokens} new tokens, "
+                  f"median of {options.repeats} interleaved repeats, untrained weights, GiNZA depths featurized "
+                  f"beforehand).", table)
 
 
 if __name__ == "__main__":

@@ -57,21 +57,53 @@ def sample_sentences(pairs: int) -> tuple[list[str], list[str], list[str]]:
     return train["source"], train["target"], heldout["source"]
 
 
-def export_model(name: str, tokenizer, folder: Path, new_tokens: int, tiny: bool) -> Path:
+def workload(description: str, out: Path):
+    """The options of a handler benchmark (``--tiny``: tiny models, few sentences, seconds), with the thread count
+    set, and its workload: (options, a tokenizer trained on the sample, the held-out Japanese sentences)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
+    parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
+    parser.add_argument("--out", type=Path, default=out, help="results path without suffix")
+    options = parser.parse_args()
+    if options.tiny:
+        options.repeats, options.batch_size, options.new_tokens = 1, 4, 4
+    torch.set_num_threads(options.threads)
+    japanese, english, heldout = sample_sentences(500 if options.tiny else 10000)
+    tokenizer = train_tokenizer(japanese + english, vocab_size=600 if options.tiny else 4000, model_max_length=128)
+    return options, tokenizer, heldout
+
+
+def write_results(out: Path, result: dict, heading: str, table: list[str]) -> None:
+    """``<out>.json`` and ``<out>.md`` (the heading, then the table); the table also goes to stdout."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    out.with_suffix(".md").write_text(heading + "\n\n" + "\n".join(table) + "\n")
+    print("\n".join(table))
+
+
+def untrained_model(architecture: str, overrides: dict, tokenizer, tiny: bool, **settings):
+    """A model of `architecture` at the small CPU size (tiny: a few dimensions; parse heads in layer 1), seeded."""
     from transformers import AutoModelForSeq2SeqLM
 
-    architecture, overrides = MODELS[name]
     size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer),
             "max_position_embeddings": 128}
     if tiny and "parse_layer_encoder" in overrides:
-        overrides = {"parse_layer_encoder": 1, "parse_layer_decoder": 1}
+        overrides = {**overrides, "parse_layer_encoder": 1, "parse_layer_decoder": 1}
     torch.manual_seed(0)
     config = config_for(architecture, **size, **overrides, pad_token_id=tokenizer.pad_token_id,
                         eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
-                        decoder_start_token_id=tokenizer.bos_token_id, source_parser=PARSER, source_pretokenized=True)
+                        decoder_start_token_id=tokenizer.bos_token_id, **settings)
     model = AutoModelForSeq2SeqLM.from_config(config).eval()
     if config.self_parse_layers:
         model.get_encoder().self_parser.set_word_roles(tokenizer)
+    return model
+
+
+def export_model(name: str, tokenizer, folder: Path, new_tokens: int, tiny: bool) -> Path:
+    model = untrained_model(*MODELS[name], tokenizer, tiny, source_parser=PARSER, source_pretokenized=True)
     model.generation_config.update(num_beams=4, min_new_tokens=new_tokens, max_new_tokens=new_tokens)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # untrained weights: the card's warning is expected here
@@ -87,20 +119,7 @@ def load_handler(folder: Path):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
-    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
-    parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
-    parser.add_argument("--out", type=Path, default=RESULTS / "serve_latency", help="results path without suffix")
-    options = parser.parse_args()
-    if options.tiny:
-        options.repeats, options.batch_size, options.new_tokens = 1, 4, 4
-    torch.set_num_threads(options.threads)
-
-    japanese, english, heldout = sample_sentences(500 if options.tiny else 10000)
-    tokenizer = train_tokenizer(japanese + english, vocab_size=600 if options.tiny else 4000, model_max_length=128)
+    options, tokenizer, heldout = workload(__doc__.split("\n\n")[0], RESULTS / "serve_latency")
     short = min(heldout[:50], key=lambda line: len(line.split()))
     batch = heldout[: options.batch_size]
     with tempfile.TemporaryDirectory() as folder:
@@ -128,17 +147,13 @@ def main() -> None:
     result = {"settings": {**vars(options), "out": str(options.out), "short_sentence": short,
                            "machine": platform.platform(), "torch": torch.__version__, "parser": PARSER},
               "rows": rows}
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.with_suffix(".json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     table = ["| handler | sentences per request | sentences/s | vs baseline handler | wall s |",
              "| --- | ---: | ---: | ---: | ---: |"]
     table += [f"| {row['what']} | {row['sentences']} | {row['sentences_per_s']:.1f} | {row['ratio_to_baseline']:.2f} "
               f"| {row['wall_s']:.3f} |" for row in rows]
-    options.out.with_suffix(".md").write_text(
-        f"Handler throughput (`python benchmarks/serve_latency.py`, {options.threads} threads, beam 4, "
-        f"{options.new_tokens} new tokens, median of {options.repeats} interleaved repeats). `parser` is GiNZA alone "
-        f"on the same sentences.\n\n" + "\n".join(table) + "\n")
-    print("\n".join(table))
+    write_results(options.out, result, f"Handler throughput (`python benchmarks/serve_latency.py`, {options.threads} "
+                  f"threads, beam 4, {options.new_tokens} new tokens, median of {options.repeats} interleaved repeats). "
+                  f"`parser` is GiNZA alone on the same sentences.", table)
 
 
 if __name__ == "__main__":
