@@ -255,3 +255,29 @@ def test_the_own_parse_is_scored_on_gold_trees(corpus, batch, shared_data):
         assert score.total == sum(len(tree) for tree in short) and 0 <= score.correct <= score.total
     with pytest.raises(ValueError, match="no encoder parse head for 'self_parse'"):
         gold_tree_attachment_score(tiny("dbsa_dep_rel", tokenizer), tokenizer, short, head="self_parse")
+
+
+@pytest.mark.slow
+def test_the_recipe_trains_and_evaluates_it_by_its_own_tree(tmp_path):
+    """Two real recipe steps from the features section: trained on GiNZA's heads and depths, evaluated by generating
+    with its own tree; the saved model keeps the word starts of its source vocabulary."""
+    import yaml
+    from test_training_recipe import tiny_config
+    from transformers import AutoTokenizer
+
+    from hf_syntax.recipes.translation.run import train_translation
+    from hf_syntax.recipes.translation.schema import load_recipe_config
+
+    raw = tiny_config(tmp_path / "self", max_steps=2, eval_steps=2, save_steps=2)
+    raw["data"].update(max_train_pairs=40, max_eval_pairs=4)
+    raw["features"] = {"src_parser": JAPANESE_PARSER, "tgt_parser": ENGLISH_PARSER, "pretokenized": True,
+                       "features": ["dep_heads", "dep_depths"]}
+    raw["model"] = {"type": "dbsa_dep_rel_self",
+                    "kwargs": {**raw["model"]["kwargs"], "parse_layer_encoder": 1, "parse_layer_decoder": 1}}
+    (tmp_path / "self.yaml").write_text(yaml.safe_dump(raw))
+    summary = train_translation(load_recipe_config(tmp_path / "self.yaml"))
+    assert summary["optimizer_steps"] == 2 and 0 <= summary["validation_bleu"] <= 100
+    model = AutoModelForSeq2SeqLM.from_pretrained(summary["model_dir"])
+    tokenizer = AutoTokenizer.from_pretrained(summary["model_dir"])
+    assert model.config.self_parse_layers == 2 and model.config.needs_source_features == ()
+    assert torch.equal(model.get_encoder().self_parser.word_roles, word_roles_of(tokenizer, len(tokenizer)))
