@@ -10,7 +10,7 @@ from dataclasses import fields
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
-from .attention import RELATIVE_TERMS, enabled_terms
+from .attention import PARSE_HEAD_COLUMNS, RELATIVE_TERMS, enabled_terms
 from .columns import EMBEDDED_FEATURES
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
@@ -39,6 +39,10 @@ _BOOKKEEPING_KEYS = {
 }
 
 
+RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for name, default in kind.config_fields().items()}
+"""Every relative attention term's config fields (clip, switches) with defaults, from its record."""
+
+
 @strict
 class SyntaxTransformerConfig(PreTrainedConfig):
     r"""
@@ -53,9 +57,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     converted OPUS-MT checkpoints carry), `weight_init` ("xavier": Vaswani/fairseq, Xavier-uniform projections and
     N(0, d^-1/2) embeddings; "normal": N(0, `init_std`) for every projection and embedding, as transformers' Marian).
 
-    Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative positions (Shaw et al. 2018):
+    Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative attention terms, each with the
+    fields its record in `attention.RELATIVE_TERMS` declares: relative positions (Shaw et al. 2018):
     `relative_position_clip` k (0 = off), `relative_position_keys` (a^K), `relative_position_values` (a^V),
-    `relative_position_in_decoder`. Dependency relative depth (Omote et al. 2019), encoder self-attention only:
+    `relative_position_in_decoder`; dependency relative depth (Omote et al. 2019), encoder self-attention only:
     `dependency_depth_clip` l (0 = off), `dependency_depth_keys` (b^K), `dependency_depth_values` (b^V).
 
     DBSA (Deguchi et al. 2019): `parse_layer_encoder` / `parse_layer_decoder` (1-based layer with a biaffine parse
@@ -125,13 +130,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     decoder_start_token_id: int | None = 1
 
     absolute_positions: bool = True
-    relative_position_clip: int = 0
-    relative_position_keys: bool = True
-    relative_position_values: bool = True
-    relative_position_in_decoder: bool = True
-    dependency_depth_clip: int = 0
-    dependency_depth_keys: bool = True
-    dependency_depth_values: bool = True
+    # The relative terms' fields come from their records, so a new term needs no edit here. A class body's namespace
+    # is a real dict (locals() is it), and transformers turns the class into a dataclass as soon as the body ends.
+    __annotations__.update({name: type(default) for name, default in RELATIVE_TERM_FIELDS.items()})
+    locals().update(RELATIVE_TERM_FIELDS)
 
     parse_layer_encoder: int = 0
     parse_layer_decoder: int = 0
@@ -256,12 +258,20 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             return self.d_model
         return self.d_model - self.feature_embedding_dim * self._feature_blocks()
 
+    def term_columns(self, side: str) -> tuple[str, ...]:
+        """The columns the relative terms of `side` read (at training and at inference)."""
+        return tuple(kind.column for kind in enabled_terms(self, side).values() if kind.column is not None)
+
     @property
     def needs_source_features(self) -> tuple[str, ...]:
         """Feature columns `forward` cannot run without (used for clear errors and by the pipelines)."""
-        needed = [kind.column for kind in enabled_terms(self, "encoder").values() if kind.column is not None]
-        needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
-        return tuple(needed)
+        embedded = (EMBEDDED_FEATURES[feature].name for feature in self.source_features)
+        return (*self.term_columns("encoder"), *embedded)
+
+    @property
+    def training_columns(self) -> tuple[str, ...]:
+        """Columns training needs besides those of inference: the gold heads of each DBSA parse head."""
+        return tuple(column for side, column in PARSE_HEAD_COLUMNS.items() if getattr(self, f"parse_layer_{side}"))
 
 
 __all__ = ["SyntaxTransformerConfig"]
