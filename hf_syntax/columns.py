@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .align import IGNORE_INDEX, NO_WORD
 from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB, LabelVocab
+
+
+IGNORE_INDEX = -100
+"""The value of a position without a target: unsupervised heads, padded labels (PyTorch's cross-entropy default)."""
+NO_WORD = -1
+"""The word id of a subword that belongs to no word (special tokens)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,6 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
 
 
 __all__ = [
-    "COLUMNS", "Column", "DEFAULT_FEATURES", "EMBEDDED_FEATURES", "FEATURE_ALIASES", "LABEL_VOCABS",
+    "COLUMNS", "Column", "IGNORE_INDEX", "NO_WORD", "DEFAULT_FEATURES", "EMBEDDED_FEATURES", "FEATURE_ALIASES", "LABEL_VOCABS",
     "OPTIONAL_FEATURES", "normalise_features", "pad_columns",
 ]
