@@ -34,6 +34,7 @@ from .trees import WordTree
 from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
 from .variants import (
     ARCHITECTURES,
+    PRESET_CLASSES,
     DbsaConfig,
     DbsaForConditionalGeneration,
     DepRpeConfig,
@@ -45,17 +46,10 @@ from .variants import (
     config_for,
 )
 
-AutoConfig.register(SyntaxTransformerConfig.model_type, SyntaxTransformerConfig, exist_ok=True)
-AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
-AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, exist_ok=True)
-for _config, _model in (
-    (DbsaConfig, DbsaForConditionalGeneration),
-    (DepRpeConfig, DepRpeForConditionalGeneration),
-    (GraphTransformerConfig, GraphTransformerForConditionalGeneration),
-    (SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration),
-):
+for _config, _model in ((SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration), *PRESET_CLASSES):
     AutoConfig.register(_config.model_type, _config, exist_ok=True)
     AutoModelForSeq2SeqLM.register(_config, _model, exist_ok=True)
+AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
 AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
 AutoModel.register(BertPosConfig, BertPosModel, exist_ok=True)
 AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceClassification, exist_ok=True)
