@@ -16,8 +16,10 @@ run the results are rewritten (``results.json``, ``results.md``, ``learning_curv
 without progress-bar redraws), so an interrupted session loses nothing but the runs in flight (whose time so far
 is already counted in ``driver_seconds.json``; the threads and jobs it ran with are in ``driver_settings.json``, and
 a wall time is set against the baseline's only when both ran with the same ones). Every model is
-compared with the baseline of the same seed by sacreBLEU's paired bootstrap. ``--extra-test SRC REF`` (repeatable)
-also translates another test pair with each run's best checkpoint and scores it.
+compared with the baseline of the same seed by sacreBLEU's paired bootstrap, and over seeds by the mean of those
+paired differences with its 95% t-interval (seed noise, which the bootstrap does not see). ``--extra-test SRC REF``
+(repeatable) also translates another test pair with each run's best checkpoint and scores it; ``--blind SRC``
+translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from scipy.stats import t as student_t
 
 TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
 RECIPE = TREE / "training" / "train_translation.py"
@@ -180,7 +183,7 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
 
 
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
-            threads: int = 1) -> None:
+            threads: int = 1, blind: Path | None = None) -> None:
     """Keep ``jobs`` runs going; after each one ends, rewrite the results."""
     pending, running, failed = list(todo), {}, []
     while pending or running:
@@ -197,7 +200,7 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 failed.append(key)
                 print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "
                       f"{study.output_dir(*key) / 'train.log'}", flush=True)
-            report(study, extra_tests)
+            report(study, extra_tests, blind)
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: {failed}")
 
@@ -237,8 +240,28 @@ def paired_bootstrap(baseline: list[str], system: list[str], references: list[st
     return {"bleu": round(float(results["BLEU"][1].p_value), 4), "chrf": round(float(results["chrF2"][1].p_value), 4)}
 
 
-def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path) -> dict | None:
-    """The record of one finished run (extra tests are translated once and cached in the run folder)."""
+def translate_blind(study: Study, run: str, seed: int, source: Path) -> None:
+    """Translate a blind source (references kept elsewhere) with the run's chosen checkpoint, exactly as an extra
+    test, into ``<results>/blind/``: translated once and cached in the run folder, one line per source line."""
+    folder = study.output_dir(run, seed)
+    cached = folder / f"predictions_blind_{source.name.split('.')[0]}.txt"
+    if not cached.exists():
+        hypotheses = translate(folder / "model", source, json.loads(
+            (folder / "model" / "generation_config.json").read_text()).get("num_beams", 4))
+        if len(hypotheses) != len(read_lines(source)):
+            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(read_lines(source))}"
+                             f" of {source}; see {folder / 'train.log'}")
+        cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    blind = study.results / "blind"
+    blind.mkdir(parents=True, exist_ok=True)
+    prefix = "" if study.results_name == "results" else f"{study.results_name}."
+    (blind / f"{prefix}{run}.seed{seed}.txt").write_text(cached.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path,
+            blind: Path | None = None) -> dict | None:
+    """The record of one finished run (extra tests and the blind source are translated once and cached in the run
+    folder)."""
     folder = study.output_dir(run, seed)
     if not (folder / "summary.json").exists():
         return None
@@ -268,6 +291,8 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
             (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
         (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
                                                        encoding="utf-8")
+    if blind is not None:
+        translate_blind(study, run, seed, blind)
     split = study.split
     model_config = json.loads((folder / "model" / "config.json").read_text())
     return {
@@ -281,6 +306,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         "threads": threads, "jobs": jobs,
         "parameters": summary["parameters"],
         "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
+        **({"blind": str(blind)} if blind is not None else {}),
     }
 
 
@@ -302,14 +328,14 @@ def committed_records(study: Study) -> dict[tuple[str, int], dict]:
     return records
 
 
-def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict]:
+def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Path | None = None) -> list[dict]:
     """Rewrite results.json / results.md / learning_curves.png from every finished run of the study: the runs in
     ``work_dir`` and the committed records of runs whose folders are gone (nothing is written before the first)."""
     translations = study.results / "translations"
     translations.mkdir(parents=True, exist_ok=True)
     seeds = sorted({int(folder.name[4:]) for folder in study.work_dir.glob("*/seed*") if folder.name[4:].isdigit()})
     collected = {(run, seed): record for run in study.runs for seed in seeds
-                 if (record := collect(study, run, seed, list(extra_tests), translations)) is not None}
+                 if (record := collect(study, run, seed, list(extra_tests), translations, blind)) is not None}
     records = sorted({**committed_records(study), **collected}.values(),
                      key=lambda record: (list(study.runs).index(record["name"]), record["seed"]))
     if not records:  # nothing to report yet: keep the results folder free of empty tables
@@ -324,6 +350,8 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = ()) -> list[dict
                       for r in (base, record)]
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
     (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
+    (study.results / f"{study.results_name}_over_seeds.json").write_text(
+        json.dumps(over_seeds(study, records), indent=2) + "\n")
     (study.results / f"{study.results_name}.md").write_text(markdown(study, records))
     plot_learning_curves(study, records)
     return records
@@ -346,6 +374,39 @@ def _paired_delta(rows: list[dict], baseline_by_seed: dict[int, float], key: str
     baseline, not with the mean of seeds it did not run (the seed spread would swamp the difference)."""
     differences = [r[key] - baseline_by_seed[r["seed"]] for r in rows if r["seed"] in baseline_by_seed]
     return f"{statistics.mean(differences):+.2f}" if differences else "—"
+
+
+def seed_interval(differences: list[float], confidence: float = 0.95) -> dict:
+    """Mean of per-seed paired differences with its Student-t interval over seeds (none from a single seed), the
+    seeds won, and what may be claimed: "helps"/"hurts" only when the interval excludes 0."""
+    n = len(differences)
+    mean = statistics.mean(differences)
+    summary = {"seeds": n, "mean": round(mean, 2), "wins": sum(difference > 0 for difference in differences)}
+    if n < 2:
+        return {**summary, "interval": None, "verdict": "one seed: no interval"}
+    half = student_t.ppf((1 + confidence) / 2, n - 1) * statistics.stdev(differences) / n ** 0.5
+    low, high = mean - half, mean + half
+    verdict = "helps" if low > 0 else "hurts" if high < 0 else f"no difference detected at {n} seeds"
+    return {**summary, "interval": [round(low, 2), round(high, 2)], "verdict": verdict}
+
+
+def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
+    """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``."""
+    baseline = {r["seed"]: r for r in records if r["name"] == study.baseline}
+    summaries = {}
+    for run in study.runs:
+        paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
+        if run == study.baseline or not paired:
+            continue
+        summaries[run] = {metric: seed_interval([r[f"{study.split}_{metric}"] - base[f"{study.split}_{metric}"]
+                                                 for r, base in paired])
+                          for metric in ("bleu", "chrf")}
+        summaries[run]["paired_seeds"] = [r["seed"] for r, _ in paired]
+    return summaries
+
+
+def _interval_cell(summary: dict) -> str:
+    return "—" if summary["interval"] is None else f"[{summary['interval'][0]:+.2f}, {summary['interval'][1]:+.2f}]"
 
 
 def _settings(record: dict) -> tuple:
@@ -377,15 +438,31 @@ def markdown(study: Study, records: list[dict]) -> str:
                  f"{statistics.mean(ratios):.2f}" if ratios else "—",
                  *(_mean_std([r["extra_tests"][t]["bleu"] for r in rows if t in r["extra_tests"]]) for t in tests)]
         lines.append("| " + " | ".join(cells) + " |")
+    summaries = over_seeds(study, records)
+    if summaries:
+        lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
+                      f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0.",
+                  "", f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
+                      f"wins | verdict (BLEU) |",
+                  "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | --- |"]
+        for run, summary in summaries.items():
+            bleu, chrf = summary["bleu"], summary["chrf"]
+            lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
+                         f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
+                         f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} | {bleu['verdict']} |")
     loss_steps = study.loss_at_steps
     lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
               + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
-              f"| run | seed | steps | {split} BLEU | {split} chrF | per evaluation |"
-              + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
-              "| --- | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: | ---: |"]
+              f"| run | seed | steps | {split} BLEU | {split} chrF | best / last evaluation | last {split} BLEU | "
+              f"per evaluation |" + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: | ---: |"]
     for r in records:
         losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
+        curve = r[curve_key]
+        best_at = f"{curve.index(max(curve)) + 1} / {len(curve)}" if curve else "—"
+        last = f"{curve[-1]:.2f}" if curve else "—"
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
+                     f"{best_at} | {last} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
                      f"{' / '.join('mixed' if value is None else str(value) for value in _settings(r))} |")
     return "\n".join(lines) + "\n"
@@ -459,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="threads per run (e.g. --jobs 1 --threads 2: one long run that must end sooner)")
     parser.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
                         help="also score every run's best checkpoint on this test pair (repeatable)")
+    parser.add_argument("--blind", type=Path, metavar="SRC",
+                        help="also translate SRC (a source whose references are kept elsewhere) with every finished "
+                             "run's best checkpoint into <results>/blind/<run>.seed<N>.txt; never scored")
     parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
     parser.add_argument("--progress", action="store_true",
                         help="only print every run's score after each evaluation so far, finished or still training")
@@ -474,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise StudyError(f"--extra-test: no file {path}")
             if len(read_lines(source)) != len(read_lines(reference)):
                 raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+        if options.blind is not None and not options.blind.is_file():
+            raise StudyError(f"--blind: no file {options.blind}")
         if options.progress:
             print(progress(study), end="")
             return 0
@@ -483,8 +565,8 @@ def main(argv: list[str] | None = None) -> int:
             committed = committed_records(study)
             todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
                     if not (study.output_dir(run, seed) / "summary.json").exists() and (run, seed) not in committed]
-            run_all(study, todo, options.jobs, options.extra_test, options.threads)
-        records = report(study, options.extra_test)
+            run_all(study, todo, options.jobs, options.extra_test, options.threads, options.blind)
+        records = report(study, options.extra_test, options.blind)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         parser.exit(2, f"error: {error}\n")
     if not records:

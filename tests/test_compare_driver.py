@@ -41,7 +41,7 @@ def finished_study(tmp_path_factory):
     (folder / "study.yaml").write_text(yaml.safe_dump(study))
     driver = load_driver()
     arguments = [str(folder / "study.yaml"), "--seeds", "3", "--jobs", "2",
-                 "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
+                 "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en"), "--blind", str(SAMPLE / "valid.ja")]
     assert driver.main(arguments) == 0
     return folder, driver, arguments
 
@@ -60,6 +60,66 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
     assert len(heldout) == len((SAMPLE / "heldout.ja").read_text().splitlines())
     assert "| rel | Transformer_rel | 3 |" in (folder / "results" / "results.md").read_text()
     assert (folder / "results" / "learning_curves.png").stat().st_size > 0
+
+
+def test_blind_sources_are_translated_line_for_line_and_never_scored(finished_study):
+    """Every finished run's best checkpoint translates the blind source into blind/<run>.seed<N>.txt, the same text
+    the extra test's pipeline gives; no BLEU of it appears anywhere."""
+    folder, _, _ = finished_study
+    source_lines = (SAMPLE / "valid.ja").read_text(encoding="utf-8").splitlines()
+    for run in ("baseline", "rel"):
+        translated = (folder / "results" / "blind" / f"{run}.seed3.txt").read_text(encoding="utf-8").splitlines()
+        assert len(translated) == len(source_lines) and any(translated)
+        assert translated == (folder / "runs" / run / "seed3" / "predictions_blind_valid.txt").read_text(
+            encoding="utf-8").splitlines()
+    records = json.loads((folder / "results" / "results.json").read_text())
+    assert all(record["blind"] == str(SAMPLE / "valid.ja") and "valid" not in record["extra_tests"]
+               for record in records)
+
+
+def test_a_missing_blind_source_is_one_error_line(finished_study, capsys):
+    folder, driver, _ = finished_study
+    with pytest.raises(SystemExit) as stopped:
+        driver.main([str(folder / "study.yaml"), "--report", "--blind", str(folder / "absent.ja")])
+    assert stopped.value.code == 2 and f"--blind: no file {folder / 'absent.ja'}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "differences, interval, verdict",
+    [
+        ([1.0, 2.0, 3.0], [-0.48, 4.48], "no difference detected at 3 seeds"),  # mean 2, sd 1, t(0.975, 2) = 4.303
+        ([1.0, 1.2, 0.8, 1.1, 0.9], [0.80, 1.20], "helps"),
+        ([-1.0, -1.2, -0.8, -1.1, -0.9], [-1.20, -0.80], "hurts"),
+        ([2.5], None, "one seed: no interval"),
+    ],
+)
+def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_helps(differences, interval, verdict):
+    summary = load_driver().seed_interval(differences)
+    assert summary["interval"] == interval and summary["verdict"] == verdict
+    assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
+
+
+def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):
+    """Seeds a variant has but the baseline lacks are left out of its interval; the per-run table says which
+    evaluation was chosen and what the last one scored (selection on the reported split is visible)."""
+    driver = load_driver()
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
+        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
+    study = driver.Study.load(tmp_path / "study.yaml")
+
+    def record(name, seed, curve):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": max(curve), "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": curve, "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    records = [record("baseline", 42, [30.0, 39.0]), record("baseline", 43, [30.0, 40.0]),
+               record("rel", 42, [30.0, 40.0]), record("rel", 43, [30.0, 41.0]), record("rel", 44, [41.0, 35.0])]
+    summary = driver.over_seeds(study, records)["rel"]
+    assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 1.0 and summary["bleu"]["wins"] == 2
+    lines = driver.markdown(study, records).splitlines()
+    assert "| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | helps |" in lines
+    assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
+        "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
 
 
 def test_committed_logs_carry_no_progress_bar_redraws(finished_study):
