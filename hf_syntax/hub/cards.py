@@ -2,8 +2,10 @@
 
 A template is Markdown with a YAML header placeholder (``{{ card_data }}``) and the placeholders of
 ``TEMPLATE_FIELDS``; the prose that never changes (what the variant does, limitations, citation) is written in the
-template, what comes from the run (languages, parser, settings, scores) is filled in here. Rendering is strict: a
-template that lacks a field or a section, or uses a name we do not fill, is an error naming the template.
+template, what comes from the model and the run is filled in here: what the model is (its variant, name, settings,
+parser and attention terms) from ``descriptions.py``, the run's languages, data and scores from the card context.
+Rendering is strict: a template that lacks a field or a section, or uses a name we do not fill, is an error naming
+the template.
 
 Templates ship inside the package as ``hf_syntax/hub/model_card_templates`` (a link to the repository's
 ``model_cards/`` folder, picked up by package-data), so an installed hf_syntax finds them.
@@ -29,9 +31,8 @@ TEMPLATE_FIELDS = (
     "card_data", "model_id", "untrained_warning", "parser_section", "example", "training_data",
     "training_settings", "results_table", "license",
 )
-OPTIONAL_FIELDS = ("attention_terms",)
-"""Filled for every card, used by the templates that need them: ``attention_terms`` is the paragraph of each
-relative attention term the model uses (from its record in ``attention.RELATIVE_TERMS``)."""
+"""Fields every template must use. ``attention_terms`` (the paragraph of each relative attention term the model
+uses, from its record in ``attention.RELATIVE_TERMS``) is filled for every card too, for the templates that use it."""
 TEMPLATE_SECTIONS = ("## What this variant changes", "## Parser at inference", "## Limitations", "## Citation")
 
 UNTRAINED_WARNING = (
