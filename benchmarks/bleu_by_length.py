@@ -22,7 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from compare import Study, StudyError, paired_bootstrap, read_lines
+from compare import Study, StudyError, read_lines
+from study_report import paired_bootstrap
 
 
 def length_buckets(sources: list[str], count: int = 4) -> list[tuple[int, int]]:

@@ -20,6 +20,9 @@ compared with the baseline of the same seed by sacreBLEU's paired bootstrap, and
 paired differences with its 95% t-interval (seed noise, which the bootstrap does not see). ``--extra-test SRC REF``
 (repeatable) also translates another test pair with each run's best checkpoint and scores it; ``--blind SRC``
 translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored.
+
+This file runs the study (scheduling, wall-clock bookkeeping, translating, collecting each run's record);
+``study_report.py`` beside it turns the records into scores, statistics over seeds, tables and plots.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import argparse
 import gzip
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -36,7 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from scipy.stats import t as student_t
+from study_report import (
+    DEFAULT_SETTINGS, committed_records, log_history, markdown, over_seeds, paired_bootstrap, plot_learning_curves,
+    progress, scores,
+)
 
 TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
 RECIPE = TREE / "training" / "train_translation.py"
@@ -46,7 +51,6 @@ OFFLINE_QUIET = {
 }
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
 SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
-DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
 
 
 class StudyError(Exception):
@@ -206,12 +210,6 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def log_history(folder: Path) -> list[dict]:
-    """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
-    states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
-    return json.loads(states[-1].read_text())["log_history"] if states else []
-
-
 def translate(model_dir: Path, source: Path, num_beams: int) -> list[str]:
     """The best checkpoint's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
     source on the fly where the model needs features)."""
@@ -220,24 +218,6 @@ def translate(model_dir: Path, source: Path, num_beams: int) -> list[str]:
     result = subprocess.run(command, input="\n".join(read_lines(source)) + "\n", env=child_environment(),
                             capture_output=True, text=True, check=True)
     return result.stdout.splitlines()
-
-
-def scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    from sacrebleu.metrics import BLEU, CHRF
-
-    return {"bleu": round(BLEU().corpus_score(hypotheses, [references]).score, 2),
-            "chrf": round(CHRF().corpus_score(hypotheses, [references]).score, 2)}
-
-
-def paired_bootstrap(baseline: list[str], system: list[str], references: list[str]) -> dict[str, float]:
-    """p-values of sacreBLEU's paired bootstrap (1000 resamples): is the system's difference from the baseline chance?"""
-    from sacrebleu.metrics import BLEU, CHRF
-    from sacrebleu.significance import PairedTest
-
-    test = PairedTest([("baseline", baseline), ("system", system)], metrics={"bleu": BLEU(), "chrf": CHRF()},
-                      references=[references], test_type="bs", n_samples=1000)
-    _, results = test()  # results: metric display name -> one result per system, the baseline first
-    return {"bleu": round(float(results["BLEU"][1].p_value), 4), "chrf": round(float(results["chrF2"][1].p_value), 4)}
 
 
 def translate_blind(study: Study, run: str, seed: int, source: Path) -> None:
@@ -310,24 +290,6 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     }
 
 
-def committed_records(study: Study) -> dict[tuple[str, int], dict]:
-    """The records already in the results file, by (run, seed): a run whose folder is gone (``runs/`` is not
-    committed and may not outlive a session) keeps its record, and its committed translations still serve the
-    paired bootstrap. Labels follow the study file; records of runs it no longer names are dropped."""
-    path = study.results / f"{study.results_name}.json"
-    if not path.exists():
-        return {}
-    records = {}
-    for record in json.loads(path.read_text()):
-        if record["name"] not in study.runs:
-            continue
-        record["label"] = study.runs[record["name"]].get("label", record["name"])
-        if "train_loss" in record:  # JSON made the step keys strings
-            record["train_loss"] = {int(step): loss for step, loss in record["train_loss"].items()}
-        records[record["name"], record["seed"]] = record
-    return records
-
-
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Path | None = None) -> list[dict]:
     """Rewrite results.json / results.md / learning_curves.png from every finished run of the study: the runs in
     ``work_dir`` and the committed records of runs whose folders are gone (nothing is written before the first)."""
@@ -355,175 +317,6 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Path 
     (study.results / f"{study.results_name}.md").write_text(markdown(study, records))
     plot_learning_curves(study, records)
     return records
-
-
-def _mean_std(values: list[float]) -> str:
-    if not values:
-        return "—"
-    spread = f" ± {statistics.stdev(values):.2f}" if len(values) > 1 else ""
-    return f"{statistics.mean(values):.2f}{spread}"
-
-
-def _loss_cell(loss: float | None) -> str:
-    """A logged training loss for the table: three decimals, as the Trainer's log shows it ('—' when not logged)."""
-    return "—" if loss is None else f"{loss:.3f}"
-
-
-def _paired_delta(rows: list[dict], baseline_by_seed: dict[int, float], key: str) -> str:
-    """Mean difference to the baseline over the seeds both have: a run of one seed is compared with that seed's
-    baseline, not with the mean of seeds it did not run (the seed spread would swamp the difference)."""
-    differences = [r[key] - baseline_by_seed[r["seed"]] for r in rows if r["seed"] in baseline_by_seed]
-    return f"{statistics.mean(differences):+.2f}" if differences else "—"
-
-
-def seed_interval(differences: list[float], confidence: float = 0.95) -> dict:
-    """Mean of per-seed paired differences with its Student-t interval over seeds (none from a single seed), the
-    seeds won, and what may be claimed: "helps"/"hurts" only when the interval excludes 0."""
-    n = len(differences)
-    mean = statistics.mean(differences)
-    summary = {"seeds": n, "mean": round(mean, 2), "wins": sum(difference > 0 for difference in differences)}
-    if n < 2:
-        return {**summary, "interval": None, "verdict": "one seed: no interval"}
-    half = student_t.ppf((1 + confidence) / 2, n - 1) * statistics.stdev(differences) / n ** 0.5
-    low, high = mean - half, mean + half
-    verdict = "helps" if low > 0 else "hurts" if high < 0 else f"no difference detected at {n} seeds"
-    return {**summary, "interval": [round(low, 2), round(high, 2)], "verdict": verdict}
-
-
-def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
-    """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``."""
-    baseline = {r["seed"]: r for r in records if r["name"] == study.baseline}
-    summaries = {}
-    for run in study.runs:
-        paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
-        if run == study.baseline or not paired:
-            continue
-        summaries[run] = {metric: seed_interval([r[f"{study.split}_{metric}"] - base[f"{study.split}_{metric}"]
-                                                 for r, base in paired])
-                          for metric in ("bleu", "chrf")}
-        summaries[run]["paired_seeds"] = [r["seed"] for r, _ in paired]
-    return summaries
-
-
-def _interval_cell(summary: dict) -> str:
-    return "—" if summary["interval"] is None else f"[{summary['interval'][0]:+.2f}, {summary['interval'][1]:+.2f}]"
-
-
-def _settings(record: dict) -> tuple:
-    """(threads, jobs) a run trained with; committed records from before they were recorded used the defaults."""
-    return tuple(record.get(key, default) for key, default in DEFAULT_SETTINGS.items())
-
-
-def markdown(study: Study, records: list[dict]) -> str:
-    split = study.split
-    bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
-    base_seconds = {(r["seed"], _settings(r)): r["train_seconds"] for r in records if r["name"] == study.baseline}
-    base_bleu = {r["seed"]: r[bleu_key] for r in records if r["name"] == study.baseline}
-    tests = sorted({name for r in records for name in r["extra_tests"]})
-    lines = [f"# {study.name}: mean ± std over seeds", "",
-             f"| run | model | seeds | {split} BLEU | Δ BLEU (same seeds) | {split} chrF | p (BLEU) per seed | time × baseline |"
-             + "".join(f" {test} BLEU |" for test in tests),
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * len(tests)]
-    for run in study.runs:
-        rows = [r for r in records if r["name"] == run]
-        if not rows:
-            continue
-        bleu = [r[bleu_key] for r in rows]
-        delta = "—" if run == study.baseline else _paired_delta(rows, base_bleu, bleu_key)
-        p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
-        ratios = [r["train_seconds"] / base_seconds[r["seed"], _settings(r)] for r in rows
-                  if (r["seed"], _settings(r)) in base_seconds]  # wall times compare only at equal threads and jobs
-        cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,
-                 _mean_std([r[chrf_key] for r in rows]), p_values or "—",
-                 f"{statistics.mean(ratios):.2f}" if ratios else "—",
-                 *(_mean_std([r["extra_tests"][t]["bleu"] for r in rows if t in r["extra_tests"]]) for t in tests)]
-        lines.append("| " + " | ".join(cells) + " |")
-    summaries = over_seeds(study, records)
-    if summaries:
-        lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
-                      f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0.",
-                  "", f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
-                      f"wins | verdict (BLEU) |",
-                  "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | --- |"]
-        for run, summary in summaries.items():
-            bleu, chrf = summary["bleu"], summary["chrf"]
-            lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
-                         f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
-                         f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} | {bleu['verdict']} |")
-    loss_steps = study.loss_at_steps
-    lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
-              + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
-              f"| run | seed | steps | {split} BLEU | {split} chrF | best / last evaluation | last {split} BLEU | "
-              f"per evaluation |" + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: | ---: |"]
-    for r in records:
-        losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
-        curve = r[curve_key]
-        best_at = f"{curve.index(max(curve)) + 1} / {len(curve)}" if curve else "—"
-        last = f"{curve[-1]:.2f}" if curve else "—"
-        lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
-                     f"{best_at} | {last} | "
-                     f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
-                     f"{' / '.join('mixed' if value is None else str(value) for value in _settings(r))} |")
-    return "\n".join(lines) + "\n"
-
-
-def progress(study: Study) -> str:
-    """Validation BLEU after each evaluation of every run and seed, the ones still training included (read from
-    their newest checkpoint), beside the baseline of the same seed: how a study that spans sessions stands before it
-    has results. Committed records stand in for run folders that are gone. Prints only; writes nothing."""
-    split = study.split
-    curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed_records(study).items()}
-    for folder in sorted(study.work_dir.glob("*/seed*")):
-        run, seed = folder.parent.name, folder.name.removeprefix("seed")
-        evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
-        if run in study.runs and seed.isdigit() and evaluated:
-            state = "finished" if (folder / "summary.json").exists() else "training"
-            curves[run, int(seed)] = (evaluated, state)
-    if not curves:
-        return f"no run of {study.name} has been evaluated yet ({study.work_dir} holds no checkpoint with a score)\n"
-    order = sorted(curves, key=lambda key: (key[1], list(study.runs).index(key[0])))
-    width = max(len(curve) for curve, _ in curves.values())
-    lines = [f"# {study.name}: {split} BLEU after each evaluation", "",
-             "| run | seed | state | " + " | ".join(str(number) for number in range(1, width + 1))
-             + " | Δ baseline, last |",
-             "| --- | ---: | --- |" + " ---: |" * (width + 1)]
-    for run, seed in order:
-        curve, state = curves[run, seed]
-        baseline = curves.get((study.baseline, seed), ([], ""))[0]
-        delta = (f"{curve[-1] - baseline[len(curve) - 1]:+.2f}" if run != study.baseline and len(baseline) >= len(curve)
-                 else "—")
-        cells = [f"{bleu:.2f}" for bleu in curve] + [""] * (width - len(curve))
-        lines.append(f"| {run} | {seed} | {state} | " + " | ".join(cells) + f" | {delta} |")
-    return "\n".join(lines) + "\n"
-
-
-def plot_learning_curves(study: Study, records: list[dict]) -> None:
-    """Dev BLEU after each evaluation, one line per run (mean of its seeds over the evaluations all seeds reached)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    for run in study.runs:
-        curves = [r[f"{study.split}_bleu_per_epoch"] for r in records if r["name"] == run and r[f"{study.split}_bleu_per_epoch"]]
-        if not curves:
-            continue
-        length = min(len(curve) for curve in curves)
-        mean = [statistics.mean(curve[i] for curve in curves) for i in range(length)]
-        axes.plot(range(1, length + 1), mean, marker="o", label=f"{run} ({len(curves)} seed{'s' * (len(curves) > 1)})")
-    for label, curve in study.reference_curves.items():
-        axes.plot(range(1, len(curve) + 1), curve, linestyle="--", marker=".", label=label)
-    axes.set_xlabel("evaluation (epoch)")
-    axes.set_ylabel(f"{study.split} BLEU")
-    axes.set_title(study.name)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    prefix = "" if study.results_name == "results" else f"{study.results_name}_"
-    figure.savefig(study.results / f"{prefix}learning_curves.png", dpi=120)
-    plt.close(figure)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,15 +1,11 @@
 """hf-syntax: syntax-aware Transformer models for Hugging Face Transformers.
 
-Layout (one rule decides where a module goes):
-
-* Top-level modules of this package (``hf_syntax/*.py``) are *Hub-portable*: they import each other only
-  with single-dot relative imports (``from .x import y``) and import optional third-party packages
-  (parsers) inside ``try`` blocks or functions. ``save_pretrained`` copies them into an exported folder,
-  so a model loads with ``trust_remote_code=True`` where hf_syntax is not installed.
-* Sub-packages never travel to the Hub: ``data``, ``recipes`` and ``metrics`` hold training-time code (corpus
-  reading, tokenizer training, Trainer recipes, metrics); ``cli`` the ``hf-syntax`` command; ``hub`` export and
-  model cards; ``serving`` the endpoint handler and Space app templates; ``analysis`` attention plots;
-  ``convert`` the Marian converter.
+Layout: the top-level modules (``hf_syntax/*.py``) are the *Hub-portable* set defined in ``hub/portable.py``; an
+exported folder carries them, so they import each other only with single-dot relative imports and import optional
+parsers inside ``try`` blocks or functions. Sub-packages never travel to the Hub: ``data``, ``recipes`` and
+``metrics`` hold training-time code; ``cli`` the ``hf-syntax`` command; ``hub`` export and model cards;
+``serving`` the endpoint handler and Space app templates; ``analysis`` attention plots; ``convert`` the Marian
+converter.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
@@ -38,6 +34,7 @@ from .trees import WordTree
 from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
 from .variants import (
     ARCHITECTURES,
+    PRESET_CLASSES,
     DbsaConfig,
     DbsaDepRelConfig,
     DbsaDepRelForConditionalGeneration,
@@ -51,18 +48,10 @@ from .variants import (
     config_for,
 )
 
-AutoConfig.register(SyntaxTransformerConfig.model_type, SyntaxTransformerConfig, exist_ok=True)
-AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
-AutoModelForSeq2SeqLM.register(SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, exist_ok=True)
-for _config, _model in (
-    (DbsaConfig, DbsaForConditionalGeneration),
-    (DepRpeConfig, DepRpeForConditionalGeneration),
-    (DbsaDepRelConfig, DbsaDepRelForConditionalGeneration),
-    (GraphTransformerConfig, GraphTransformerForConditionalGeneration),
-    (SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration),
-):
+for _config, _model in ((SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration), *PRESET_CLASSES):
     AutoConfig.register(_config.model_type, _config, exist_ok=True)
     AutoModelForSeq2SeqLM.register(_config, _model, exist_ok=True)
+AutoModel.register(SyntaxTransformerConfig, SyntaxTransformerModel, exist_ok=True)
 AutoConfig.register(BertPosConfig.model_type, BertPosConfig, exist_ok=True)
 AutoModel.register(BertPosConfig, BertPosModel, exist_ok=True)
 AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceClassification, exist_ok=True)

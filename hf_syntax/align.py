@@ -25,13 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from .columns import DEFAULT_FEATURES, IGNORE_INDEX, NO_WORD, OPTIONAL_FEATURES
 from .labels import (
     CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, SUBWORD_TAG_VOCAB, UNKNOWN_ID, UPOS_VOCAB, deprel_base, word_case,
 )
 from .trees import WordTree
 
-IGNORE_INDEX = -100
-NO_WORD = -1
 HEAD_RULES = ("first", "last")
 
 
@@ -132,28 +131,29 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
                 stats.truncated_words += 1
             else:
                 stats.words_without_subwords += 1
-    columns = {}
-    if "dep_heads" in features:
-        columns["dep_heads"] = _subword_heads(tree, word_ids, positions, head_rule, stats)
-    if "dep_depths" in features:
-        columns["dep_depths"] = [-1 if word == NO_WORD else tree.depths[word] for word in word_ids]
-    if "pos_ids" in features:
-        upos = tree.upos or (None,) * len(tree)
-        columns["pos_ids"] = [SPECIAL_ID if word == NO_WORD else UPOS_VOCAB.id_of(upos[word]) for word in word_ids]
-    if "deprel_ids" in features:
-        deprels = tree.deprels or (None,) * len(tree)
-        deprel_ids = [DEPREL_VOCAB.id_of(deprel_base(deprel)) for deprel in deprels]
-        columns["deprel_ids"] = [SPECIAL_ID if word == NO_WORD else deprel_ids[word] for word in word_ids]
-    if "case_ids" in features:
-        case_ids = [CASE_VOCAB.id_of(word_case(word)) for word in tree.words]
-        columns["case_ids"] = [SPECIAL_ID if word == NO_WORD else case_ids[word] for word in word_ids]
-    if "subword_tags" in features:
-        columns["subword_tags"] = _subword_tags(word_ids, positions)
-    return columns
+    aligned = _AlignedTree(tree, word_ids, positions, head_rule, stats)
+    return {name: COLUMN_PRODUCERS[name](aligned) for name in (*DEFAULT_FEATURES, *OPTIONAL_FEATURES)
+            if name in features}
 
 
-def _subword_heads(tree, word_ids, positions, head_rule, stats) -> list[int]:
-    heads = [IGNORE_INDEX] * len(word_ids)
+@dataclass
+class _AlignedTree:
+    """A tree with its subwords: ``word_ids`` per subword, ``positions`` (the subwords) per word."""
+
+    tree: WordTree
+    word_ids: list
+    positions: list
+    head_rule: str
+    stats: AlignmentStats
+
+    def per_subword(self, per_word) -> list[int]:
+        """A word-level value for every subword of its word, ``SPECIAL_ID`` for special tokens."""
+        return [SPECIAL_ID if word == NO_WORD else per_word[word] for word in self.word_ids]
+
+
+def _subword_heads(aligned: _AlignedTree) -> list[int]:
+    tree, positions = aligned.tree, aligned.positions
+    heads = [IGNORE_INDEX] * len(aligned.word_ids)
     for word, found in enumerate(positions):
         for inner, position in zip(found, found[1:]):
             heads[inner] = position
@@ -164,16 +164,35 @@ def _subword_heads(tree, word_ids, positions, head_rule, stats) -> list[int]:
         if head_word < 0:
             heads[final] = final
         elif positions[head_word]:
-            heads[final] = positions[head_word][0 if head_rule == "first" else -1]
+            heads[final] = positions[head_word][0 if aligned.head_rule == "first" else -1]
         else:
-            stats.unsupervised_heads += 1
+            aligned.stats.unsupervised_heads += 1
     return heads
 
 
-def _subword_tags(word_ids, positions) -> list[int]:
+def _subword_depths(aligned: _AlignedTree) -> list[int]:
+    return [-1 if word == NO_WORD else aligned.tree.depths[word] for word in aligned.word_ids]
+
+
+def _subword_pos(aligned: _AlignedTree) -> list[int]:
+    tree = aligned.tree
+    return aligned.per_subword([UPOS_VOCAB.id_of(upos) for upos in tree.upos or (None,) * len(tree)])
+
+
+def _subword_case(aligned: _AlignedTree) -> list[int]:
+    return aligned.per_subword([CASE_VOCAB.id_of(word_case(word)) for word in aligned.tree.words])
+
+
+def _subword_deprels(aligned: _AlignedTree) -> list[int]:
+    tree = aligned.tree
+    return aligned.per_subword([DEPREL_VOCAB.id_of(deprel_base(deprel))
+                                for deprel in tree.deprels or (None,) * len(tree)])
+
+
+def _subword_tags(aligned: _AlignedTree) -> list[int]:
     tag_ids = {tag: SUBWORD_TAG_VOCAB.id_of(tag) for tag in SUBWORD_TAG_VOCAB.labels}
-    tags = [SPECIAL_ID if word == NO_WORD else UNKNOWN_ID for word in word_ids]
-    for found in positions:
+    tags = [SPECIAL_ID if word == NO_WORD else UNKNOWN_ID for word in aligned.word_ids]
+    for found in aligned.positions:
         if len(found) == 1:
             tags[found[0]] = tag_ids["O"]
         elif found:
@@ -182,6 +201,18 @@ def _subword_tags(word_ids, positions) -> list[int]:
                 tags[position] = tag_ids["I"]
             tags[found[-1]] = tag_ids["E"]
     return tags
+
+
+COLUMN_PRODUCERS = {
+    "dep_heads": _subword_heads,
+    "dep_depths": _subword_depths,
+    "pos_ids": _subword_pos,
+    "case_ids": _subword_case,
+    "subword_tags": _subword_tags,
+    "deprel_ids": _subword_deprels,
+}
+"""Parsed column of the column table (``columns.COLUMNS``, ``parsed=...``) -> the function computing it from an
+aligned tree; ``tests/test_features_align.py`` holds the two to the same names."""
 
 
 def word_heads_from_subword_heads(dep_heads, word_ids, word_count: int | None = None) -> list[int | None]:

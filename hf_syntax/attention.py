@@ -4,9 +4,10 @@ Each paper adds a term instead of a copy of attention:
 
 * content: `q k^T / sqrt(d_head)` (Vaswani et al.);
 * relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`,
-  an embedding per bucket added to keys (score) and/or values (output). `RELATIVE_TERMS` is the keyed collection
-  of these terms: a term is its bucket function plus one entry saying which config field switches it on (its clip)
-  and which input column, if any, its buckets are computed from;
+  an embedding per bucket added to keys (score) and/or values (output). `RELATIVE_TERMS` holds one record per term
+  (`RelativeTermKind`) with everything about it: buckets, config fields, the column it reads, and what its model
+  card says; layers, stacks, configs, cards, exporters and recipes all read it. Adding a term is its record here,
+  a preset in `variants.py` and a test;
 * DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head (or joins the heads as an extra one);
   its attention is the parse.
 
@@ -16,6 +17,7 @@ value terms sum the attention weights per bucket (scatter-add, n x buckets) and 
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -70,37 +72,64 @@ def dependency_depth_buckets(clip: int, query_positions: torch.Tensor, key_lengt
 
 @dataclass(frozen=True)
 class RelativeTermKind:
-    """How one relative term is switched on and where its buckets come from.
+    """Everything about one relative attention term.
 
     `buckets(clip, query_positions, key_length, columns)` returns (batch or 1, queries, keys) ids in
-    [0, 2 * clip + 1 + extra_buckets). `column`: the input column it reads (the model then requires it).
-    `keys_field` / `values_field`: config flags for the key / value side (both on when not given);
-    `decoder_field`: config flag for decoder self-attention too (encoder only when not given).
+    [0, 2 * clip + 1 + extra_buckets). `column`: the input column it reads, at training and at inference (the model
+    then requires it; an encoder term reads the source columns, a decoder term the target ones).
+    Config fields, all declared on `SyntaxTransformerConfig` from this record (`config_fields`): `clip_field` (the
+    clip, 0 = off), `keys_field` / `values_field` (the key / value side; both always on when not given),
+    `decoder_field` (decoder self-attention too; encoder only when not given), the switches on by default.
+    Model card: `card` is the template that describes models using it, `card_text` its paragraph there, `title`
+    its fragment of the model's name (`Transformer_dep+rel`), `settings` the config fields the card lists.
     """
 
     clip_field: str
     buckets: Callable[..., torch.Tensor]
+    card_text: str
+    title: str
     extra_buckets: int = 0
     column: str | None = None
     keys_field: str | None = None
     values_field: str | None = None
     decoder_field: str | None = None
+    card: str = "dep_rpe"
+    settings: tuple[str, ...] = ()
 
     def num_buckets(self, clip: int) -> int:
         return 2 * clip + 1 + self.extra_buckets
+
+    def config_fields(self) -> dict[str, int | bool]:
+        """The config fields of this term with their defaults: the clip off, every switch on."""
+        switches = (self.keys_field, self.values_field, self.decoder_field)
+        return {self.clip_field: 0, **{name: True for name in switches if name is not None}}
 
 
 RELATIVE_TERMS = {
     "relative_positions": RelativeTermKind(
         "relative_position_clip", relative_position_buckets, keys_field="relative_position_keys",
         values_field="relative_position_values", decoder_field="relative_position_in_decoder",
+        title="rel", settings=("relative_position_clip",),
+        card_text="Relative positions (Shaw et al., 2018): a learned embedding of the clipped distance "
+                  "`clip(j - i, k)` between two tokens is added to the keys and values of every attention score, in "
+                  "the encoder self-attention and (`relative_position_in_decoder`) the decoder's.",
     ),
     "dependency_depths": RelativeTermKind(
         "dependency_depth_clip", dependency_depth_buckets, extra_buckets=1, column="dep_depths",
-        keys_field="dependency_depth_keys", values_field="dependency_depth_values",
+        keys_field="dependency_depth_keys", values_field="dependency_depth_values", title="dep",
+        settings=("dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values"),
+        card_text="Dependency relative depth (Omote et al., 2019): the encoder self-attention adds a learned "
+                  "embedding of the *relative depth* of the two words in the source dependency tree, "
+                  "`clip(depth(j) - depth(i), l)`, to the keys and values of every attention score. Every subword "
+                  "takes the depth of its word; pairs with a special token use a separate \"no relation\" bucket.",
     ),
 }
-"""Term name (also its module name inside `SyntaxAttention`, hence in checkpoints) -> its kind."""
+"""Term name (also its module name inside `SyntaxAttention`, hence in checkpoints) -> its record. The order is the
+order the terms are built and initialised in (changing it changes the random initialisation)."""
+
+PARSE_HEAD_COLUMNS = {"encoder": "dep_heads", "decoder": "decoder_dep_heads"}
+"""The gold-head column each side's DBSA parse head (`parse_layer_<side>` > 0) trains on; none is read at
+inference."""
 
 
 def enabled_terms(config, side: str) -> dict[str, RelativeTermKind]:
@@ -175,6 +204,15 @@ class BiaffineParseHead(nn.Module):
         return log_probs.exp() @ value, log_probs[:, 0]
 
 
+class AttentionOutput(NamedTuple):
+    """What `SyntaxAttention` returns: the projected output, the attention weights when asked for, and the DBSA parse
+    head's log-probabilities of each query's head, (batch, queries, keys), when the layer has one."""
+
+    output: torch.Tensor
+    weights: torch.Tensor | None = None
+    parse_log_probs: torch.Tensor | None = None
+
+
 class SyntaxAttention(nn.Module):
     """Multi-head attention (self or cross) with optional relative terms and an optional DBSA parse head.
 
@@ -228,9 +266,8 @@ class SyntaxAttention(nn.Module):
         cache=None,
         term_buckets: dict[str, torch.Tensor] | None = None,
         output_attentions: bool = False,
-    ):
-        """`term_buckets`: bucket ids per relative term name (see `term_buckets`). Returns (output, attention
-        weights or None, parse log-probabilities (batch, queries, keys) or None)."""
+    ) -> AttentionOutput:
+        """`term_buckets`: bucket ids per relative term name (see `term_buckets`)."""
         batch, length, _ = hidden_states.shape
         query = self._heads(self.q_proj(hidden_states))
         if self.parse_head is not None:
@@ -248,7 +285,7 @@ class SyntaxAttention(nn.Module):
                                                                    attention_mask)
             output = torch.cat([output, parse_output], dim=1)
         output = output.transpose(1, 2).reshape(batch, length, -1)
-        return self.out_proj(output), weights, parse_log_probs
+        return AttentionOutput(self.out_proj(output), weights, parse_log_probs)
 
     def _heads(self, states: torch.Tensor) -> torch.Tensor:
         return states.view(states.shape[0], states.shape[1], -1, self.head_dim).transpose(1, 2)
@@ -316,7 +353,9 @@ class SyntaxAttention(nn.Module):
 
 
 __all__ = [
+    "AttentionOutput",
     "BiaffineParseHead",
+    "PARSE_HEAD_COLUMNS",
     "RELATIVE_TERMS",
     "RelativeTerm",
     "RelativeTermKind",

@@ -5,15 +5,21 @@ A column has its dataset / ``forward`` name, the side it is padded against (``so
 ``target``: the longest ``labels``), its pad value (``None``: the tokenizer's pad id), whether its values are
 positions in the sequence (head columns, shifted under left padding), its label vocabulary, the short name a model
 config uses when the column is an embedded feature (``source_features=["pos"]``) with the config field holding that
-embedding's size, the aliases ``features=[...]`` accepts, and whether the featurizer produces it by default.
+embedding's size, the aliases ``features=[...]`` accepts, whether the featurizer produces it by default, and whether
+it is a syntax input of the seq2seq models' ``forward``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .align import IGNORE_INDEX, NO_WORD
 from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB, LabelVocab
+
+
+IGNORE_INDEX = -100
+"""The value of a position without a target: unsupervised heads, padded labels (PyTorch's cross-entropy default)."""
+NO_WORD = -1
+"""The word id of a subword that belongs to no word (special tokens)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,7 @@ class Column:
     size_field: str | None = None
     aliases: tuple[str, ...] = ()
     parsed: str | None = None  # "default" / "optional": a column the featurizer makes from a parse
+    syntax_input: bool = False  # a keyword argument of the seq2seq models' forward (see SYNTAX_INPUTS)
 
 
 COLUMNS = {column.name: column for column in (
@@ -35,23 +42,27 @@ COLUMNS = {column.name: column for column in (
     Column("token_type_ids", "source", pad=0),
     Column("special_tokens_mask", "source", pad=1),
     Column("word_ids", "source", pad=NO_WORD),
-    Column("dep_heads", "source", pad=IGNORE_INDEX, is_head=True, aliases=("heads",), parsed="default"),
-    Column("dep_depths", "source", pad=-1, aliases=("depths",), parsed="default"),
+    Column("dep_heads", "source", pad=IGNORE_INDEX, is_head=True, aliases=("heads",), parsed="default", syntax_input=True),
+    Column("dep_depths", "source", pad=-1, aliases=("depths",), parsed="default", syntax_input=True),
     Column("pos_ids", "source", pad=PAD_ID, vocab=UPOS_VOCAB, feature="pos", size_field="num_pos_tags",
-           aliases=("pos", "upos"), parsed="default"),
+           aliases=("pos", "upos"), parsed="default", syntax_input=True),
     Column("case_ids", "source", pad=PAD_ID, vocab=CASE_VOCAB, feature="case", size_field="num_case_tags",
-           aliases=("case",), parsed="default"),
+           aliases=("case",), parsed="default", syntax_input=True),
     Column("subword_tags", "source", pad=PAD_ID, vocab=SUBWORD_TAG_VOCAB, feature="subword_tag",
-           size_field="num_subword_tags", aliases=("subword_tag",), parsed="default"),
+           size_field="num_subword_tags", aliases=("subword_tag",), parsed="default", syntax_input=True),
     Column("deprel_ids", "source", pad=PAD_ID, vocab=DEPREL_VOCAB, aliases=("deprel",), parsed="optional"),
     Column("labels", "target", pad=IGNORE_INDEX),
-    Column("decoder_dep_heads", "target", pad=IGNORE_INDEX, is_head=True),
+    Column("decoder_dep_heads", "target", pad=IGNORE_INDEX, is_head=True, syntax_input=True),
     Column("decoder_input_ids", "target", pad=None),
     Column("decoder_attention_mask", "target", pad=0),
 )}
 
 DEFAULT_FEATURES = tuple(name for name, column in COLUMNS.items() if column.parsed == "default")
 """The columns the featurizer makes from a parse unless told otherwise, all named by the models' ``forward``."""
+SYNTAX_INPUTS = {side: tuple(name for name, column in COLUMNS.items() if column.syntax_input and column.side == side)
+                 for side in ("source", "target")}
+"""The syntax columns the seq2seq models' ``forward`` takes, per side: the encoder reads the source ones its config
+needs, the decoder the target ones, the losses the gold heads."""
 OPTIONAL_FEATURES = tuple(name for name, column in COLUMNS.items() if column.parsed == "optional")
 FEATURE_ALIASES = {alias: name for name, column in COLUMNS.items() for alias in column.aliases}
 LABEL_VOCABS = {name: column.vocab for name, column in COLUMNS.items() if column.vocab is not None}
@@ -157,6 +168,6 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
 
 
 __all__ = [
-    "COLUMNS", "Column", "DEFAULT_FEATURES", "EMBEDDED_FEATURES", "FEATURE_ALIASES", "LABEL_VOCABS",
-    "OPTIONAL_FEATURES", "normalise_features", "pad_columns",
+    "COLUMNS", "Column", "DEFAULT_FEATURES", "EMBEDDED_FEATURES", "FEATURE_ALIASES", "IGNORE_INDEX", "LABEL_VOCABS",
+    "NO_WORD", "OPTIONAL_FEATURES", "SYNTAX_INPUTS", "normalise_features", "pad_columns",
 ]

@@ -10,7 +10,7 @@ from dataclasses import fields
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
-from .attention import RELATIVE_TERMS, enabled_terms
+from .attention import PARSE_HEAD_COLUMNS, RELATIVE_TERMS, enabled_terms
 from .columns import EMBEDDED_FEATURES
 from .segmenters import segmenter_requirements
 
@@ -40,6 +40,10 @@ _BOOKKEEPING_KEYS = {
 }
 
 
+RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for name, default in kind.config_fields().items()}
+"""Every relative attention term's config fields (clip, switches) with defaults, from its record."""
+
+
 @strict
 class SyntaxTransformerConfig(PreTrainedConfig):
     r"""
@@ -54,9 +58,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     converted OPUS-MT checkpoints carry), `weight_init` ("xavier": Vaswani/fairseq, Xavier-uniform projections and
     N(0, d^-1/2) embeddings; "normal": N(0, `init_std`) for every projection and embedding, as transformers' Marian).
 
-    Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative positions (Shaw et al. 2018):
+    Positions: `absolute_positions` (sinusoidal, added to the embeddings). Relative attention terms, each with the
+    fields its record in `attention.RELATIVE_TERMS` declares: relative positions (Shaw et al. 2018):
     `relative_position_clip` k (0 = off), `relative_position_keys` (a^K), `relative_position_values` (a^V),
-    `relative_position_in_decoder`. Dependency relative depth (Omote et al. 2019), encoder self-attention only:
+    `relative_position_in_decoder`; dependency relative depth (Omote et al. 2019), encoder self-attention only:
     `dependency_depth_clip` l (0 = off), `dependency_depth_keys` (b^K), `dependency_depth_values` (b^V).
 
     DBSA (Deguchi et al. 2019): `parse_layer_encoder` / `parse_layer_decoder` (1-based layer with a biaffine parse
@@ -134,13 +139,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     decoder_start_token_id: int | None = 1
 
     absolute_positions: bool = True
-    relative_position_clip: int = 0
-    relative_position_keys: bool = True
-    relative_position_values: bool = True
-    relative_position_in_decoder: bool = True
-    dependency_depth_clip: int = 0
-    dependency_depth_keys: bool = True
-    dependency_depth_values: bool = True
+    # The relative terms' fields come from their records, so a new term needs no edit here. A class body's namespace
+    # is a real dict (locals() is it), and transformers turns the class into a dataclass as soon as the body ends.
+    __annotations__.update({name: type(default) for name, default in RELATIVE_TERM_FIELDS.items()})
+    locals().update(RELATIVE_TERM_FIELDS)
 
     parse_layer_encoder: int = 0
     parse_layer_decoder: int = 0
@@ -283,11 +285,29 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             return self.d_model
         return self.d_model - self.feature_embedding_dim * self._feature_blocks()
 
+    def term_columns(self, side: str) -> tuple[str, ...]:
+        """The columns the relative terms of `side` read (at training and at inference)."""
+        return tuple(kind.column for kind in enabled_terms(self, side).values() if kind.column is not None)
+
     @property
-    def encoder_columns(self) -> tuple[str, ...]:
-        """Feature columns the encoder layers read: those of the enabled relative terms and embedded features."""
-        needed = [kind.column for kind in enabled_terms(self, "encoder").values() if kind.column is not None]
-        needed.extend(EMBEDDED_FEATURES[feature].name for feature in self.source_features)
+    def needs_source_features(self) -> tuple[str, ...]:
+        """Feature columns `forward` cannot run without at inference (used for clear errors and by the pipelines):
+        those of the encoder's relative terms and embedded features, less the `dep_depths` a self-parsing model
+        makes itself."""
+        embedded = (EMBEDDED_FEATURES[feature].name for feature in self.source_features)
+        needed = (*self.term_columns("encoder"), *embedded)
+        if self.self_parse_layers and self.self_parse_at_inference:
+            return tuple(column for column in needed if column != "dep_depths")
+        return needed
+
+    @property
+    def training_columns(self) -> tuple[str, ...]:
+        """Columns training needs besides those of inference: the gold heads of each DBSA parse head, and for a
+        self-parsing model the `dep_heads` its parser learns and the given `dep_depths` it is teacher-forced with."""
+        needed = [column for side, column in PARSE_HEAD_COLUMNS.items() if getattr(self, f"parse_layer_{side}")]
+        if self.self_parse_layers:
+            inference = self.needs_source_features
+            needed += [column for column in ("dep_heads", "dep_depths") if column not in (*needed, *inference)]
         return tuple(needed)
 
     @property
@@ -297,14 +317,6 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         if self.source_segmenter or (self.self_parse_layers and self.self_parse_at_inference):
             return self.source_segmenter
         return self.source_parser
-
-    @property
-    def needs_source_features(self) -> tuple[str, ...]:
-        """Feature columns `forward` cannot run without at inference (used for clear errors and by the pipelines):
-        a self-parsing model makes its `dep_depths` itself."""
-        if self.self_parse_layers and self.self_parse_at_inference:
-            return tuple(column for column in self.encoder_columns if column != "dep_depths")
-        return self.encoder_columns
 
 
 __all__ = ["SyntaxTransformerConfig"]

@@ -68,7 +68,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .attention import enabled_terms
-from .layers import FeedForward
+from .layers import FeedForward, LayerOutput
 
 # attention part -> (stream giving the queries, stream giving the keys and values); "previous" is P.
 ATTENTION_PARTS = {
@@ -158,13 +158,14 @@ class GraphEncoderLayer(nn.Module):
         self.dropout = config.dropout
         self.attention_dropout = config.attention_dropout
 
-    def forward(self, hidden_states, attention_mask, *, streams: GraphStreams | None = None, output_attentions=False):
+    def forward(self, hidden_states, attention_mask, *, streams: GraphStreams | None = None,
+                output_attentions=False) -> LayerOutput:
         """hidden_states = F_{l-1}; `streams` = the P and I the previous layer handed over (None for the first
         layer: P = F_{-1} = 0 and I = F_0, the embeddings being the first new information).
 
-        Returns (F_l, the parts' attention weights concatenated along the head axis in the order of `self.parts`
-        — (batch, 3 * heads, n, n), or (batch, heads, n, n) for a standard first layer — or None, None: no parse
-        head, the streams for the next layer).
+        Returns F_l, the parts' attention weights concatenated along the head axis in the order of `self.parts`
+        ((batch, 3 * heads, n, n), or (batch, heads, n, n) for a standard first layer) when asked for, and the
+        streams for the next layer; no parse head.
         """
         full = hidden_states
         if streams is None:
@@ -199,7 +200,8 @@ class GraphEncoderLayer(nn.Module):
         hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
         increment = branch if self.increment == "residual_branch" else hidden_states - full
         next_streams = GraphStreams(previous=full, incremental=increment)
-        return hidden_states, (torch.cat(weights, dim=1) if output_attentions else None), None, next_streams
+        return LayerOutput(hidden_states, torch.cat(weights, dim=1) if output_attentions else None,
+                           streams=next_streams)
 
     def _attend(self, query, key, value, mask, output_attentions):
         dropout = self.attention_dropout if self.training else 0.0

@@ -4,12 +4,28 @@ Parameter names follow Marian/BART (`self_attn`, `self_attn_layer_norm`, `encode
 the feed-forward is one `ffn` module), which keeps the Marian converter a short renaming rule.
 """
 
+from typing import Any, NamedTuple
+
 import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers.activations import ACT2FN
 
 from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention, enabled_terms
+
+
+class LayerOutput(NamedTuple):
+    """What every encoder and decoder layer returns; the stacks read it by name.
+
+    `parse_log_probs`: the DBSA parse head's (batch, queries, keys) head log-probabilities, in the one layer that
+    has it. `streams`: what an encoder layer hands the next one (the Graph-Transformer's P and I; None otherwise).
+    """
+
+    hidden_states: torch.Tensor
+    attentions: torch.Tensor | None = None
+    cross_attentions: torch.Tensor | None = None
+    parse_log_probs: torch.Tensor | None = None
+    streams: Any = None
 
 
 class FeedForward(nn.Module):
@@ -69,17 +85,16 @@ class EncoderLayer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(config.d_model)
         self.dropout = config.dropout
 
-    def forward(self, hidden_states, attention_mask, *, term_buckets=None, output_attentions=False):
-        """Returns (output, attention weights, parse log-probs, None): the last item is what a layer hands the next
-        one (the Graph-Transformer's P and I), nothing here."""
-        attended, weights, parse_log_probs = self.self_attn(
+    def forward(self, hidden_states, attention_mask, *, term_buckets=None, output_attentions=False) -> LayerOutput:
+        attention = self.self_attn(
             hidden_states, attention_mask=attention_mask, term_buckets=term_buckets,
             output_attentions=output_attentions,
         )
-        hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
+        hidden_states = self.self_attn_layer_norm(
+            hidden_states + F.dropout(attention.output, self.dropout, self.training))
         transformed = self.ffn(hidden_states)
         hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
-        return hidden_states, weights, parse_log_probs, None
+        return LayerOutput(hidden_states, attention.weights, parse_log_probs=attention.parse_log_probs)
 
 
 class DecoderLayer(nn.Module):
@@ -103,20 +118,22 @@ class DecoderLayer(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
-                cache=None, term_buckets=None, output_attentions=False):
-        attended, self_weights, parse_log_probs = self.self_attn(
+                cache=None, term_buckets=None, output_attentions=False) -> LayerOutput:
+        attention = self.self_attn(
             hidden_states, attention_mask=attention_mask, cache=cache,
             term_buckets=term_buckets, output_attentions=output_attentions,
         )
-        hidden_states = self.self_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
-        attended, cross_weights, _ = self.encoder_attn(
+        hidden_states = self.self_attn_layer_norm(
+            hidden_states + F.dropout(attention.output, self.dropout, self.training))
+        cross = self.encoder_attn(
             hidden_states, key_value_states=encoder_hidden_states, attention_mask=encoder_attention_mask,
             cache=cache, output_attentions=output_attentions,
         )
-        hidden_states = self.encoder_attn_layer_norm(hidden_states + F.dropout(attended, self.dropout, self.training))
+        hidden_states = self.encoder_attn_layer_norm(
+            hidden_states + F.dropout(cross.output, self.dropout, self.training))
         transformed = self.ffn(hidden_states)
         hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
-        return hidden_states, self_weights, cross_weights, parse_log_probs
+        return LayerOutput(hidden_states, attention.weights, cross.weights, attention.parse_log_probs)
 
 
-__all__ = ["DecoderLayer", "EncoderLayer", "FeedForward", "parse_head_arguments", "relative_terms"]
+__all__ = ["DecoderLayer", "EncoderLayer", "FeedForward", "LayerOutput", "parse_head_arguments", "relative_terms"]

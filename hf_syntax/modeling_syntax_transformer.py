@@ -3,10 +3,11 @@
 Data flow: `input_ids` (+ feature columns) -> `SyntaxTransformerEncoder` -> `SyntaxTransformerDecoder` (causal,
 cached through transformers' `EncoderDecoderCache`) -> tied output projection -> label-smoothed loss plus the DBSA
 parse losses when parse heads are configured. Every paper variant is a preset of this model (see `variants.py`).
-This module holds the `PreTrainedModel` classes (weight init, embeddings, outputs, losses); the two stacks they
-own are in `stacks.py`.
+This module holds the `PreTrainedModel` classes (weight init, embeddings, outputs, the loss); the two stacks they
+own are in `stacks.py`, the parse losses in `parse_losses.py`.
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,8 +20,13 @@ from transformers.cache_utils import Cache, EncoderDecoderCache
 from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
-from .attention import BiaffineParseHead, RelativeTerm
+from .attention import PARSE_HEAD_COLUMNS, BiaffineParseHead, RelativeTerm
+from .columns import SYNTAX_INPUTS
 from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .parse_losses import (
+    decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
+    weighted_parse_losses,
+)
 from .stacks import (
     CACHE_NAME,
     FEATURIZER_HINT,
@@ -40,8 +46,8 @@ class SyntaxSeq2SeqModelOutput(Seq2SeqModelOutput):
 @dataclass
 class SyntaxSeq2SeqLMOutput(Seq2SeqLMOutput):
     """`loss` = `translation_loss` + lambda_enc * `encoder_parse_loss` + lambda_dec * `decoder_parse_loss`
-    (+ `self_parse_loss_weight` * `self_parse_loss` for a self-parsing model); the parts are reported separately so
-    training logs can show them."""
+    (+ `self_parse_loss_weight` * `self_parse_loss` for a self-parsing model); the parts (`parse_losses.LOSS_PARTS`)
+    are reported separately so training logs can show them."""
 
     translation_loss: torch.FloatTensor | None = None
     encoder_parse_loss: torch.FloatTensor | None = None
@@ -60,28 +66,6 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted.masked_fill(shifted == -100, pad_token_id)
 
 
-def shift_decoder_heads(heads: torch.Tensor) -> torch.Tensor:
-    """Label-space heads -> decoder-input rows: label t is decoder input t+1, so a head index h becomes
-    h+1 on row t+1; the start token and heads lying in the future of their row (after the causal mask) are
-    unsupervised (-100)."""
-    shifted = heads.new_full(heads.shape, -100)
-    previous = heads[:, :-1]
-    shifted[:, 1:] = torch.where(previous >= 0, previous + 1, previous.new_tensor(-100))
-    rows = torch.arange(heads.shape[1], device=heads.device)
-    return shifted.masked_fill(shifted > rows, -100)
-
-
-def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.Tensor | None = None) -> torch.Tensor:
-    """`-log A[t, head(t)]` summed over supervised tokens and divided by `denominator` (default: their number, i.e.
-    the mean); zero (with a graph) when nothing is supervised."""
-    if not (heads != -100).any():
-        return log_probs.sum() * 0.0
-    log_probs, heads = log_probs.flatten(0, 1).float(), heads.flatten()
-    if denominator is None:
-        return F.nll_loss(log_probs, heads, ignore_index=-100)
-    return F.nll_loss(log_probs, heads, ignore_index=-100, reduction="sum") / denominator
-
-
 def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
     """The decoder cache given under either name: `generate` passes it as `past_key_values` before transformers 5.24
     and as `cache` from 5.24 on, whose own models still accept the old name."""
@@ -92,15 +76,16 @@ def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache |
     return past_key_values
 
 
-def _check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
-    if heads.shape[-1] != length:
-        raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
-    bad = (heads != -100) & ((heads < 0) | (heads >= length))
-    if bad.any():
-        raise ValueError(
-            f"{name} holds head indices outside [0, {length}) (e.g. {heads[bad][0].item()}); heads are 0-based "
-            "token indices within the same sequence, -100 for unsupervised tokens."
-        )
+def takes_syntax_columns(forward: Callable) -> Callable:
+    """`forward` (which receives the syntax columns in `**kwargs`) with every column of `columns.SYNTAX_INPUTS`
+    named in its signature as a keyword argument defaulting to None: Trainer keeps the dataset columns a model's
+    signature names and `generate` checks its keyword arguments against it, so the table is the one list."""
+    signature = inspect.signature(forward)
+    *named, wildcard = signature.parameters.values()
+    columns = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=torch.LongTensor | None)
+               for side in SYNTAX_INPUTS.values() for name in side]
+    forward.__signature__ = signature.replace(parameters=[*named, *columns, wildcard])
+    return forward
 
 
 CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, GenerationMode.BEAM_SEARCH,
@@ -184,6 +169,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
     def get_decoder(self):
         return self.decoder
 
+    @takes_syntax_columns
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,
@@ -192,29 +178,23 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
         cache: EncoderDecoderCache | None = None,
-        dep_heads: torch.LongTensor | None = None,
-        dep_depths: torch.LongTensor | None = None,
-        pos_ids: torch.LongTensor | None = None,
-        case_ids: torch.LongTensor | None = None,
-        subword_tags: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
-        **kwargs,
+        **columns,
     ) -> SyntaxSeq2SeqModelOutput:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`); the
             output carries it under the installed transformers' name (`CACHE_NAME`).
-        dep_heads / dep_depths / pos_ids / case_ids / subword_tags: the source syntax columns the featurizer makes,
-            all handed to the encoder, which reads those its config needs (`config.needs_source_features`).
+        columns: the syntax columns the featurizer makes (`columns.SYNTAX_INPUTS`, named in the signature): the
+            source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states, dep_heads=dep_heads, dep_depths=dep_depths,
-                pos_ids=pos_ids, case_ids=case_ids, subword_tags=subword_tags,
+                output_hidden_states=output_hidden_states, **_side_columns(columns, "source"),
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
@@ -226,6 +206,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             cache=_either_cache(cache, past_key_values),
             use_cache=self.config.use_cache if use_cache is None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            **_side_columns(columns, "target"),
         )
         outputs = SyntaxSeq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
@@ -301,6 +282,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor):
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
+    @takes_syntax_columns
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,
@@ -310,28 +292,22 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         encoder_outputs: SyntaxEncoderOutput | tuple | None = None,
         cache: EncoderDecoderCache | None = None,
         labels: torch.LongTensor | None = None,
-        dep_heads: torch.LongTensor | None = None,
-        dep_depths: torch.LongTensor | None = None,
-        decoder_dep_heads: torch.LongTensor | None = None,
-        pos_ids: torch.LongTensor | None = None,
-        case_ids: torch.LongTensor | None = None,
-        subword_tags: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
-        **kwargs,
+        **columns,
     ) -> SyntaxSeq2SeqLMOutput | tuple:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`).
         labels: target ids (batch, target_length), -100 where no loss is wanted; shifted right internally.
-        dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
+        columns: the syntax columns (`columns.SYNTAX_INPUTS`, named in the signature), aligned to the subwords:
+            dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
             encoder parse head. decoder_dep_heads: the same for `labels` positions (trains the decoder parse head).
-        dep_depths: per source token, the depth of its word in the dependency tree (-1 for special tokens);
+            dep_depths: per source token, the depth of its word in the dependency tree (-1 for special tokens);
             needed by the dependency relative-depth attention term.
-        pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
-        The source columns (dep_heads included) also go to the encoder, which reads those its config needs.
+            pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
         if labels is not None:
             use_cache = False
@@ -339,10 +315,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
         outputs = self.model(
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            cache=cache, dep_heads=dep_heads, dep_depths=dep_depths, pos_ids=pos_ids, case_ids=case_ids,
-            subword_tags=subword_tags, use_cache=use_cache, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, past_key_values=past_key_values,
+            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs, cache=cache,
+            use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            past_key_values=past_key_values, **columns,
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
@@ -352,19 +327,15 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100,
                 label_smoothing=self.config.label_smoothing,
             )
+            encoder_parse = encoder_parse_loss(self.config, outputs.encoder_parse_log_probs,
+                                               columns.get(PARSE_HEAD_COLUMNS["encoder"]), FEATURIZER_HINT)
+            decoder_parse = decoder_parse_loss(self.config, outputs.decoder_parse_log_probs,
+                                               columns.get(PARSE_HEAD_COLUMNS["decoder"]), labels)
+            self_parse = self_parse_loss(self.config, outputs.encoder_self_parse_log_probs,
+                                         columns.get(PARSE_HEAD_COLUMNS["encoder"]), FEATURIZER_HINT)
             loss = translation_loss
-            encoder_parse = self._encoder_parse_loss(outputs.encoder_parse_log_probs, dep_heads)
-            decoder_parse = self._decoder_parse_loss(outputs.decoder_parse_log_probs, decoder_dep_heads, labels)
-            if encoder_parse is not None or decoder_parse is not None:
-                encoder_weight, decoder_weight = self.parse_loss_weights()
-                if encoder_parse is not None:
-                    loss = loss + encoder_weight * encoder_parse
-                if decoder_parse is not None:
-                    loss = loss + decoder_weight * decoder_parse
-            if outputs.encoder_self_parse_log_probs is not None:
-                self_parse = self._encoder_parse_loss(outputs.encoder_self_parse_log_probs, dep_heads,
-                                                      "self_parse_layers")
-                loss = loss + self.config.self_parse_loss_weight * self_parse
+            for weighted in self.weighted_parse_losses(encoder_parse, decoder_parse, self_parse):
+                loss = loss + weighted
 
         result = SyntaxSeq2SeqLMOutput(
             loss=loss, logits=logits, **{CACHE_NAME: getattr(outputs, CACHE_NAME)},
@@ -379,50 +350,21 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         return result if return_dict is not False else result.to_tuple()
 
     def parse_loss_weights(self) -> tuple[float, float]:
-        """(lambda_enc, lambda_dec) at `parse_loss_step`: the configured weights times min(1, step / warm-up steps),
-        so lambda grows linearly from 0 to its value; the configured weights when the warm-up is off, and outside
-        training when no step was set (losses of a finished model)."""
-        config = self.config
-        weights = (config.parse_loss_weight_encoder, config.parse_loss_weight_decoder)
-        if config.parse_loss_warmup_steps == 0:
-            return weights
-        if self.parse_loss_step is None:
-            if self.training:
-                raise ValueError(
-                    f"parse_loss_warmup_steps={config.parse_loss_warmup_steps} ramps lambda with the optimizer step, "
-                    "but the model was not told the step: set `model.parse_loss_step = step` before each update, or "
-                    "train with `hf_syntax.recipes.translation.trainer.ParseLossWarmupCallback()` among the Trainer's "
-                    "callbacks (the translation recipe adds it)."
-                )
-            return weights
-        ramp = min(1.0, self.parse_loss_step / config.parse_loss_warmup_steps)
-        return weights[0] * ramp, weights[1] * ramp
+        """(lambda_enc, lambda_dec) at `parse_loss_step` (see `parse_losses.parse_loss_weights`)."""
+        return parse_loss_weights(self.config, self.parse_loss_step, self.training)
 
-    def _encoder_parse_loss(self, log_probs, heads, field="parse_layer_encoder"):
-        if log_probs is None:
-            return None
-        if heads is None:
-            raise ValueError(
-                f"This model has an encoder parse head ({field}={getattr(self.config, field)}); training it needs "
-                f"`dep_heads`. {FEATURIZER_HINT}"
-            )
-        _check_heads("dep_heads", heads, log_probs.shape[-1], "input_ids")
-        return parse_loss(log_probs, heads)
+    def weighted_parse_losses(self, encoder_parse, decoder_parse, self_parse=None) -> list[torch.Tensor]:
+        """The parse losses this model has, each times its lambda (the self-parser's times `self_parse_loss_weight`):
+        what `forward` adds to the translation loss."""
+        has_dbsa = encoder_parse is not None or decoder_parse is not None
+        weights = self.parse_loss_weights() if has_dbsa else (0.0, 0.0)
+        return weighted_parse_losses(weights, encoder_parse, decoder_parse,
+                                     self_parse, getattr(self.config, "self_parse_loss_weight", 0.0))
 
-    def _decoder_parse_loss(self, log_probs, heads, labels):
-        if log_probs is None:
-            return None
-        if heads is None:
-            raise ValueError(
-                "This model has a DBSA decoder parse head (parse_layer_decoder="
-                f"{self.config.parse_layer_decoder}); training it needs `decoder_dep_heads` aligned to `labels` "
-                "(parse the target side too: `parse_and_align(..., tgt_parser=...)`)."
-            )
-        _check_heads("decoder_dep_heads", heads, labels.shape[-1], "labels")
-        denominator = None
-        if self.config.decoder_parse_loss_normalizer == "all_pairs":
-            denominator = (heads != -100).sum()  # every target token with a head, future heads included
-        return parse_loss(log_probs, shift_decoder_heads(heads), denominator)
+
+def _side_columns(columns: dict, side: str) -> dict:
+    """The syntax columns of `side` ("source" / "target") among the keyword arguments `forward` got."""
+    return {name: columns[name] for name in SYNTAX_INPUTS[side] if name in columns}
 
 
 SyntaxTransformerConfig.register_for_auto_class()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .align import IGNORE_INDEX, NO_WORD
+from .columns import IGNORE_INDEX, NO_WORD
 from .featurizer import SyntaxFeaturizer
 from .trees import WordTree
 

@@ -2,8 +2,10 @@
 
 `SyntaxTransformerEncoder` embeds tokens (+ syntax feature columns) and positions, builds the relative-term buckets
 once for the whole stack and runs the encoder layers chosen by `config.encoder_layer_type` (`ENCODER_LAYERS`);
-`SyntaxTransformerDecoder` does the same causally, cached through transformers' `EncoderDecoderCache`. The
-`PreTrainedModel` classes that own them, their losses and outputs are in `modeling_syntax_transformer.py`.
+`SyntaxTransformerDecoder` does the same causally, cached through transformers' `EncoderDecoderCache`. Each stack
+takes its side's syntax columns as keyword arguments and reads those its terms and embeddings need. Layers return a
+`LayerOutput` the stacks read by name. The `PreTrainedModel` classes that own the stacks, their losses and outputs
+are in `modeling_syntax_transformer.py`.
 """
 
 import math
@@ -27,8 +29,8 @@ the field of its model outputs and the keyword `generate` hands to `forward` and
 our outputs carry the cache under this name."""
 
 ENCODER_LAYERS = {"standard": EncoderLayer, "graph": GraphEncoderLayer}
-"""`config.encoder_layer_type` -> the encoder layer class; every layer takes (config, layer_idx) and returns
-(hidden states, attention weights or None, parse log-probabilities or None)."""
+"""`config.encoder_layer_type` -> the encoder layer class; every layer takes (config, layer_idx) and returns a
+`layers.LayerOutput`."""
 
 FEATURIZER_HINT = (
     "Compute it with the featurizer that built the training data: "
@@ -60,6 +62,22 @@ def _kept(per_layer: tuple | None, item) -> tuple | None:
 
 def _embedding_scale(config) -> float:
     return math.sqrt(config.d_model) if config.scale_embedding else 1.0
+
+
+def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
+    """The columns `needed` out of those `given`, each checked to be there with one value per token of `reference`
+    (the `side` stack's input ids)."""
+    columns = {}
+    for name in needed:
+        column = given.get(name)
+        if column is None:
+            raise ValueError(f"This model reads the {side} columns {list(needed)} but `{name}` was not given. "
+                             f"{FEATURIZER_HINT}")
+        if column.shape != reference.shape:
+            raise ValueError(f"{name} has shape {tuple(column.shape)} but the {side} ids have "
+                             f"{tuple(reference.shape)}: feature columns must be aligned to the subwords.")
+        columns[name] = column
+    return columns
 
 
 class SyntaxTransformerEncoder(nn.Module):
@@ -102,7 +120,7 @@ class SyntaxTransformerEncoder(nn.Module):
                 f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
                 "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
             )
-        columns = self._needed_columns(input_ids, kwargs)
+        columns = needed_columns(config.needs_source_features, input_ids, kwargs, "source")
         hidden = self.embed_tokens(input_ids) * self.embed_scale
         if self.feature_embedding is not None:
             hidden = self.feature_embedding(hidden, columns)
@@ -126,36 +144,21 @@ class SyntaxTransformerEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         parse_log_probs = None
         for layer in self.layers:
-            hidden, weights, layer_parse, stack_inputs["streams"] = layer(
-                hidden, mask, output_attentions=bool(output_attentions),
-                **{name: stack_inputs[name] for name in layer.stack_inputs},
-            )
-            parse_log_probs = layer_parse if layer_parse is not None else parse_log_probs
-            all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, weights)
+            output = layer(hidden, mask, output_attentions=bool(output_attentions),
+                           **{name: stack_inputs[name] for name in layer.stack_inputs})
+            hidden, stack_inputs["streams"] = output.hidden_states, output.streams
+            parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
+            all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, output.attentions)
         return SyntaxEncoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs, self_parse_log_probs=self_parse,
         )
 
-    def _needed_columns(self, input_ids: torch.Tensor, given: dict) -> dict[str, torch.Tensor]:
-        """The columns this model reads (`config.needs_source_features`), each checked to be given with one value
-        per source token."""
-        needed = self.config.needs_source_features
-        columns = {}
-        for name in needed:
-            column = given.get(name)
-            if column is None:
-                raise ValueError(f"This model reads the source columns {list(needed)} but `{name}` was not given. "
-                                 f"{FEATURIZER_HINT}")
-            if column.shape != input_ids.shape:
-                raise ValueError(f"{name} has shape {tuple(column.shape)} but input_ids has {tuple(input_ids.shape)}: "
-                                 "feature columns must be aligned to the subwords.")
-            columns[name] = column
-        return columns
-
 
 class SyntaxTransformerDecoder(nn.Module):
-    """Causal decoder; incremental decoding goes through `EncoderDecoderCache` (self- and cross-attention)."""
+    """Causal decoder; incremental decoding goes through `EncoderDecoderCache` (self- and cross-attention). The target
+    syntax columns come as keyword arguments, as the source ones to the encoder; the decoder's relative terms read
+    those they need (`config.term_columns("decoder")`)."""
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         super().__init__()
@@ -174,6 +177,7 @@ class SyntaxTransformerDecoder(nn.Module):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
         if use_cache and cache is None:
@@ -196,21 +200,21 @@ class SyntaxTransformerDecoder(nn.Module):
         needs_self_mask = length > 1 or (attention_mask is not None and not attention_mask.all())
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
-        buckets = term_buckets(config, "decoder", positions, total, {})
+        columns = needed_columns(config.term_columns("decoder"), input_ids, columns, "target")
+        buckets = term_buckets(config, "decoder", positions, total, columns)
 
         all_hidden = (hidden,) if output_hidden_states else None
         self_attentions = () if output_attentions else None
         cross_attentions = () if output_attentions else None
         parse_log_probs = None
         for layer in self.layers:
-            hidden, self_weights, cross_weights, layer_parse = layer(
-                hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
-                term_buckets=buckets, output_attentions=bool(output_attentions),
-            )
-            parse_log_probs = layer_parse if layer_parse is not None else parse_log_probs
+            output = layer(hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
+                           term_buckets=buckets, output_attentions=bool(output_attentions))
+            hidden = output.hidden_states
+            parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden = _kept(all_hidden, hidden)
-            self_attentions = _kept(self_attentions, self_weights)
-            cross_attentions = _kept(cross_attentions, cross_weights)
+            self_attentions = _kept(self_attentions, output.attentions)
+            cross_attentions = _kept(cross_attentions, output.cross_attentions)
         return SyntaxDecoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=self_attentions,
             cross_attentions=cross_attentions, parse_log_probs=parse_log_probs,
@@ -226,4 +230,5 @@ __all__ = [
     "SyntaxEncoderOutput",
     "SyntaxTransformerDecoder",
     "SyntaxTransformerEncoder",
+    "needed_columns",
 ]

@@ -168,16 +168,18 @@ class SyntaxInfusedForConditionalGeneration(SyntaxTransformerForConditionalGener
     config_class = SyntaxInfusedConfig
 
 
-DbsaConfig.register_for_auto_class()
-DbsaForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-DepRpeConfig.register_for_auto_class()
-DepRpeForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-DbsaDepRelConfig.register_for_auto_class()
-DbsaDepRelForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-GraphTransformerConfig.register_for_auto_class()
-GraphTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-SyntaxInfusedConfig.register_for_auto_class()
-SyntaxInfusedForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+PRESET_CLASSES = (
+    (DbsaConfig, DbsaForConditionalGeneration),
+    (DepRpeConfig, DepRpeForConditionalGeneration),
+    (DbsaDepRelConfig, DbsaDepRelForConditionalGeneration),
+    (GraphTransformerConfig, GraphTransformerForConditionalGeneration),
+    (SyntaxInfusedConfig, SyntaxInfusedForConditionalGeneration),
+)
+"""Every preset's (config class, model class): registered here for the `auto_map` of saved folders, and with the
+Auto classes by `hf_syntax/__init__.py`. A new model type is one more pair."""
+for _config_class, _model_class in PRESET_CLASSES:
+    _config_class.register_for_auto_class()
+    _model_class.register_for_auto_class("AutoModelForSeq2SeqLM")
 
 _NO_ABSOLUTE = {"absolute_positions": False}
 
@@ -298,6 +300,7 @@ __all__ = [
     "GraphTransformerConfig",
     "GraphTransformerForConditionalGeneration",
     "PAPER_TABLE_ROWS",
+    "PRESET_CLASSES",
     "SyntaxInfusedConfig",
     "SyntaxInfusedForConditionalGeneration",
     "config_for",

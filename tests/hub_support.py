@@ -60,9 +60,7 @@ def train_a_few_steps(model, tokenizer, steps: int = 3, pairs: int = 16) -> floa
     """Real training steps on parsed sample pairs with the columns the variant trains on; returns the last loss."""
     config = model.config
     english, japanese = sample_pairs(pairs)
-    # What forward trains on: a self-parsing model's depth term reads the parser's depths, its parser learns the heads.
-    columns = list(config.encoder_columns)
-    columns += ["dep_heads"] if config.parse_layer_encoder or config.self_parse_layers else []
+    columns = [*config.needs_source_features, *(name for name in config.training_columns if name != "decoder_dep_heads")]
     featurizer = SyntaxFeaturizer(
         tokenizer, parser=ENGLISH_PARSER, features=columns or ("dep_depths",),
         target_parser=JAPANESE_PARSER if config.parse_layer_decoder else None, max_length=64,

@@ -208,23 +208,22 @@ def test_task_metrics_from_logits():
     assert GlueMetricComputer(get_task("stsb"))(Scores) == {"pearson": pytest.approx(0.3273268), "spearmanr": 0.5}
 
 
-def test_cli_maps_flags_to_the_run_config():
-    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
-                              "--no_pos", "--learning_rates", "3e-5", "--max_length", "256",
-                              "--featurized_cache_dir", "cache"])
+def test_the_command_line_is_config_and_set_only(capsys):
+    config = parse_arguments(["--set", "task=rte", "--set", "output_dir=out", "--set", "model_name_or_path=m",
+                              "--set", "data_dir=d", "--set", "use_pos=false", "--set", "learning_rates=[3e-5]",
+                              "--set", "max_length=256", "--set", "featurized_cache_dir=cache"])
     assert (config.use_pos, config.learning_rates, config.max_length, config.batch_size) == (False, (3e-5,), 256, 32)
     assert config.featurized_cache_dir == "cache"
     assert (config.pos_gate, config.pos_learning_rate) == (None, 1e-4)
-    config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir", "d",
-                              "--pos_init", "zeros", "--pos_learning_rate", "1e-3"])
-    assert (config.pos_init, config.pos_learning_rate, config.pos_gate) == ("zeros", 1e-3, None)
-    for flag, gate in (("--pos_gate", True), ("--no_pos_gate", False)):
-        config = parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--data_dir",
-                                  "d", flag, "--set", "pos_learning_rate=null"])
-        assert (config.pos_gate, config.pos_learning_rate) == (gate, None)
+    config = parse_arguments(["--set", "task=rte", "--set", "output_dir=out", "--set", "model_name_or_path=m",
+                              "--set", "pos_gate=true", "--set", "pos_learning_rate=null"])
+    assert (config.pos_gate, config.pos_learning_rate) == (True, None)
+    # The former one-flag-per-field options are refused with the --set that replaces each.
     with pytest.raises(SystemExit):
-        parse_arguments(["--task", "rte", "--output_dir", "out", "--model_name_or_path", "m", "--pos_gate",
-                         "--no_pos_gate"])
+        parse_arguments(["--task", "rte", "--no_pos", "--learning_rates", "2e-5", "3e-5", "--no_pos_gate"])
+    error = capsys.readouterr().err
+    assert ("write --set task=rte --set use_pos=false --set 'learning_rates=[2e-5, 3e-5]' --set pos_gate=false"
+            in error)
 
 
 @pytest.mark.parametrize(("options", "gate"), [
@@ -239,13 +238,13 @@ def test_the_default_gates_a_new_pos_input_where_the_gate_can_train(options, gat
 
 
 def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path, monkeypatch):
-    """The shipped GLUE config, ``--set`` overrides and flags on top; ``hf-syntax train`` dispatches on ``task``."""
+    """The shipped GLUE config and ``--set`` overrides; ``hf-syntax train`` dispatches on its ``recipe:`` key."""
     from hf_syntax.cli import main as cli_main
     from hf_syntax.recipes.glue import run as glue_run
     from hf_syntax.recipes.config import ConfigError
 
     shipped = Path(__file__).resolve().parents[1] / "training" / "configs" / "glue_rte_pos.yaml"
-    config = parse_arguments(["--config", str(shipped), "--set", "max_steps=5", "--no_pos"])
+    config = parse_arguments(["--config", str(shipped), "--set", "max_steps=5", "--set", "use_pos=false"])
     assert (config.task, config.learning_rates, config.max_steps, config.use_pos) == ("rte", (2e-5, 3e-5, 4e-5, 5e-5),
                                                                                       5, False)
     with pytest.raises(ConfigError, match="unknown config key config.lerning_rates"):
@@ -254,6 +253,15 @@ def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path,
     monkeypatch.setattr(glue_run, "run_glue", lambda config: seen.append(config) or {"task": 0, "variant": 0, "best": 0})
     cli_main(["train", "--config", str(shipped), "--set", "seed=3", "--output_dir", str(tmp_path)])
     assert (seen[0].seed, seen[0].output_dir, seen[0].use_pos) == (3, str(tmp_path), True)
+
+    unmarked = tmp_path / "unmarked.yaml"
+    unmarked.write_text(shipped.read_text().replace("recipe: glue\n", ""))
+    with pytest.raises(ConfigError, match="names a GLUE task but no recipe; add the line `recipe: glue`"):
+        cli_main(["--debug", "train", "--config", str(unmarked)])
+    with pytest.raises(ConfigError, match="this config is for the glue recipe, not translation"):
+        from hf_syntax.recipes.translation.schema import load_recipe_config
+
+        load_recipe_config(shipped)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from fresh_process import run_without_hf_syntax
 from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel
-from hf_syntax.columns import DEFAULT_FEATURES
+from hf_syntax.columns import DEFAULT_FEATURES, SYNTAX_INPUTS
 from hf_syntax.convert.marian import from_marian, to_marian
 from hf_syntax.stacks import CACHE_NAME
 
@@ -112,6 +112,27 @@ def test_every_source_column_the_featurizer_makes_reaches_the_encoder(baseline):
     finally:
         hook.remove()
     assert [name for name in DEFAULT_FEATURES if handed.get(name) is not columns[name]] == []
+
+
+def test_the_decoder_gets_the_target_columns(baseline):
+    """The target side of the column table is named by both forwards and handed to the decoder (not to the encoder),
+    so a decoder-side term over a target column reads it like an encoder term reads a source one."""
+    for forward in (SyntaxTransformerModel.forward, SyntaxTransformerForConditionalGeneration.forward):
+        assert set(SYNTAX_INPUTS["target"]) <= set(inspect.signature(forward).parameters), forward.__qualname__
+    input_ids, attention_mask = _batch(0)
+    labels = input_ids[:, :3]
+    columns = {name: torch.full_like(labels, -100) for name in SYNTAX_INPUTS["target"]}
+    handed = {"encoder": {}, "decoder": {}}
+    hooks = [getattr(baseline.model, side).register_forward_pre_hook(
+        lambda module, args, kwargs, side=side: handed[side].update(kwargs), with_kwargs=True)
+        for side in handed]
+    try:
+        baseline(input_ids=input_ids, attention_mask=attention_mask, labels=labels, **columns)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert all(handed["decoder"].get(name) is columns[name] for name in columns)
+    assert not set(columns) & set(handed["encoder"])
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])

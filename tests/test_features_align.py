@@ -138,3 +138,12 @@ def test_pairs_align_each_segment_to_its_own_tree():
     first_heads = pair["dep_heads"][1:offset - 1]
     assert all(1 <= head < offset - 1 for head in first_heads)
     assert word_heads_from_subword_heads(pair["dep_heads"][:offset], pair["word_ids"][:offset]) == [2, 3, 0]
+
+
+def test_every_parsed_column_of_the_table_has_a_producer():
+    """The column table decides what the aligner makes: a parsed column without a producer (or a producer for a
+    column the table does not list) would be silently missing from featurized data."""
+    from hf_syntax.align import COLUMN_PRODUCERS
+    from hf_syntax.columns import DEFAULT_FEATURES, OPTIONAL_FEATURES
+
+    assert set(COLUMN_PRODUCERS) == {*DEFAULT_FEATURES, *OPTIONAL_FEATURES}

@@ -117,9 +117,9 @@ def test_first_layer_is_exactly_a_standard_layer(training, increment):
     embeddings = torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], embeddings.dtype)
     torch.manual_seed(5)
-    expected, _, _, _ = standard(embeddings, mask)
+    expected = standard(embeddings, mask).hidden_states
     torch.manual_seed(5)
-    got, _, _, streams = graph(embeddings, mask)
+    got, streams = _output_and_streams(graph(embeddings, mask))
     assert torch.equal(got, expected)
     assert torch.equal(streams.previous, embeddings)
     if increment == "output_difference":
@@ -127,7 +127,7 @@ def test_first_layer_is_exactly_a_standard_layer(training, increment):
     else:  # the self-attention output the layer added before its LayerNorm
         graph.eval()
         attended = graph.out_projections["high"](_attention_by_hand(graph.projections["high"], embeddings, mask)[1])
-        assert torch.allclose(graph(embeddings, mask)[3].incremental, attended, atol=1e-5)
+        assert torch.allclose(graph(embeddings, mask).streams.incremental, attended, atol=1e-5)
 
 
 def _attention_by_hand(projections, queries, keys, mask=None, heads=4):
@@ -195,7 +195,7 @@ def test_residual_branch_increment_completes_the_previous_representation(fusion)
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
-        output, _, _, streams = layer(full, mask, streams=GraphStreams(previous, incremental))
+        output, streams = _output_and_streams(layer(full, mask, streams=GraphStreams(previous, incremental)))
         assert torch.equal(streams.previous, full)
         normed = layer.self_attn_layer_norm(streams.previous + streams.incremental)
         assert torch.allclose(layer.final_layer_norm(normed + layer.ffn(normed)), output, atol=1e-5)
@@ -213,9 +213,9 @@ def test_mean_new_groups_averages_the_three_parts_before_the_fusion():
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
-        new = summed.eval()(full, mask, streams=GraphStreams(previous, incremental))[3].incremental
+        new = summed.eval()(full, mask, streams=GraphStreams(previous, incremental)).streams.incremental
         gate = torch.sigmoid(gated.fusion_gate(torch.cat([new / 3, full], dim=-1)))
-        increment = gated.eval()(full, mask, streams=GraphStreams(previous, incremental))[3].incremental
+        increment = gated.eval()(full, mask, streams=GraphStreams(previous, incremental)).streams.incremental
     assert torch.allclose(increment, gate * (new / 3 - full), atol=1e-6)
     assert not torch.allclose(increment, gate * (new - full), atol=1e-2)
     with pytest.raises(ValueError, match="graph_new_groups='mean'.*self_gate"):
@@ -274,10 +274,14 @@ def test_default_increment_is_the_difference_of_layer_outputs(fusion):
     full, previous, incremental = torch.randn(3, 8, 32), torch.randn(3, 8, 32), torch.randn(3, 8, 32)
     mask = padding_mask(_batch()[1], full.dtype)
     with torch.no_grad():
-        output, _, _, streams = layer(full, mask, streams=GraphStreams(previous, incremental))
+        output, streams = _output_and_streams(layer(full, mask, streams=GraphStreams(previous, incremental)))
     assert torch.equal(streams.previous, full)
     assert torch.allclose(streams.incremental, output - full, atol=1e-6)
     assert torch.allclose(streams.previous + streams.incremental, output, atol=1e-6)
+
+
+def _output_and_streams(layer_output):
+    return layer_output.hidden_states, layer_output.streams
 
 
 def test_encoder_hands_each_layer_the_previous_ones_streams():
@@ -290,7 +294,7 @@ def test_encoder_hands_each_layer_the_previous_ones_streams():
         mask = padding_mask(attention_mask, torch.float32)
         hidden, streams = output.hidden_states[0], None
         for layer in encoder.layers:
-            hidden, _, _, streams = layer(hidden, mask, streams=streams)
+            hidden, streams = _output_and_streams(layer(hidden, mask, streams=streams))
     assert torch.allclose(hidden, output.last_hidden_state, atol=1e-6)
 
 

@@ -226,6 +226,24 @@ def test_card_parser_section_names_the_parser_and_its_package(tokenizer):
     assert "No parser is needed at inference" in free
 
 
+def test_a_card_describes_the_attention_terms_its_model_uses():
+    """The relative-term card's text, title and settings come from the terms' records: a model with relative
+    positions only is not described (or named, or listed) as one with dependency depths."""
+    import hf_syntax
+    from hf_syntax.attention import RELATIVE_TERMS
+
+    both_card = render_card(hf_syntax.config_for("transformer_dep_rel", source_parser="spacy:ja_ginza"), {})
+    positions_only_card = render_card(hf_syntax.config_for("transformer_rel"), {})
+    both, positions_only = both_card.text, positions_only_card.text
+    for kind in RELATIVE_TERMS.values():
+        assert kind.card_text in both
+    assert RELATIVE_TERMS["relative_positions"].card_text in positions_only
+    assert RELATIVE_TERMS["dependency_depths"].card_text not in positions_only
+    assert (both_card.data.model_name, positions_only_card.data.model_name) == ("Transformer_dep+rel, from Japanese",
+                                                                              "Transformer_rel")
+    assert "- `dependency_depth_clip`: 2" in both and "- `relative_position_clip`: 2" in positions_only
+
+
 def test_a_parser_free_model_trained_on_pre_split_words_ships_its_segmenter(tokenizer, tmp_path):
     """DBSA trained on GiNZA's words reads no tree, but the pipeline splits a raw sentence with GiNZA: the card says
     so and the endpoint's requirements install it."""

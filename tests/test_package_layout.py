@@ -1,39 +1,27 @@
-"""The folder tree tells the story: the top level of ``hf_syntax/`` is exactly the set of modules an exported
-model folder carries (what ``save_pretrained`` copies by following single-dot relative imports), and they reach
-each other only that way."""
+"""The folder tree tells the story: the top level of ``hf_syntax/`` is exactly the portable set an exported model
+folder carries (``hf_syntax.hub.portable``), and those modules reach each other only by single-dot relative imports."""
 
 import ast
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "hf_syntax"
-EXPORTED_ENTRY_MODULES = ("variants", "modeling_bert_pos", "pipelines", "tree_views")
-"""Modules of the classes an exported folder names in ``auto_map`` / ``custom_pipelines``, and the tree views
-``export`` copies for the demos."""
+from hf_syntax.hub.portable import PACKAGE_DIR, portable_modules
 
 
-def imported_modules(module: str) -> tuple[set[str], set[str]]:
-    """(sibling modules imported with ``from .x import``, other hf_syntax modules imported absolutely or ``..``)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
-    siblings, others = set(), set()
+def other_hf_syntax_imports(module: str) -> set[str]:
+    """hf_syntax modules ``module`` imports absolutely or from a parent (``..``)."""
+    tree = ast.parse((PACKAGE_DIR / f"{module}.py").read_text(encoding="utf-8"))
+    others = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                siblings.add(node.module.split(".")[0])
-            elif node.level > 1 or (node.module or "").startswith("hf_syntax"):
+            if node.level > 1 or (node.level == 0 and (node.module or "").startswith("hf_syntax")):
                 others.add("." * node.level + (node.module or ""))
         elif isinstance(node, ast.Import):
             others.update(alias.name for alias in node.names if alias.name.startswith("hf_syntax"))
-    return siblings, others
+    return others
 
 
 def test_top_level_is_exactly_what_an_exported_folder_carries():
-    top_level = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
-    carried, todo = set(), list(EXPORTED_ENTRY_MODULES)
-    while todo:
-        module = todo.pop()
-        if module not in carried:
-            carried.add(module)
-            todo.extend(imported_modules(module)[0])
+    top_level = {path.stem for path in PACKAGE_DIR.glob("*.py")} - {"__init__"}
+    carried = set(portable_modules())
     assert carried == top_level, (
         f"modules that do not travel to the Hub belong in a sub-package: {sorted(top_level - carried)}; "
         f"carried but missing: {sorted(carried - top_level)}"
@@ -41,6 +29,6 @@ def test_top_level_is_exactly_what_an_exported_folder_carries():
 
 
 def test_top_level_modules_import_each_other_only_relatively():
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE_DIR.glob("*.py"):
         if path.stem != "__init__":
-            assert not imported_modules(path.stem)[1], f"{path.name} imports hf_syntax absolutely or from a parent"
+            assert not other_hf_syntax_imports(path.stem), f"{path.name} imports hf_syntax absolutely or from a parent"

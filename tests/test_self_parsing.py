@@ -18,7 +18,7 @@ from hf_syntax import config_for  # noqa: E402
 from hf_syntax.data.corpus import read_parallel  # noqa: E402
 from hf_syntax.data.tokenizer import train_tokenizer  # noqa: E402
 from hf_syntax.featurizer import SyntaxFeaturizer  # noqa: E402
-from hf_syntax.hub.cards import variant_of  # noqa: E402
+from hf_syntax.hub.descriptions import variant_of  # noqa: E402
 from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.parsers import get_parser  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
@@ -167,7 +167,8 @@ def test_presets_cards_and_inference_columns():
         dep_rel = (config.relative_position_clip, config.dependency_depth_clip, config.parse_score_form)
         assert dbsa == (4, 4, 0.5) and dep_rel == (2, 2, "scaled")
     assert combined.needs_source_features == ("dep_depths",) and own.needs_source_features == ()
-    assert own.encoder_columns == ("dep_depths",)
+    assert combined.training_columns == ("dep_heads", "decoder_dep_heads")
+    assert own.training_columns == ("dep_heads", "decoder_dep_heads", "dep_depths")  # teacher-forced depths
     assert (variant_of(combined), variant_of(own)) == ("dbsa_dep_rel", "dbsa_dep_rel_self")
     assert config_for("dbsa_dep_rel_self", self_parse_at_inference=False).needs_source_features == ("dep_depths",)
 

@@ -34,13 +34,14 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.hub.cards import CardError
     from hf_syntax.data.corpus import CorpusError
     from hf_syntax.hub.export import ExportError
+    from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.config import ConfigError
     from hf_syntax.trees import TreeError
 
     return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
-            FileNotFoundError, ParserNotAvailableError, TreeError)
+            FileNotFoundError, ModelFolderError, ParserNotAvailableError, TreeError)
 
 
 def build_parser() -> argparse.ArgumentParser:

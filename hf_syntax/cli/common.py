@@ -24,14 +24,14 @@ def positive_int(text: str) -> int:
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,
                    **generate_kwargs):
     """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
-    from hf_syntax.hub.export import ExportError
     from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
+    from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
 
     try:
         return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,
                              **generate_kwargs)
-    except (ExportError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
+    except (ModelFolderError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
         raise CliError(str(error)) from error
 
 

@@ -45,12 +45,12 @@ def command_export(options) -> None:
 
 
 def _export_ctranslate2(options) -> None:
-    from hf_syntax.hub.export import ExportError, load_for_export
+    from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
     from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
     from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
 
     try:
-        model, tokenizer = load_for_export(Path(options.model_dir))
+        model, tokenizer = load_model_folder(Path(options.model_dir))
         if not getattr(model.config, "is_encoder_decoder", False):
             raise CliError("--format ctranslate2 exports translation models; this one is a classifier.")
         target_dir = Path(options.model_dir) / TARGET_TOKENIZER_DIR
@@ -61,7 +61,7 @@ def _export_ctranslate2(options) -> None:
             target = AutoTokenizer.from_pretrained(target_dir)
         folder = export_ctranslate2(model, tokenizer, options.out_dir, target_tokenizer=target,
                                     quantization=options.quantization, overwrite=options.overwrite)
-    except (ExportError, NotExpressibleError, FileExistsError, ImportError) as error:
+    except (ModelFolderError, NotExpressibleError, FileExistsError, ImportError) as error:
         raise CliError(str(error)) from error
     print(f"exported a CTranslate2 model to {folder}; translate with `hf-syntax translate --model {folder}`")
 

@@ -1,4 +1,4 @@
-"""``hf-syntax train``: run the recipe a config file is for (translation, or GLUE when it names a task)."""
+"""``hf-syntax train``: run the recipe a config file is for (its ``recipe:`` key: translation or glue)."""
 
 from __future__ import annotations
 
@@ -6,22 +6,22 @@ from hf_syntax.cli.common import CliError
 
 
 def command_train(options) -> None:
-    """Run the recipe the config file is for: GLUE (``training/run_glue_pos.py``) when it names a ``task``,
-    translation (``training/train_translation.py``) otherwise."""
-    from hf_syntax.recipes.config import read_config_file
+    """Run the recipe the config file's ``recipe:`` key names: ``glue`` (``training/run_glue_pos.py``) or
+    ``translation`` (``training/train_translation.py``, also when the file has no such key)."""
+    from hf_syntax.recipes.config import recipe_of
 
     argv = ["--config", options.config]
     for override in options.overrides:
         argv += ["--set", override]
-    if "task" in read_config_file(options.config):
+    if recipe_of(options.config) == "glue":
         from hf_syntax.recipes.glue.run import main as glue_main
 
         translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
                             if getattr(options, flag)]
         if translation_only:
-            raise CliError(f"{options.config} is a GLUE config (it names a task); --{translation_only[0]} is an "
+            raise CliError(f"{options.config} is a GLUE config (recipe: glue); --{translation_only[0]} is an "
                            f"option of the translation recipe only.")
-        glue_main(argv + (["--output_dir", options.output_dir] if options.output_dir else []))
+        glue_main(argv + (["--set", f"output_dir={options.output_dir}"] if options.output_dir else []))
         return
     from hf_syntax.recipes.translation.run import main
 

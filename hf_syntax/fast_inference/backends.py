@@ -49,19 +49,19 @@ def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = N
         model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default", workers=workers)
         model.temporary_folder = temporary
         return syntax_pipeline(model, AutoTokenizer.from_pretrained(model_dir), **pipeline_kwargs)
-    from hf_syntax.hub.export import load_for_export
+    from hf_syntax.hub.model_folder import load_model_folder
     from .torch_path import optimize_for_cpu
 
-    model, tokenizer = load_for_export(model_dir)
+    model, tokenizer = load_model_folder(model_dir)
     return syntax_pipeline(optimize_for_cpu(model, quantization, workers), tokenizer, **pipeline_kwargs)
 
 
 def _convert_folder(model_dir: Path, out_dir: Path) -> None:
-    from hf_syntax.hub.export import load_for_export
+    from hf_syntax.hub.model_folder import load_model_folder
     from ..pipelines import TARGET_TOKENIZER_DIR
     from .ctranslate2_export import export_ctranslate2
 
-    model, tokenizer = load_for_export(model_dir)
+    model, tokenizer = load_model_folder(model_dir)
     target_dir = model_dir / TARGET_TOKENIZER_DIR
     target = None
     if target_dir.is_dir():

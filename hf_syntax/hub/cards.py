@@ -2,8 +2,10 @@
 
 A template is Markdown with a YAML header placeholder (``{{ card_data }}``) and the placeholders of
 ``TEMPLATE_FIELDS``; the prose that never changes (what the variant does, limitations, citation) is written in the
-template, what comes from the run (languages, parser, settings, scores) is filled in here. Rendering is strict: a
-template that lacks a field or a section, or uses a name we do not fill, is an error naming the template.
+template, what comes from the model and the run is filled in here: what the model is (its variant, name, settings,
+parser and attention terms) from ``descriptions.py``, the run's languages, data and scores from the card context.
+Rendering is strict: a template that lacks a field or a section, or uses a name we do not fill, is an error naming
+the template.
 
 Templates ship inside the package as ``hf_syntax/hub/model_card_templates`` (a link to the repository's
 ``model_cards/`` folder, picked up by package-data), so an installed hf_syntax finds them.
@@ -19,22 +21,18 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
-from hf_syntax.attention import enabled_terms
-from hf_syntax.segmenters import segmenter_requirements
+from hf_syntax.hub.descriptions import (
+    VARIANTS, CardError, attention_terms_text, language_of_parser, model_settings, model_title, parser_requirements,
+    parser_section, variant_of,
+)
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "model_card_templates"
-VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos", "dbsa_dep_rel",
-            "dbsa_dep_rel_self")
-COMBINED_VARIANTS = {("dbsa", "dep_rpe"): "dbsa_dep_rel", ("dbsa", "dep_rpe", "self_parse"): "dbsa_dep_rel_self"}
-"""Mixes of mechanisms that have a card of their own (mechanisms in `mechanisms_of` order)."""
-TERM_CARDS = {"relative_positions": "dep_rpe", "dependency_depths": "dep_rpe"}
-"""The card variant that describes each relative attention term (``attention.RELATIVE_TERMS``). A term without one
-counts as a mechanism of its own name, for which ``load_template`` finds no template and says so: a card never
-presents such a model as another variant."""
 TEMPLATE_FIELDS = (
     "card_data", "model_id", "untrained_warning", "parser_section", "example", "training_data",
     "training_settings", "results_table", "license",
 )
+"""Fields every template must use. ``attention_terms`` (the paragraph of each relative attention term the model
+uses, from its record in ``attention.RELATIVE_TERMS``) is filled for every card too, for the templates that use it."""
 TEMPLATE_SECTIONS = ("## What this variant changes", "## Parser at inference", "## Limitations", "## Citation")
 
 UNTRAINED_WARNING = (
@@ -54,14 +52,6 @@ EXAMPLE_PAIRS = {
            ("The cat is sleeping on the sofa.", "The sofa is empty.")),
 }
 """Widget examples of a sentence-pair classifier (``CardContext.text_pairs``), per language."""
-LANGUAGE_NAMES = {"en": "English", "ja": "Japanese", "de": "German", "fr": "French"}
-"""Names shown in a model's title; another language code is shown as it is."""
-
-
-class CardError(ValueError):
-    """A card template or card context is incomplete or wrong; the message says what to add or fix."""
-
-
 @dataclass
 class CardContext:
     """What a card says about a run that the model folder itself does not know.
@@ -139,74 +129,6 @@ def is_subsample(result: dict) -> bool:
     return examples is not None and split_size is not None and examples < split_size
 
 
-def variant_of(config) -> str:
-    """Which card template describes a model: read from the mechanisms its config switches on."""
-    if getattr(config, "pos_parser", None) is not None:
-        return "bert_pos"
-    mechanisms = mechanisms_of(config)
-    if tuple(mechanisms) in COMBINED_VARIANTS:
-        return COMBINED_VARIANTS[tuple(mechanisms)]
-    if len(mechanisms) > 1:
-        raise CardError(
-            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
-            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
-        )
-    return mechanisms[0] if mechanisms else "baseline"
-
-
-def mechanisms_of(config) -> list[str]:
-    """The card variants whose mechanism a seq2seq config switches on (several for a custom mix)."""
-    mechanisms = []
-    if config.parse_layer_encoder or config.parse_layer_decoder:
-        mechanisms.append("dbsa")
-    for term in {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}:
-        if TERM_CARDS.get(term, term) not in mechanisms:
-            mechanisms.append(TERM_CARDS.get(term, term))
-    if config.encoder_layer_type == "graph":
-        mechanisms.append("graph_transformer")
-    if config.source_features:
-        mechanisms.append("syntax_infused")
-    if getattr(config, "self_parse_layers", 0):
-        mechanisms.append("self_parse")
-    return mechanisms
-
-
-def model_title(config, source_language: str | None = None, target_language: str | None = None) -> str:
-    """A readable name of the model for people (the card's ``model_name``, the Space demo's title), in the papers'
-    names of what its config switches on: "Transformer_dep+rel, Japanese→English", "Transformer + DBSA(Enc)".
-    Without a ``source_language`` the parser's language stands for it (``spacy:ja_ginza`` -> Japanese)."""
-    if getattr(config, "pos_parser", None) is not None:
-        name = "BERT+POS"
-    else:
-        parts = []
-        for mechanism in mechanisms_of(config):
-            if mechanism == "dep_rpe":
-                terms = {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}
-                parts.append("Transformer_" + "+".join(
-                    short for term, short in (("dependency_depths", "dep"), ("relative_positions", "rel"))
-                    if term in terms))
-            elif mechanism == "dbsa":
-                sides = [side for side, layer in (("Enc", config.parse_layer_encoder), ("Dec", config.parse_layer_decoder))
-                         if layer]
-                parts.append(" + ".join(f"DBSA({side})" for side in sides))
-            else:
-                parts.append({"graph_transformer": "Graph-Transformer", "syntax_infused": "Syntax-infused Transformer",
-                              "self_parse": "self-parsing"}.get(mechanism, mechanism))
-        if not parts or parts[0].startswith("DBSA"):
-            parts.insert(0, "Transformer")
-        name = " + ".join(parts)
-    source_language = source_language or language_of_parser(
-        getattr(config, "pos_parser", None) or getattr(config, "source_parser", None))
-    source, target = (LANGUAGE_NAMES.get(code, code) if code else None for code in (source_language, target_language))
-    if getattr(config, "pos_parser", None) is not None:  # a classifier reads one language
-        return f"{name}, {source}" if source else name
-    if source and target:
-        return f"{name}, {source}→{target}"
-    if source or target:
-        return f"{name}, {'from ' + source if source else 'into ' + target}"
-    return name
-
-
 def load_template(variant: str, template_dir: Path | None = None) -> str:
     """The template text of ``variant``, checked for every field and section a card must have."""
     if variant not in VARIANTS:
@@ -227,95 +149,6 @@ def load_template(variant: str, template_dir: Path | None = None) -> str:
     if missing_sections:
         raise CardError(f"model card template {path} lacks the section(s) {missing_sections}.")
     return text
-
-
-def parser_install_hint(spec: str) -> str:
-    """The pip command that provides a parser spec's package."""
-    backend, _, name = spec.partition(":")
-    if backend == "spacy":
-        if name.startswith("ja_ginza"):
-            return f"pip install ginza {name.replace('_', '-')}"
-        return f"pip install spacy {name.replace('_', '-')}  # or: python -m spacy download {name}"
-    if backend == "stanza":
-        return f"pip install stanza  # then: python -c \"import stanza; stanza.download('{name}')\""
-    return f"(parser backend {backend!r}: see hf_syntax.parsers)"
-
-
-def parser_requirements(spec: str) -> list[str]:
-    """The pip requirements that provide a parser spec (for an exported folder's ``requirements.txt``)."""
-    backend, _, name = spec.partition(":")
-    if backend == "spacy":
-        if name.startswith("ja_ginza"):
-            return ["ginza", name.replace("_", "-")]
-        is_package = name.isidentifier()  # a path to a pipeline folder is not pip-installable
-        return ["spacy", name.replace("_", "-")] if is_package else ["spacy"]
-    if backend == "stanza":
-        return ["stanza"]
-    return []
-
-
-def language_of_parser(spec: str | None) -> str | None:
-    """The language a parser spec names (``spacy:ja_ginza`` -> ``ja``, ``stanza:fr`` -> ``fr``), if it names one:
-    an export without ``source_language`` then still gets widget examples in the model's own language."""
-    if not spec:
-        return None
-    backend, _, name = spec.partition(":")
-    if backend == "stanza":
-        return name or None
-    if backend == "spacy":
-        prefix = Path(name).name.split("_")[0]
-        return prefix if len(prefix) == 2 and prefix.isalpha() else None
-    return None
-
-
-def _segmentation_note(config) -> str:
-    if getattr(config, "source_pretokenized", False):
-        return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
-                "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text. "
-                "Input with no whitespace at all (an unsegmented sentence typed into the widget or sent to an "
-                "endpoint) is segmented by the parser, and the log says so once.")
-    return ("Input that is already split into words (separated by spaces) is parsed as given with "
-            "`pipeline(..., pretokenized=True)`.")
-
-
-def parser_section(config) -> str:
-    """Which parser the model needs at inference and how to install it, from the config."""
-    if getattr(config, "pos_parser", None) is not None:
-        needed, spec = ("pos_ids",), config.pos_parser
-    else:
-        needed, spec = tuple(config.needs_source_features), config.source_parser
-    if needed and not spec:
-        raise CardError(
-            f"this {config.model_type} model needs `{', '.join(needed)}` at inference, computed by a parser, but its "
-            f"config names none: set model.config.source_parser to the parser it was trained with (e.g. "
-            f"'spacy:ja_ginza', 'spacy:en_core_web_sm') and save it again. The training recipe sets it for you."
-        )
-    if needed:
-        return (
-            f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "
-            f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
-            f"{parser_install_hint(spec)}\n```\n\n{_segmentation_note(config)}"
-        )
-    segmenter = getattr(config, "segmenter_spec", spec)
-    if getattr(config, "source_pretokenized", False) and segmenter and segmenter != spec:
-        return (
-            f"No parser runs at inference: the model reads plain tokens (it parses for itself). It was trained on "
-            f"text split into words (separated by spaces); text split that way is read as given, and a raw sentence "
-            f"with no whitespace (typed into the widget or sent to an endpoint) is split into words by the segmenter "
-            f"`{segmenter}` first (a segmenter, not a parser), so install it:\n\n```bash\n"
-            f"pip install {' '.join(segmenter_requirements(segmenter))}\n```"
-        )
-    if getattr(config, "source_pretokenized", False) and spec and segmenter == spec:
-        return (
-            f"The model reads no tree at inference, but it was trained on words split by `{spec}` (separated by "
-            f"spaces). Text already split that way is read as given; a raw sentence with no whitespace (typed into "
-            f"the widget or sent to an endpoint) is split into words by `{spec}` first, so install it:\n\n```bash\n"
-            f"{parser_install_hint(spec)}\n```"
-        )
-    trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
-                    if value]
-    during_training = f" (training used `{'`, `'.join(trained_with)}`)" if trained_with else ""
-    return f"No parser is needed at inference: the model reads plain tokens{during_training}."
 
 
 def _examples_cell(result: dict) -> str:
@@ -366,32 +199,6 @@ def _widget(context: CardContext, example_language: str | None) -> list[dict]:
     return [{"text": example} for example in examples]
 
 
-MODEL_SETTINGS = {
-    "baseline": (),
-    "dbsa": ("parse_layer_encoder", "parse_layer_decoder", "parse_loss_weight_encoder", "parse_loss_weight_decoder",
-             "subword_head_rule", "parse_head", "parse_score_form", "decoder_parse_loss_normalizer",
-             "parse_loss_warmup_steps"),
-    "dep_rpe": ("relative_position_clip", "dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values",
-                "absolute_positions"),
-    "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream",
-                          "graph_first_layer", "graph_increment", "graph_new_groups"),
-    "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
-    "self_parse": ("self_parse_layers", "self_parse_loss_weight", "self_parse_sampling", "self_parse_at_inference",
-                   "source_segmenter"),
-    "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
-}
-SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-                 "encoder_ffn_dim", "label_smoothing")
-
-
-def model_settings(config, variant: str) -> dict:
-    """The architecture settings a reader of the card needs: sizes, then the variant's own switches."""
-    parts = next((mix for mix, name in COMBINED_VARIANTS.items() if name == variant), (variant,))
-    own = tuple(name for part in parts for name in MODEL_SETTINGS[part])
-    names = own if variant == "bert_pos" else SEQ2SEQ_SIZES + own
-    return {name: getattr(config, name) for name in names if hasattr(config, name)}
-
-
 def _settings_list(settings: dict) -> str:
     if not settings:
         return "Not recorded."
@@ -440,6 +247,7 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
         "example": widget[0]["text"].replace('"', '\\"'),
         "training_data": _training_data(context),
         "training_settings": _settings_list({**model_settings(config, variant), **context.training_settings}),
+        "attention_terms": attention_terms_text(config),
         "results_table": _results_table(context.results, _dataset_label(context)),
         "license": context.license,
     }

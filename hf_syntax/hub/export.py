@@ -1,12 +1,12 @@
 """Export a trained model as a folder that ``huggingface_hub.upload_folder`` can push as is.
 
-The folder holds safetensors weights only, ``config.json`` with ``auto_map`` and ``custom_pipelines``, every code
-file remote code needs (model, configs, pipeline, featurizer, parser adapters, CoNLL-U reader, alignment, trees,
-labels), the tokenizer(s), the generation config, a model card rendered from the variant's template with the run's
-scores, and what an Inference Endpoint runs: ``handler.py`` (``hf_syntax/serving/endpoint_handler.py``) and the
-``requirements.txt`` it installs (the parser packages the model needs at inference).
-Everything is written by the Hugging Face save methods of the pipeline (``Pipeline.save_pretrained``), so what is
-exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
+The folder holds safetensors weights only, ``config.json`` with ``auto_map`` and ``custom_pipelines``, every
+portable module of hf_syntax (``hub.portable``: model, configs, pipeline, featurizer, parsers, trees, tree views),
+the tokenizer(s), the generation config, a model card rendered from the variant's template with the run's scores,
+and what an Inference Endpoint runs: ``handler.py`` (a copy of the file ``hf_syntax/serving/endpoint_handler.py``)
+and the ``requirements.txt`` it installs (the parser packages the model needs at inference).
+Model, tokenizer and pipeline are written by the Hugging Face save methods of the pipeline
+(``Pipeline.save_pretrained``), so what is exported is what ``pipeline(model=folder, trust_remote_code=True)`` loads.
 
     from hf_syntax.hub.export import export
     export("runs/demo_ja_en/model", None, "exported/demo-ja-en", {"model_id": "me/demo-ja-en"})
@@ -16,39 +16,29 @@ from __future__ import annotations
 
 import json
 import warnings
+from importlib import resources
 from pathlib import Path
 
-from hf_syntax import parse_head_trees, tree_views
 from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
+from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
+from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
 from hf_syntax.pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
 from hf_syntax.segmenters import SEGMENTER_REQUIREMENTS, segmenter_requirements
-from hf_syntax.serving import endpoint_handler
 
 TRANSLATION_SUMMARY = "summary.json"
 GLUE_RUN = "run.json"
-CODE_FILES = ("pipelines.py", "featurizer.py", "parsers.py", "conllu.py", "align.py", "trees.py", "labels.py")
-"""Code files that must travel with every exported model (next to its modeling/configuration files)."""
-VIEW_MODULES = (tree_views, parse_head_trees)
-"""Code a demo loads from the folder to draw trees: ``tree_views`` and the parse-head decoding it imports."""
-SERVING_FILES = ("handler.py", "requirements.txt", *(Path(module.__file__).name for module in VIEW_MODULES))
-"""The Inference Endpoint's entry point, what it installs before loading the model, and the tree views."""
+CODE_FILES = portable_files()
+"""Code files that travel with every exported model: the whole portable set (``hub.portable``)."""
+HANDLER_SOURCE = ("hf_syntax.serving", "endpoint_handler.py")
+"""The Inference Endpoint handler, copied as a file (never imported here: it imports the inference backends)."""
+SERVING_FILES = ("handler.py", "requirements.txt")
+"""The Inference Endpoint's entry point and what it installs before loading the model."""
 BASE_REQUIREMENTS = ("torch", "transformers>=5.0,<6", "tokenizers", "safetensors")
 WEIGHT_FILES_NOT_ALLOWED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack")
 
 
 class ExportError(ValueError):
     """The model, tokenizer or output folder cannot be exported as asked; the message says what to change."""
-
-
-def load_for_export(model_dir: Path):
-    """Load a saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
-
-    if not (model_dir / "config.json").is_file():
-        raise ExportError(f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
-    config = AutoConfig.from_pretrained(model_dir)
-    auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
-    return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
 
 
 def results_from_run(model_dir: Path) -> dict:
@@ -133,7 +123,10 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
         raise ExportError(f"{out_dir} exists and is not empty; choose a new folder or pass overwrite=True.")
     if isinstance(model_dir_or_model, (str, Path)):
         model_dir = Path(model_dir_or_model)
-        model, saved_tokenizer = load_for_export(model_dir)
+        try:
+            model, saved_tokenizer = load_model_folder(model_dir)
+        except ModelFolderError as error:
+            raise ExportError(str(error)) from error
         tokenizer = tokenizer or saved_tokenizer
         found = results_from_run(model_dir)
         context.results = context.results or found.get("results", [])
@@ -172,11 +165,13 @@ def inference_parsers(config) -> list[str]:
 
 def write_endpoint_files(config, out_dir: Path) -> None:
     """``handler.py`` (the Inference Endpoint contract), the ``requirements.txt`` an endpoint installs (the
-    libraries the folder's code imports plus the parser packages the config names) and the demo's tree views."""
-    (out_dir / "handler.py").write_text(Path(endpoint_handler.__file__).read_text(encoding="utf-8"), encoding="utf-8")
-    for module in VIEW_MODULES:
-        source = Path(module.__file__)
-        (out_dir / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    libraries the folder's code imports plus the parser packages the config names) and the portable modules
+    ``save_pretrained`` did not copy (those the model classes do not import, such as the demos' tree views)."""
+    handler = resources.files(HANDLER_SOURCE[0]).joinpath(HANDLER_SOURCE[1]).read_text(encoding="utf-8")
+    (out_dir / "handler.py").write_text(handler, encoding="utf-8")
+    for name in CODE_FILES:
+        if not (out_dir / name).is_file():
+            (out_dir / name).write_text((PACKAGE_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
     requirements = list(BASE_REQUIREMENTS)
     for spec in inference_parsers(config):
         needs = segmenter_requirements if spec.partition(":")[0] in SEGMENTER_REQUIREMENTS else parser_requirements

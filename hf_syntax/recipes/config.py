@@ -100,14 +100,16 @@ INTEGER = re.compile(r"[+-]?\d+")
 
 def _converted(annotation: Any, value: Any) -> Any:
     """``value`` as the number an int/float field expects when YAML left it a string (or as the tuple a tuple field
-    expects when YAML gave a list).
+    expects when YAML gave a list, its items converted the same way).
 
     YAML 1.1 (PyYAML) reads ``1e-9`` (no dot) or ``1E5`` as strings; passing those on would fail deep inside
     the Trainer. Anything else is returned unchanged.
     """
     options = _options(annotation)
-    if isinstance(value, list) and any(typing.get_origin(option) is tuple for option in options):
-        return tuple(value)  # YAML has no tuples
+    tuple_type = next((option for option in options if typing.get_origin(option) is tuple), None)
+    if isinstance(value, list) and tuple_type is not None:  # YAML has no tuples
+        item_type = typing.get_args(tuple_type)[0] if typing.get_args(tuple_type) else Any
+        return tuple(_converted(item_type, item) for item in value)
     if not isinstance(value, str) or str in options or _enum_of(annotation) is not None:
         return value
     if int in options and INTEGER.fullmatch(value.strip()):
@@ -201,6 +203,27 @@ def load_config(cls: type[ConfigT], path: str | Path | None, overrides: list[str
     ``values`` (e.g. command-line flags), which win over both; the one way every recipe reads its config."""
     raw = apply_overrides(read_config_file(path) if path is not None else {}, list(overrides))
     return build_dataclass(cls, {**raw, **(values or {})}, "config")
+
+
+RECIPES = ("translation", "glue")
+"""The values of a config file's ``recipe:`` key; a file without the key is a translation config."""
+
+
+def recipe_of(path: str | Path) -> str:
+    """The recipe a config file is for: its ``recipe:`` key, ``translation`` when it has none."""
+    raw = read_config_file(path)
+    recipe = raw.get("recipe", "translation")
+    if "recipe" not in raw and "task" in raw:
+        raise ConfigError(f"{path} names a GLUE task but no recipe; add the line `recipe: glue` to it")
+    check_choice(recipe, RECIPES, f"{path}: recipe")
+    return recipe
+
+
+def check_recipe(recipe: str, expected: str) -> None:
+    """A recipe's own config must say it is for that recipe (or nothing): a GLUE file run as translation is refused."""
+    if recipe != expected:
+        raise ConfigError(f"recipe = {recipe!r}: this config is for the {recipe} recipe, not {expected}; run it with "
+                          f"`hf-syntax train --config FILE`, which picks the recipe from this key")
 
 
 def check_choice(value: Any, choices: tuple, where: str) -> None:

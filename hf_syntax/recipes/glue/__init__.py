@@ -9,7 +9,7 @@ hyper-parameters, no parser. The POS table is drawn from its own generator, so b
 head at the same seed; with ``pos_init="zeros"`` or ``pos_gate`` they compute identical logits before the first
 update. ``pos_learning_rate`` (default 1e-4) trains the POS parameters (table, gate, concat projection: new to the
 checkpoint) at a rate of their own, in their own optimizer parameter groups, under the same warm-up/decay schedule
-as BERT's. By default a new summed POS input is gated (issue 18's choice, ``schema.DEFAULT_POS_LEARNING_RATE``).
+as BERT's. By default a new summed POS input is gated (see ``schema.DEFAULT_POS_LEARNING_RATE``).
 
 Sequences longer than ``max_length`` WordPieces (default 128 as in BERT's GLUE recipe, at most 512 = BERT's
 position table) are truncated with the tokenizer's ``longest_first`` strategy: WordPieces are removed one at a time
@@ -20,7 +20,8 @@ Read it top-down, in the order a run goes:
 ``tasks`` (the eight tasks: files, labels, metrics) -> ``schema`` (``GlueRunConfig``, its file and flags) -> ``data``
 (TSV folders or a saved dataset, empty texts, subsampling) -> ``features`` (tokens and POS ids) -> ``model`` (BERT or
 BERT + POS, the POS learning rate) -> ``run`` (``run_glue``: one fine-tuning per learning rate, results) ->
-``scoring`` (metrics and GLUE-server files). Config loading, ``--config``/``--set`` and the JSON records are shared
-with the translation recipe (``hf_syntax.recipes.config``, ``hf_syntax.recipes.runs``).
+``scoring`` (metrics and GLUE-server files). Config loading, ``--config``/``--set`` (the recipe's one command-line
+interface; a config file says ``recipe: glue``) and the JSON records are shared with the translation recipe
+(``hf_syntax.recipes.config``, ``hf_syntax.recipes.runs``).
 """
 

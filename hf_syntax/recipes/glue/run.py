@@ -168,6 +168,6 @@ def _publish_submission(task: GlueTask, best_run: dict, output_dir: Path) -> Non
 
 
 def main(argv=None) -> None:
-    """Command line: ``--config`` file, ``--set key=value`` overrides, one flag per ``GlueRunConfig`` field."""
+    """Command line: ``--config`` file and ``--set key=value`` overrides (``GlueRunConfig`` fields)."""
     summary = run_glue(parse_arguments(argv))
     print(json.dumps({"task": summary["task"], "variant": summary["variant"], "best": summary["best"]}, indent=2))

@@ -127,17 +127,16 @@ def attach_preprocessed_features(
 def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[str, Any] | None) -> None:
     """The feature columns ``model.type`` trains on must come from the features section or the preprocessed
     dataset. Checked before anything is read or parsed: the model would otherwise stop at its first training step."""
-    from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
+    from hf_syntax.columns import COLUMNS, DEFAULT_FEATURES, normalise_features
 
     config_class, preset = resolve_model_type(config.model.type)
     try:
         model_config = config_class(**{**preset, **config.model.kwargs})
     except (TypeError, ValueError) as error:
         raise ConfigError(f"model.kwargs for {config.model.type}: {error}") from error
-    # A self-parsing model trains its parser on dep_heads while its depth term reads the parsed dep_depths.
-    needed = list(getattr(model_config, "encoder_columns", getattr(model_config, "needs_source_features", ())))
-    if getattr(model_config, "parse_layer_encoder", 0) or getattr(model_config, "self_parse_layers", 0):
-        needed.append("dep_heads")
+    trains_on = (*getattr(model_config, "needs_source_features", ()), *getattr(model_config, "training_columns", ()))
+    needed = [column for column in trains_on if COLUMNS[column].side == "source"]
+    needed_target = [column for column in trains_on if COLUMNS[column].side == "target"]
     if preprocessed is not None:
         given, target_parser = set(preprocessed["features"]["features"]), preprocessed["features"].get("tgt_parser")
         where = f"the data.dataset made by hf-syntax preprocess has {sorted(given)}"
@@ -155,8 +154,8 @@ def check_feature_columns(config: TranslationRecipeConfig, preprocessed: dict[st
             f"--set 'features={{src_parser: \"spacy:ja_ginza\", pretokenized: true, features: [{', '.join(missing)}]}}' "
             f"(with your parser and corpus)"
         )
-    if getattr(model_config, "parse_layer_decoder", 0) and not target_parser:
+    if needed_target and not target_parser:
         raise ConfigError(
-            f"model.type = {config.model.type!r} has a decoder parse head: it trains on ['decoder_dep_heads'], the "
-            f"parsed target side; set features.tgt_parser (e.g. --set features.tgt_parser=spacy:en_core_web_sm)"
+            f"model.type = {config.model.type!r} trains on {needed_target}, columns of the parsed target side; set "
+            f"features.tgt_parser (e.g. --set features.tgt_parser=spacy:en_core_web_sm)"
         )

@@ -24,7 +24,7 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
     A stock reference model (``model.type: marian``) has no hf_syntax code or card: it is saved with
     ``save_pretrained`` and its tokenizer(s).
     """
-    from hf_syntax.hub.cards import mechanisms_of
+    from hf_syntax.hub.descriptions import mechanisms_of
     from hf_syntax.hub.export import export, results_from_summary
 
     if model_dir.exists():  # a resumed or repeated run replaces its own folder, leaving nothing stale

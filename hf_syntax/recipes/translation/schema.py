@@ -16,7 +16,9 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS
-from hf_syntax.recipes.config import ConfigError, check_arguments, check_choice, load_config
+from hf_syntax.recipes.config import (
+    ConfigError, check_arguments, check_choice, check_recipe, load_config, recipe_of,
+)
 from hf_syntax.variants import ARCHITECTURES
 
 LONG_LINE_POLICIES = ("truncate", "error")
@@ -115,6 +117,7 @@ class TranslationRecipeConfig:
 
     output_dir: str
     data: DataSection
+    recipe: str = "translation"  # the key `hf-syntax train` picks the recipe by
     seed: int = 42
     overwrite_output_dir: bool = False  # allow a fresh run into a folder that holds checkpoints of another run
     push_to_hub: bool = False  # upload <output_dir>/model (the exported folder) to hub_model_id at the end
@@ -132,6 +135,7 @@ class TranslationRecipeConfig:
 
 def load_recipe_config(path: str | Path, overrides: list[str] = ()) -> TranslationRecipeConfig:
     """Read, override (``section.key=value``) and validate a translation experiment config."""
+    check_recipe(recipe_of(path), "translation")
     config = load_config(TranslationRecipeConfig, path, overrides)
     validate_recipe_config(config)
     return config
@@ -139,6 +143,7 @@ def load_recipe_config(path: str | Path, overrides: list[str] = ()) -> Translati
 
 def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     """Value checks that types alone cannot express (each error names its key)."""
+    check_recipe(config.recipe, "translation")
     data = config.data
     check_choice(data.long_lines, LONG_LINE_POLICIES, "data.long_lines")
     check_choice(config.tokenizer.model, TOKENIZER_MODELS, "tokenizer.model")

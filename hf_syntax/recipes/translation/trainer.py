@@ -11,6 +11,7 @@ from transformers.trainer_utils import IntervalStrategy
 
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
+from hf_syntax.parse_losses import LOSS_PARTS
 from hf_syntax.recipes.translation.schema import TranslationRecipeConfig
 
 
@@ -26,7 +27,8 @@ class ParseLossWarmupCallback(TrainerCallback):
 
 class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that logs the parts of a syntax model's loss next to ``loss``: ``translation_loss`` and the
-    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss``, averaged over the same training steps.
+    DBSA ``encoder_parse_loss`` / ``decoder_parse_loss`` (and a self-parsing model's ``self_parse_loss``), averaged
+    over the same training steps.
 
     For a model with parse heads it also logs ``grad_norm_translation`` and ``grad_norm_parse``: the gradient norms
     of the translation loss and of the lambda-weighted parse losses, before clipping, on the step the log line
@@ -39,8 +41,6 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     the gradient norms are each process's own (rank 0's are logged).
     """
 
-    LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss")
-
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.add_callback(ParseLossWarmupCallback)
@@ -51,7 +51,7 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, **kwargs)
         if model.training:
-            for name in self.LOSS_PARTS:
+            for name in LOSS_PARTS:
                 value = getattr(outputs, name, None) if not isinstance(outputs, dict) else outputs.get(name)
                 if value is not None:
                     self._loss_part_sums[name] = self._loss_part_sums.get(name, 0.0) + float(value.detach())
@@ -69,12 +69,10 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
 
     def _accumulate_gradient_parts(self, outputs) -> None:
         """Add this micro-batch's gradients of the translation loss and of the weighted parse losses."""
-        encoder_parse = getattr(outputs, "encoder_parse_loss", None)
-        decoder_parse = getattr(outputs, "decoder_parse_loss", None)
-        if encoder_parse is None and decoder_parse is None:
+        parts = [getattr(outputs, name, None) for name in LOSS_PARTS[1:]]  # the parse losses, in the model's order
+        if all(part is None for part in parts):
             return
-        weights = self.model.parse_loss_weights()
-        parse = sum(weight * part for weight, part in zip(weights, (encoder_parse, decoder_parse)) if part is not None)
+        parse = sum(self.model.weighted_parse_losses(*parts))
         parameters = [parameter for parameter in self.model.parameters() if parameter.requires_grad]
         scale = 1.0 / self.current_gradient_accumulation_steps
         for name, part in (("translation", outputs.translation_loss), ("parse", parse)):

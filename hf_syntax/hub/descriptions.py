@@ -1,0 +1,228 @@
+"""What a model is, in words for its model card and demo: which card variant describes it, its readable name, the
+settings a reader needs, and the parser it needs at inference. Everything here is read from the config (and, for
+relative attention terms, from their records in ``attention.RELATIVE_TERMS``); ``cards.py`` renders the card.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hf_syntax.attention import RELATIVE_TERMS, enabled_terms
+from hf_syntax.segmenters import segmenter_requirements
+
+VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos", "dbsa_dep_rel",
+            "dbsa_dep_rel_self")
+"""The card templates (``model_cards/<variant>.md``), one per mechanism family and per mix in ``COMBINED_VARIANTS``."""
+COMBINED_VARIANTS = {("dbsa", "dep_rpe"): "dbsa_dep_rel", ("dbsa", "dep_rpe", "self_parse"): "dbsa_dep_rel_self"}
+"""Mixes of mechanisms that have a card of their own (mechanisms in `mechanisms_of` order)."""
+
+
+class CardError(ValueError):
+    """A card template or card context is incomplete or wrong; the message says what to add or fix."""
+
+
+LANGUAGE_NAMES = {"en": "English", "ja": "Japanese", "de": "German", "fr": "French"}
+"""Names shown in a model's title; another language code is shown as it is."""
+
+
+def variant_of(config) -> str:
+    """Which card template describes a model: read from the mechanisms its config switches on."""
+    if getattr(config, "pos_parser", None) is not None:
+        return "bert_pos"
+    mechanisms = mechanisms_of(config)
+    if tuple(mechanisms) in COMBINED_VARIANTS:
+        return COMBINED_VARIANTS[tuple(mechanisms)]
+    if len(mechanisms) > 1:
+        raise CardError(
+            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
+            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
+        )
+    return mechanisms[0] if mechanisms else "baseline"
+
+
+def mechanisms_of(config) -> list[str]:
+    """The card variants whose mechanism a seq2seq config switches on (several for a custom mix)."""
+    mechanisms = []
+    if config.parse_layer_encoder or config.parse_layer_decoder:
+        mechanisms.append("dbsa")
+    for kind in relative_terms_of(config).values():
+        if kind.card not in mechanisms:
+            mechanisms.append(kind.card)
+    if config.encoder_layer_type == "graph":
+        mechanisms.append("graph_transformer")
+    if config.source_features:
+        mechanisms.append("syntax_infused")
+    if getattr(config, "self_parse_layers", 0):
+        mechanisms.append("self_parse")
+    return mechanisms
+
+
+def relative_terms_of(config) -> dict:
+    """The relative attention terms a seq2seq config switches on, on either side, by name (their records)."""
+    return {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}
+
+
+def attention_terms_text(config) -> str:
+    """The card paragraphs of the relative attention terms a model uses (empty for a model without them)."""
+    if getattr(config, "pos_parser", None) is not None:
+        return ""
+    return "\n\n".join(kind.card_text for kind in relative_terms_of(config).values())
+
+
+def model_title(config, source_language: str | None = None, target_language: str | None = None) -> str:
+    """A readable name of the model for people (the card's ``model_name``, the Space demo's title), in the papers'
+    names of what its config switches on: "Transformer_dep+rel, Japanese→English", "Transformer + DBSA(Enc)".
+    Without a ``source_language`` the parser's language stands for it (``spacy:ja_ginza`` -> Japanese)."""
+    if getattr(config, "pos_parser", None) is not None:
+        name = "BERT+POS"
+    else:
+        parts = []
+        for mechanism in mechanisms_of(config):
+            titles = sorted(kind.title for kind in relative_terms_of(config).values() if kind.card == mechanism)
+            if titles:  # Omote et al.'s names: Transformer_dep, Transformer_rel, Transformer_dep+rel
+                parts.append("Transformer_" + "+".join(titles))
+            elif mechanism == "dbsa":
+                sides = [side for side, layer in (("Enc", config.parse_layer_encoder), ("Dec", config.parse_layer_decoder))
+                         if layer]
+                parts.append(" + ".join(f"DBSA({side})" for side in sides))
+            else:
+                parts.append({"graph_transformer": "Graph-Transformer", "syntax_infused": "Syntax-infused Transformer",
+                              "self_parse": "self-parsing"}.get(mechanism, mechanism))
+        if not parts or parts[0].startswith("DBSA"):
+            parts.insert(0, "Transformer")
+        name = " + ".join(parts)
+    source_language = source_language or language_of_parser(
+        getattr(config, "pos_parser", None) or getattr(config, "source_parser", None))
+    source, target = (LANGUAGE_NAMES.get(code, code) if code else None for code in (source_language, target_language))
+    if getattr(config, "pos_parser", None) is not None:  # a classifier reads one language
+        return f"{name}, {source}" if source else name
+    if source and target:
+        return f"{name}, {source}→{target}"
+    if source or target:
+        return f"{name}, {'from ' + source if source else 'into ' + target}"
+    return name
+
+
+def parser_install_hint(spec: str) -> str:
+    """The pip command that provides a parser spec's package."""
+    backend, _, name = spec.partition(":")
+    if backend == "spacy":
+        if name.startswith("ja_ginza"):
+            return f"pip install ginza {name.replace('_', '-')}"
+        return f"pip install spacy {name.replace('_', '-')}  # or: python -m spacy download {name}"
+    if backend == "stanza":
+        return f"pip install stanza  # then: python -c \"import stanza; stanza.download('{name}')\""
+    return f"(parser backend {backend!r}: see hf_syntax.parsers)"
+
+
+def parser_requirements(spec: str) -> list[str]:
+    """The pip requirements that provide a parser spec (for an exported folder's ``requirements.txt``)."""
+    backend, _, name = spec.partition(":")
+    if backend == "spacy":
+        if name.startswith("ja_ginza"):
+            return ["ginza", name.replace("_", "-")]
+        is_package = name.isidentifier()  # a path to a pipeline folder is not pip-installable
+        return ["spacy", name.replace("_", "-")] if is_package else ["spacy"]
+    if backend == "stanza":
+        return ["stanza"]
+    return []
+
+
+def language_of_parser(spec: str | None) -> str | None:
+    """The language a parser spec names (``spacy:ja_ginza`` -> ``ja``, ``stanza:fr`` -> ``fr``), if it names one:
+    an export without ``source_language`` then still gets widget examples in the model's own language."""
+    if not spec:
+        return None
+    backend, _, name = spec.partition(":")
+    if backend == "stanza":
+        return name or None
+    if backend == "spacy":
+        prefix = Path(name).name.split("_")[0]
+        return prefix if len(prefix) == 2 and prefix.isalpha() else None
+    return None
+
+
+def _segmentation_note(config) -> str:
+    if getattr(config, "source_pretokenized", False):
+        return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
+                "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text. "
+                "Input with no whitespace at all (an unsegmented sentence typed into the widget or sent to an "
+                "endpoint) is segmented by the parser, and the log says so once.")
+    return ("Input that is already split into words (separated by spaces) is parsed as given with "
+            "`pipeline(..., pretokenized=True)`.")
+
+
+def parser_section(config) -> str:
+    """Which parser the model needs at inference and how to install it, from the config."""
+    if getattr(config, "pos_parser", None) is not None:
+        needed, spec = ("pos_ids",), config.pos_parser
+    else:
+        needed, spec = tuple(config.needs_source_features), config.source_parser
+    if needed and not spec:
+        raise CardError(
+            f"this {config.model_type} model needs `{', '.join(needed)}` at inference, computed by a parser, but its "
+            f"config names none: set model.config.source_parser to the parser it was trained with (e.g. "
+            f"'spacy:ja_ginza', 'spacy:en_core_web_sm') and save it again. The training recipe sets it for you."
+        )
+    if needed:
+        return (
+            f"This model needs `{', '.join(needed)}` for every input, computed from a parse of the input by "
+            f"`{spec}`. The pipeline runs the parser itself; install it first:\n\n```bash\n"
+            f"{parser_install_hint(spec)}\n```\n\n{_segmentation_note(config)}"
+        )
+    segmenter = getattr(config, "segmenter_spec", spec)
+    if getattr(config, "source_pretokenized", False) and segmenter and segmenter != spec:
+        return (
+            f"No parser runs at inference: the model reads plain tokens (it parses for itself). It was trained on "
+            f"text split into words (separated by spaces); text split that way is read as given, and a raw sentence "
+            f"with no whitespace (typed into the widget or sent to an endpoint) is split into words by the segmenter "
+            f"`{segmenter}` first (a segmenter, not a parser), so install it:\n\n```bash\n"
+            f"pip install {' '.join(segmenter_requirements(segmenter))}\n```"
+        )
+    if getattr(config, "source_pretokenized", False) and spec and segmenter == spec:
+        return (
+            f"The model reads no tree at inference, but it was trained on words split by `{spec}` (separated by "
+            f"spaces). Text already split that way is read as given; a raw sentence with no whitespace (typed into "
+            f"the widget or sent to an endpoint) is split into words by `{spec}` first, so install it:\n\n```bash\n"
+            f"{parser_install_hint(spec)}\n```"
+        )
+    trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))
+                    if value]
+    during_training = f" (training used `{'`, `'.join(trained_with)}`)" if trained_with else ""
+    return f"No parser is needed at inference: the model reads plain tokens{during_training}."
+
+
+MODEL_SETTINGS = {
+    "baseline": (),
+    "dbsa": ("parse_layer_encoder", "parse_layer_decoder", "parse_loss_weight_encoder", "parse_loss_weight_decoder",
+             "subword_head_rule", "parse_head", "parse_score_form", "decoder_parse_loss_normalizer",
+             "parse_loss_warmup_steps"),
+    "dep_rpe": ("absolute_positions",),
+    "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream",
+                          "graph_first_layer", "graph_increment", "graph_new_groups"),
+    "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
+    "self_parse": ("self_parse_layers", "self_parse_loss_weight", "self_parse_sampling", "self_parse_at_inference",
+                   "source_segmenter"),
+    "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
+}
+"""Each card variant's own settings; a variant that describes relative attention terms lists their ``settings``
+(from their records) before these."""
+SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                 "encoder_ffn_dim", "label_smoothing")
+
+
+def model_settings(config, variant: str) -> dict:
+    """The architecture settings a reader of the card needs: sizes, then the variant's own switches."""
+    if variant == "bert_pos":
+        names = MODEL_SETTINGS[variant]
+    else:  # a combined variant lists the settings of each mechanism it mixes
+        parts = next((mix for mix, name in COMBINED_VARIANTS.items() if name == variant), (variant,))
+        names = SEQ2SEQ_SIZES + tuple(name for part in parts for name in (
+            *(setting for kind in RELATIVE_TERMS.values() if kind.card == part for setting in kind.settings),
+            *MODEL_SETTINGS[part]))
+    return {name: getattr(config, name) for name in names if hasattr(config, name)}
+
+
+__all__ = ["COMBINED_VARIANTS", "CardError", "LANGUAGE_NAMES", "MODEL_SETTINGS", "VARIANTS", "attention_terms_text",
+           "language_of_parser", "mechanisms_of", "model_settings", "model_title", "parser_install_hint", "parser_requirements",
+           "parser_section", "relative_terms_of", "variant_of"]

@@ -1,0 +1,26 @@
+"""Loading a saved hf_syntax model folder with its tokenizer: what export, the fast-inference backends and the CLI
+start from. Kept apart from publishing so that inference code need not import the exporter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ModelFolderError(ValueError):
+    """The folder is not a saved model; the message says what to give instead."""
+
+
+def load_model_folder(model_dir: Path):
+    """A saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").is_file():
+        raise ModelFolderError(
+            f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
+    config = AutoConfig.from_pretrained(model_dir)
+    auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
+    return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
+
+
+__all__ = ["ModelFolderError", "load_model_folder"]
