@@ -20,6 +20,7 @@ from hf_syntax.data.tokenizer import train_tokenizer  # noqa: E402
 from hf_syntax.featurizer import SyntaxFeaturizer  # noqa: E402
 from hf_syntax.hub.descriptions import variant_of  # noqa: E402
 from hf_syntax.hub.export import export  # noqa: E402
+from hf_syntax.parse_losses import LOSS_PARTS  # noqa: E402
 from hf_syntax.parsers import get_parser  # noqa: E402
 from hf_syntax.pipelines import syntax_pipeline  # noqa: E402
 from hf_syntax.recipes.translation.data import resolve_data_path  # noqa: E402
@@ -103,6 +104,9 @@ def test_every_parameter_gets_a_gradient(corpus, batch, architecture):
     output.loss.backward()
     assert output.encoder_parse_loss is not None and output.decoder_parse_loss is not None
     assert (output.self_parse_loss is not None) == (architecture == "dbsa_dep_rel_self")
+    parts = [getattr(output, name) for name in LOSS_PARTS[1:]]  # the loss is the parse_losses sum, self-parser included
+    expected = output.translation_loss + sum(model.weighted_parse_losses(*parts))
+    assert torch.allclose(output.loss, expected)
     without = [name for name, parameter in model.named_parameters()
                if parameter.grad is None or not parameter.grad.abs().sum()]
     assert without == []
