@@ -219,8 +219,11 @@ def test_early_stopping_maps_to_beam_patience(tokenizer, pairs, tmp_path):
 
 def test_int8_stays_close_to_float32(tokenizer, pairs, tmp_path):
     """int8 weights (CTranslate2) and int8 linear layers (PyTorch path) move target log-probabilities (mean |log p|
-    ~ 7 here) by ~0.02 on average; the benchmark measures the BLEU effect on a trained model. Gain 1: the gain-3
-    test models are chaotic enough that any rounding moves them a lot."""
+    ~ 7 here) by a small fraction of their size; the benchmark measures the BLEU effect on a trained model. How much
+    depends on the CPU's int8 kernels (CTranslate2 moves them by ~0.02 on average on one machine, by ~0.1 on an AMD
+    EPYC without VNNI), so the bound is relative: under 3% of the mean |log p| over all target tokens. A wrong scale
+    or a layer left unquantized moves them by whole nats. Gain 1: the gain-3 test models are chaotic enough that any
+    rounding moves them a lot."""
     model = tiny_model(tokenizer, "transformer_abs", gain=1.0)
     float_folder = export_ctranslate2(model, tokenizer, tmp_path / "float32")
     int8_folder = export_ctranslate2(model, tokenizer, tmp_path / "int8", quantization="int8")
@@ -232,13 +235,16 @@ def test_int8_stays_close_to_float32(tokenizer, pairs, tmp_path):
     reference = target_log_probs(model, batch, labels)
     mask = labels != tokenizer.pad_token_id
 
+    bound = 0.03 * reference.abs()[mask].mean()
+
     int8 = CTranslate2Seq2SeqModel(int8_folder)
-    for row, theirs in enumerate(ctranslate2_log_probs(int8, tokenizer, batch, labels)):
-        assert (theirs - reference[row, : len(theirs)]).abs().mean() < 0.1
+    drifts = [(theirs - reference[row, : len(theirs)]).abs()
+              for row, theirs in enumerate(ctranslate2_log_probs(int8, tokenizer, batch, labels))]
+    assert 0 < torch.cat(drifts).mean() < bound
     quantized = optimize_for_cpu(model, "int8")
     assert isinstance(quantized.lm_head, torch.ao.nn.quantized.dynamic.Linear)
     drift = (target_log_probs(quantized, batch, labels) - reference).abs()[mask].mean()
-    assert 0 < drift < 0.1
+    assert 0 < drift < bound
     assert torch.equal(target_log_probs(model, batch, labels), reference), "the original model must stay float32"
 
 
