@@ -11,7 +11,7 @@ import pytest
 import torch
 from datasets.fingerprint import Hasher
 from transformers import AutoTokenizer
-from features_support import ENGLISH_PARSER, JAPANESE_PARSER, minilm_wordpiece, metaspace_bpe, require_shared_data
+from features_support import ENGLISH_PARSER, JAPANESE_PARSER, SAMPLE_DATA, TEST_DATA, metaspace_bpe, minilm_wordpiece
 
 from hf_syntax.data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
 from hf_syntax.data.features import parse_and_align
@@ -21,9 +21,9 @@ TESTS = Path(__file__).resolve().parent
 
 
 def enja_dev(count):
-    folder = require_shared_data() / "small_parallel_enja"
-    ja = (folder / "dev.ja").read_text(encoding="utf-8").splitlines()[:count]
-    en = (folder / "dev.en").read_text(encoding="utf-8").splitlines()[:count]
+    folder = SAMPLE_DATA / "small_parallel_enja"
+    ja = (folder / "valid.ja").read_text(encoding="utf-8").splitlines()[:count]
+    en = (folder / "valid.en").read_text(encoding="utf-8").splitlines()[:count]
     return datasets.Dataset.from_dict({"source": ja, "target": en})
 
 
@@ -94,12 +94,12 @@ print(mapped.cache_files[0]["filename"])
 
 
 def test_glue_pairs_get_pos_ids_for_both_sentences():
-    path = require_shared_data() / "glue" / "MRPC" / "dev.tsv"
-    with open(path, encoding="utf-8-sig") as handle:
+    path = TEST_DATA / "glue" / "RTE" / "dev.tsv"
+    with open(path, encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))[:6]
     dataset = datasets.Dataset.from_dict({
-        "sentence1": [row["#1 String"] for row in rows], "sentence2": [row["#2 String"] for row in rows],
-        "label": [int(row["Quality"]) for row in rows],
+        "sentence1": [row["sentence1"] for row in rows], "sentence2": [row["sentence2"] for row in rows],
+        "label": [int(row["label"] == "entailment") for row in rows],
     })
     tokenizer = minilm_wordpiece()
     mapped = dataset.map(parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, features=("pos",),

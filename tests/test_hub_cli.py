@@ -4,6 +4,7 @@ import io
 import json
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -93,8 +94,8 @@ def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):
     assert scores["sentences"] == 4 and 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
 
 
-def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, shared_data, capsys):
-    gold = shared_data / "ud" / "UD_English-EWT" / "en_ewt-ud-dev.conllu.gz"
+def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, capsys):
+    gold = Path(__file__).resolve().parent / "data" / "ud" / "en_ewt-ud-dev.first200.conllu.gz"
     main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold), "--max-sentences", "5"])
     scores = json.loads(capsys.readouterr().out)
     assert scores["scored_words"] > 20 and 0 <= scores["uas"] <= 100
