@@ -64,7 +64,9 @@ def test_gzip_and_conllu_parser_lookup(tmp_path):
     ("change", "message"),
     [
         (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t9\t"), r"x.conllu:10: HEAD 9 of word 6 .* out of range"),
-        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"), r"x.conllu:1 .*no root"),
+        # No root left, so the heads run in a cycle: named, at the line of its first word, not at the sentence's.
+        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"),
+         r"x.conllu:4 \(sentence s1\): .*no root \(no word has head 0\): words 2 -> 6 -> 2 form a cycle"),
         # "Le" becomes a root next to "bruit"; UD allows one per sentence: reported at the second root's line.
         (("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"),
          r"x.conllu:4 \(sentence s1\): 2 roots \(words 1, 2 have HEAD 0\).*allow_multiple_roots=True"),
@@ -93,6 +95,14 @@ def test_several_roots_are_read_as_a_forest_only_when_asked(tmp_path):
     assert load_parser(f"conllu:{path}", allow_multiple_roots=True).parse("Le bruit du chat.").roots == [0, 1]
     with pytest.raises(TreeError, match="2 roots"):
         load_parser(f"conllu:{path}")
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "latin1.conllu.gz"
+    with gzip.open(path, "wb") as handle:
+        handle.write(GOOD.replace("chat", "chât").encode("latin-1"))
+    with pytest.raises(TreeError, match=rf"{path}:2: not UTF-8 text \(byte 0xe2 at column 24\).*iconv"):
+        read_conllu(path)
 
 
 def test_missing_file_error(tmp_path):

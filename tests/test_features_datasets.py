@@ -188,3 +188,14 @@ def test_required_features_and_classification_labels():
     assert batch["labels"].dtype == torch.float and batch["labels"].tolist() == [3.5, 1.0]
     with pytest.raises(ValueError, match="empty batch"):
         SyntaxClassificationCollator(tokenizer)([])
+
+
+def test_map_function_refuses_empty_texts_like_the_pipelines_unless_asked():
+    """A blank source would train on nothing; the pipelines and the handler refuse it, so the map function does."""
+    tokenizer = minilm_wordpiece()
+    batch = {"source": ["Birds fly.", "  \n"]}
+    with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 1\)"
+                                         r".*allow_empty=True"):
+        parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)(batch)
+    kept = parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, allow_empty=True)(batch)
+    assert tokenizer.convert_ids_to_tokens(kept["input_ids"][1]) == ["[CLS]", "[SEP]"]

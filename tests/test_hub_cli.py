@@ -104,6 +104,26 @@ def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, capsys):
     assert "no encoder parse head" in capsys.readouterr().err
 
 
+def test_input_that_is_not_utf8_is_one_error_line_naming_it(model_dirs, tmp_path, monkeypatch, capsys):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("the cat is here\ncaf\xe9 au lait\n".encode("latin-1"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(latin1.read_bytes()), encoding="utf-8"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: stdin is not UTF-8 text: byte 0xe9 on line 2 is not valid UTF-8. Convert the input first, e.g. iconv "
+        "-f latin1 -t utf-8 (name its real encoding).")
+    with pytest.raises(SystemExit):
+        main(["show", "--model", str(model_dirs["dep_rpe"]), "--source", str(latin1)])
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"error: {latin1} is not UTF-8 text: byte 0xe9 on line 2")
+    gold = tmp_path / "gold.conllu"
+    gold.write_bytes("# text = café\n1\tcafé\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n".encode("latin-1"))
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold)])
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"error: {gold}:1: not UTF-8 text (byte 0xe9 at column 13)")
+
+
 def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
     run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
     summary = {"reported_split": "test", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 12.0, "validation_chrf": 31.0,

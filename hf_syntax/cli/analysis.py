@@ -3,9 +3,14 @@ its cross-attention)."""
 
 from __future__ import annotations
 
-import sys
-
-from hf_syntax.cli.common import CliError, add_generation_arguments, generation_options, model_pipeline
+from hf_syntax.cli.common import (
+    CliError,
+    add_generation_arguments,
+    generation_options,
+    model_pipeline,
+    positive_int,
+    read_input_lines,
+)
 
 
 def format_tree(tree: dict) -> str:
@@ -27,9 +32,7 @@ def command_show(options) -> None:
     config = pipe.model.config
     if not getattr(config, "is_encoder_decoder", False):
         raise CliError("show prints translations with their trees; this model is a classifier.")
-    stream = open(options.source, encoding="utf-8") if options.source else sys.stdin
-    with stream:
-        texts = [line.strip() for line in stream if line.strip()][: options.max_sentences]
+    texts = [line.strip() for line in read_input_lines(options.source) if line.strip()][: options.max_sentences]
     if not texts:
         raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
     for text in texts:
@@ -68,7 +71,8 @@ def add_commands(commands) -> None:
                                description=command_show.__doc__)
     show.add_argument("--model", required=True, help="model folder (trained run or exported)")
     show.add_argument("--source", help="file of source sentences (default: stdin)")
-    show.add_argument("--max-sentences", dest="max_sentences", type=int, default=3)
+    show.add_argument("--max-sentences", dest="max_sentences", type=positive_int, default=3,
+                      help="show at most this many sentences, the first non-empty ones (default: 3)")
     add_generation_arguments(show)
     show.set_defaults(run=command_show)
 

@@ -33,6 +33,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.align import AlignmentError
     from hf_syntax.hub.cards import CardError
     from hf_syntax.data.corpus import CorpusError
+    from hf_syntax.featurizer import InvalidTextError
     from hf_syntax.hub.export import ExportError
     from hf_syntax.parsers import ParserNotAvailableError
     from hf_syntax.pipelines import EmptyInputError
@@ -40,7 +41,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.trees import TreeError
 
     return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
-            FileNotFoundError, ParserNotAvailableError, TreeError)
+            FileNotFoundError, InvalidTextError, ParserNotAvailableError, TreeError)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from hf_syntax.cli.common import (
     generation_options,
     model_pipeline,
     positive_int,
+    read_input_lines,
 )
 
 
@@ -81,7 +82,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
     pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
-    lines = sys.stdin.read().splitlines()
+    lines = read_input_lines(None)
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
         print(translation)
