@@ -19,8 +19,8 @@ def command_train(options) -> None:
         translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
                             if getattr(options, flag)]
         if translation_only:
-            raise CliError(f"{options.config} is a GLUE config (it names a task); --{translation_only[0]} is an "
-                           f"option of the translation recipe only.")
+            raise CliError(f"{options.config} is a GLUE config (it names a task); "
+                           f"--{translation_only[0].replace('_', '-')} is an option of the translation recipe only.")
         glue_main(argv + (["--output_dir", options.output_dir] if options.output_dir else []))
         return
     from hf_syntax.recipes.translation.run import main
@@ -43,10 +43,16 @@ def add_commands(commands) -> None:
     train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
     train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override one config value (repeatable), e.g. --set model.type=dbsa")
-    train.add_argument("--output_dir")
-    train.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest")
-    train.add_argument("--skip_empty", action="store_true")
-    train.add_argument("--push_to_hub", action="store_true",
+    # Dashes like every other subcommand; the underscore spellings of the recipe scripts stay accepted.
+    train.add_argument("--output-dir", "--output_dir", dest="output_dir",
+                       help="folder of the run (checkpoints, model/, summary.json); default: the config's output_dir")
+    train.add_argument("--resume-from-checkpoint", "--resume_from_checkpoint", dest="resume_from_checkpoint",
+                       metavar="FOLDER|latest",
+                       help="continue a translation run from a checkpoint-* folder, or the newest one in output_dir")
+    train.add_argument("--skip-empty", "--skip_empty", dest="skip_empty", action="store_true",
+                       help="drop (and count) corpus pairs with an empty side instead of stopping with an error")
+    train.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", action="store_true",
                        help="upload the exported model folder (<output_dir>/model) at the end of the run")
-    train.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    train.add_argument("--hub-model-id", "--hub_model_id", dest="hub_model_id",
+                       help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
     train.set_defaults(run=command_train)

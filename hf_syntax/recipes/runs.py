@@ -61,7 +61,7 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
         if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
             raise ConfigError(
                 f"output_dir {output_dir} already holds checkpoints; continue that run with "
-                "--resume_from_checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
+                "--resume-from-checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
             )
         return None
     if resume_from_checkpoint == "latest":

@@ -160,14 +160,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Train a translation model with the hf-syntax recipe.")
     add_config_arguments(parser, "training.max_steps=200", required=True)
-    parser.add_argument("--output_dir", help="shortcut for --set output_dir=...")
-    parser.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest",
+    parser.add_argument("--output-dir", "--output_dir", dest="output_dir", help="shortcut for --set output_dir=...")
+    parser.add_argument("--resume-from-checkpoint", "--resume_from_checkpoint", dest="resume_from_checkpoint",
+                        metavar="FOLDER|latest",
                         help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
-    parser.add_argument("--skip_empty", action="store_true",
+    parser.add_argument("--skip-empty", "--skip_empty", dest="skip_empty", action="store_true",
                         help="drop (and count) pairs with an empty side instead of stopping with an error")
-    parser.add_argument("--push_to_hub", action="store_true",
+    parser.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", action="store_true",
                         help="upload the exported model folder (<output_dir>/model) at the end (needs a login)")
-    parser.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    parser.add_argument("--hub-model-id", "--hub_model_id", dest="hub_model_id",
+                        help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")
     options = parser.parse_args(argv)
