@@ -1,5 +1,6 @@
 """The hf-syntax command line: --help everywhere, a real translate call, evaluate, export, plot-attention, preprocess."""
 
+import argparse
 import io
 import json
 import shutil
@@ -43,6 +44,35 @@ def test_every_command_has_help(command, capsys):
     assert text.startswith("usage: hf-syntax") and (command in text)
     if not command:
         assert all(name in text for name in SUBCOMMANDS)
+
+
+def subcommand_parsers():
+    commands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    return commands.choices
+
+
+def test_one_option_style_and_help_on_every_option():
+    """Dashes everywhere (underscore spellings only as aliases), help on every option, plain text (no reST)."""
+    for name, parser in subcommand_parsers().items():
+        assert "`" not in parser.format_help(), name
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help and "`" not in action.help, (name, action.option_strings)
+            assert not action.option_strings or "_" not in action.option_strings[0], (name, action.option_strings)
+    assert "{13a,intl,zh,ja-mecab,ko-mecab,char,none}" in subcommand_parsers()["evaluate"].format_help()
+    assert all(name in build_parser().description for name in SUBCOMMANDS), "the top-level description lists all"
+
+
+def test_train_takes_the_underscore_spellings_of_the_recipe_scripts_too():
+    common = ["train", "--config", "c.yaml", "--skip-empty", "--push-to-hub"]
+    dashed = build_parser().parse_args(common + ["--output-dir", "o", "--resume-from-checkpoint", "latest",
+                                                 "--hub-model-id", "me/x"])
+    underscored = build_parser().parse_args(["train", "--config", "c.yaml", "--skip_empty", "--push_to_hub",
+                                             "--output_dir", "o", "--resume_from_checkpoint", "latest",
+                                             "--hub_model_id", "me/x"])
+    assert vars(dashed) == vars(underscored)
+    assert (dashed.output_dir, dashed.resume_from_checkpoint, dashed.skip_empty) == ("o", "latest", True)
 
 
 def test_word_segmentation_defaults_to_the_model_and_can_be_forced_either_way():

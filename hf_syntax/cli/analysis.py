@@ -6,6 +6,7 @@ from __future__ import annotations
 from hf_syntax.cli.common import (
     CliError,
     add_generation_arguments,
+    described,
     generation_options,
     model_pipeline,
     positive_int,
@@ -68,7 +69,7 @@ def command_plot_attention(options) -> None:
 def add_commands(commands) -> None:
     """Register ``show`` and ``plot-attention``."""
     show = commands.add_parser("show", help="translate a few sentences and print the trees the model used",
-                               description=command_show.__doc__)
+                               description=described(command_show))
     show.add_argument("--model", required=True, help="model folder (trained run or exported)")
     show.add_argument("--source", help="file of source sentences (default: stdin)")
     show.add_argument("--max-sentences", dest="max_sentences", type=positive_int, default=3,
@@ -77,11 +78,11 @@ def add_commands(commands) -> None:
     show.set_defaults(run=command_show)
 
     plot = commands.add_parser("plot-attention", help="draw the cross-attention of one translation as a PNG",
-                               description=command_plot_attention.__doc__)
-    plot.add_argument("--model", required=True)
+                               description=described(command_plot_attention))
+    plot.add_argument("--model", required=True, help="model folder (trained run or exported)")
     plot.add_argument("--text", required=True, help="one source sentence")
     plot.add_argument("--out", required=True, help="PNG file to write")
     plot.add_argument("--layer", type=int, default=-1, help="decoder layer (default: the last)")
-    plot.add_argument("--title")
+    plot.add_argument("--title", help="title above the plot (default: none)")
     add_generation_arguments(plot)
     plot.set_defaults(run=command_plot_attention)

@@ -46,7 +46,8 @@ def user_errors() -> tuple[type[Exception], ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hf-syntax", description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export."
+        prog="hf-syntax",
+        description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export, show, plot-attention."
     )
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")

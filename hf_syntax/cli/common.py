@@ -11,6 +11,11 @@ class CliError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
 
 
+def described(command) -> str:
+    """A command function's docstring as its ``--help`` shows it: plain text, without reST's double backticks."""
+    return command.__doc__.replace("``", "")
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts and sizes: a beam of 0 or a batch of 0 would fail deep inside generation."""
     try:

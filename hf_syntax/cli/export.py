@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError
+from hf_syntax.cli.common import CliError, described
 
 
 def command_export(options) -> None:
@@ -69,24 +69,26 @@ def _export_ctranslate2(options) -> None:
 def add_commands(commands) -> None:
     """Register ``export``."""
     export = commands.add_parser("export", help="write a Hub-ready folder with a model card",
-                                 description=command_export.__doc__)
+                                 description=described(command_export))
     export.add_argument("model_dir", help="trained model folder (e.g. <output_dir>/model)")
     export.add_argument("out_dir", help="new folder to write")
     export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
-    export.add_argument("--source-lang", dest="source_language")
-    export.add_argument("--target-lang", dest="target_language")
+    export.add_argument("--source-lang", dest="source_language", help="language code of the input, e.g. ja")
+    export.add_argument("--target-lang", dest="target_language", help="language code of the output, e.g. en")
     export.add_argument("--dataset", help="the Hub dataset id of the evaluation data (it goes into the card's "
                         "datasets and model-index metadata); a local path or other name is only named in the text")
     export.add_argument("--dataset-config", dest="dataset_config",
                         help="the dataset's config, e.g. rte for nyu-mll/glue")
     export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")
-    export.add_argument("--base-model", dest="base_model")
+    export.add_argument("--base-model", dest="base_model",
+                        help="the Hub id of the checkpoint it was fine-tuned from, if any (card metadata)")
     export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
     export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
     export.add_argument("--text-pairs", dest="text_pairs", action="store_true",
                         help="the classifier reads sentence pairs: widget examples are text + text_pair "
                              "(a GLUE recipe run says so itself)")
-    export.add_argument("--license", default="apache-2.0")
+    export.add_argument("--license", default="apache-2.0", help="license of the weights in the card (default: "
+                        "apache-2.0); check the training data's terms")
     export.add_argument("--space", metavar="DIR",
                         help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
     export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")

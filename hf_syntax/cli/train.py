@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hf_syntax.cli.common import CliError
+from hf_syntax.cli.common import CliError, described
 
 
 def command_train(options) -> None:
@@ -39,7 +39,7 @@ def command_train(options) -> None:
 def add_commands(commands) -> None:
     """Register ``train``."""
     train = commands.add_parser("train", help="train a translation or GLUE model from a config file",
-                                description=command_train.__doc__)
+                                description=described(command_train))
     train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
     train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override one config value (repeatable), e.g. --set model.type=dbsa")
