@@ -157,16 +157,40 @@ def test_input_that_is_not_utf8_is_one_error_line_naming_it(model_dirs, tmp_path
 def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
     run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
     summary = {"reported_split": "test", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 12.0, "validation_chrf": 31.0,
-               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16}}
+               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16, "test": 100},
+               "pairs_in_split": {"test": 100}, "split_names": {"test": "dev (lines 101-200)"}}
     (run / "summary.json").write_text(json.dumps(summary))
     main(["export", str(run / "model"), str(tmp_path / "out"), "--model-id", "me/dep-rpe", "--source-lang", "en",
           "--target-lang", "ja", "--dataset", "small_parallel_enja"])
     assert "upload_folder" in capsys.readouterr().out
     card = (tmp_path / "out" / "README.md").read_text()
-    assert "| small_parallel_enja | test | bleu | 11.00 |" in card and "- `optimizer steps`: 3" in card
+    # The test file was cut from the dev split: the card names what was scored, and a bare name is no Hub id.
+    assert "| small_parallel_enja | dev (lines 101-200) | bleu | 11.00 | 100 |" in card
+    assert "- `optimizer steps`: 3" in card and "datasets:" not in card and "model-index" not in card
+    assert 'pipeline("translation", model="me/dep-rpe", trust_remote_code=True)' in card
     with pytest.raises(SystemExit):
         main(["export", str(run / "model"), str(tmp_path / "out")])
     assert "not empty" in capsys.readouterr().err
+
+
+def test_export_without_a_model_id_says_so_and_the_card_shows_how_to_load_the_tokenizer(model_dirs, tmp_path, capsys):
+    from transformers import AutoTokenizer
+
+    main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out"), "--space", str(tmp_path / "space")])
+    assert "--model-id NAME/REPO" in capsys.readouterr().out, "the export asks for the repo id"
+    space = (tmp_path / "space" / "README.md").read_text()
+    assert "models:" not in space and "huggingface.co/<" not in space, "no repo named yet: none listed or linked"
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert 'pipeline("translation", model="<your-name>/<model-name>", trust_remote_code=True)' in card
+    assert 'AutoTokenizer.from_pretrained("<your-name>/<model-name>", trust_remote_code=True)' in card
+    saved = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
+    assert not {"is_local", "local_files_only"} & set(saved), "how it was loaded here is not part of the tokenizer"
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "out", trust_remote_code=True)
+    assert tokenizer(SENTENCES[0])["input_ids"] == AutoTokenizer.from_pretrained(model_dirs["dep_rpe"])(SENTENCES[0])[
+        "input_ids"]
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "bare"), "--model-id", "demo-ja-en"])
+    assert "--model-id 'demo-ja-en' is not a Hub model id: give NAME/REPO" in capsys.readouterr().err
 
 
 def test_export_names_a_hub_dataset_with_its_config_and_only_that(model_dirs, tmp_path):

@@ -18,9 +18,13 @@ def command_export(options) -> None:
         raise CliError("--quantization applies to --format ctranslate2 only.")
     from huggingface_hub import ModelCard
 
+    from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
     from hf_syntax.hub.export import export
 
-    context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
+    if options.model_id and not _is_repo_id(options.model_id):
+        raise CliError(f"--model-id {options.model_id!r} is not a Hub model id: give NAME/REPO, the repo you will "
+                       f"upload the folder to (e.g. me/{options.model_id.strip('/').split('/')[-1] or 'my-model'}).")
+    context = {"model_id": options.model_id or PLACEHOLDER_MODEL_ID, "license": options.license}
     for key in ("source_language", "target_language", "dataset", "dataset_config", "training_data", "base_model",
                 "task_name", "text_pairs"):
         value = getattr(options, key)
@@ -33,6 +37,9 @@ def command_export(options) -> None:
         raise CliError(f"{out} exists and is not empty; choose a new folder or pass --overwrite.")
     folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
+    if not options.model_id:
+        print(f"its card (and Space README) name the model {PLACEHOLDER_MODEL_ID}: export again with --model-id "
+              f"NAME/REPO, the Hub repo you upload to, so that the card's usage lines load it")
     if options.space:
         from hf_syntax.serving.space import SpaceError, write_space
 
@@ -42,6 +49,17 @@ def command_export(options) -> None:
         except SpaceError as error:
             raise CliError(str(error)) from error
         print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
+
+
+def _is_repo_id(name: str) -> bool:
+    """NAME/REPO as the Hub spells a model repo (a bare name only resolves for a few legacy models)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return name.count("/") == 1
 
 
 def _export_ctranslate2(options) -> None:
@@ -72,7 +90,9 @@ def add_commands(commands) -> None:
                                  description=described(command_export))
     export.add_argument("model_dir", help="trained model folder (e.g. <output_dir>/model)")
     export.add_argument("out_dir", help="new folder to write")
-    export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
+    export.add_argument("--model-id", dest="model_id",
+                        help="the Hub repo you will upload to, NAME/REPO: the card's usage lines load it (default: "
+                             "a placeholder to replace)")
     export.add_argument("--source-lang", dest="source_language", help="language code of the input, e.g. ja")
     export.add_argument("--target-lang", dest="target_language", help="language code of the output, e.g. en")
     export.add_argument("--dataset", help="the Hub dataset id of the evaluation data (it goes into the card's "

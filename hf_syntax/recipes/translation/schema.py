@@ -44,6 +44,9 @@ class ParallelFiles:
 
     source: str
     target: str
+    split: str | None = None
+    """What these lines are at their source when that differs from their role here, as the summary and the model
+    card report it: a test file cut from the upstream dev split is e.g. "dev (lines 101-200)"."""
 
 
 @dataclass
