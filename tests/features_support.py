@@ -51,8 +51,9 @@ BAD_TEXTS = {  # awkward inputs (empty, whitespace, emoji, URLs, ...), each run 
 def require_shared_data() -> Path:
     """The full data sets, for the few tests that check a whole set; the slices in tests/data serve the rest."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"checks a full data set: put the project's data folder at {SHARED_DATA} to run it (the suite's "
-                    f"other tests use the slices in tests/data)")
+        pytest.skip(f"checks the published sizes of the full UD dev treebanks and GLUE folders, which are not in the "
+                    f"repository: put them at {SHARED_DATA} (layout and sources: tests/data/README.md) to run it; "
+                    f"every other test reads the slices in tests/data")
     return SHARED_DATA
 
 
