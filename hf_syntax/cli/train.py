@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hf_syntax.cli.common import CliError, described
+from hf_syntax.recipes.runs import add_translation_run_arguments
 
 
 def command_train(options) -> None:
@@ -43,16 +44,5 @@ def add_commands(commands) -> None:
     train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
     train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override one config value (repeatable), e.g. --set model.type=dbsa")
-    # Dashes like every other subcommand; the underscore spellings of the recipe scripts stay accepted.
-    train.add_argument("--output-dir", "--output_dir", dest="output_dir",
-                       help="folder of the run (checkpoints, model/, summary.json); default: the config's output_dir")
-    train.add_argument("--resume-from-checkpoint", "--resume_from_checkpoint", dest="resume_from_checkpoint",
-                       metavar="FOLDER|latest",
-                       help="continue a translation run from a checkpoint-* folder, or the newest one in output_dir")
-    train.add_argument("--skip-empty", "--skip_empty", dest="skip_empty", action="store_true",
-                       help="drop (and count) corpus pairs with an empty side instead of stopping with an error")
-    train.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", action="store_true",
-                       help="upload the exported model folder (<output_dir>/model) at the end of the run")
-    train.add_argument("--hub-model-id", "--hub_model_id", dest="hub_model_id",
-                       help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    add_translation_run_arguments(train)
     train.set_defaults(run=command_train)
