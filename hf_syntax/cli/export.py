@@ -95,8 +95,9 @@ def add_commands(commands) -> None:
                              "a placeholder to replace)")
     export.add_argument("--source-lang", dest="source_language", help="language code of the input, e.g. ja")
     export.add_argument("--target-lang", dest="target_language", help="language code of the output, e.g. en")
-    export.add_argument("--dataset", help="the Hub dataset id of the evaluation data (it goes into the card's "
-                        "datasets and model-index metadata); a local path or other name is only named in the text")
+    export.add_argument("--dataset", help="the Hub dataset id (owner/name) of the evaluation data (it goes into the "
+                        "card's datasets and model-index metadata); a local path or other name is only named in the "
+                        "text")
     export.add_argument("--dataset-config", dest="dataset_config",
                         help="the dataset's config, e.g. rte for nyu-mll/glue")
     export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")

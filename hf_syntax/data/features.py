@@ -98,7 +98,6 @@ class ParseAndAlign:
         _report_alignment_rules(featurizer)
         return output
 
-
     def _texts(self, batch: dict, name: str, argument: str) -> list:
         texts = _column(batch, name, argument)
         for index, text in enumerate(texts):

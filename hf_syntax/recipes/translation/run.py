@@ -123,9 +123,8 @@ def train_translation(
         "model_type": config.model.type,
         "languages": f"{config.data.source_lang}->{config.data.target_lang}",
         "reported_split": final_split,
-        "split_names": {role: files.split for role, files in
-                        (("train", config.data.train), ("validation", config.data.validation), ("test", config.data.test))
-                        if files is not None and files.split},
+        "split_names": {role: getattr(config.data, role).split for role in ("train", "validation", "test")
+                        if getattr(config.data, role) is not None and getattr(config.data, role).split},
         "bleu": results[final_split][f"{final_split}_bleu"],
         "chrf": results[final_split][f"{final_split}_chrf"],
         "validation_bleu": results["validation"]["validation_bleu"],

@@ -165,7 +165,8 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         raise ConfigError(f"training.max_steps must be >= 1 (or -1, the default: train num_train_epochs), got "
                           f"{max_steps}")
     if config.push_to_hub and not config.hub_model_id:
-        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub-model-id me/dbsa-ja-en)")
+        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub-model-id "
+                          "me/dbsa-ja-en)")
     if config.early_stopping_patience is not None and config.early_stopping_patience < 1:
         raise ConfigError(f"early_stopping_patience must be >= 1 evaluations (or null to train the whole schedule), "
                           f"got {config.early_stopping_patience}")
