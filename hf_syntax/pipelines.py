@@ -181,7 +181,6 @@ class SyntaxTranslationPipeline(Pipeline):
         return preprocess, generate_kwargs, postprocess
 
     def preprocess(self, text, pretokenized=None):
-        check_texts(text)
         return {"row": self.encode(self.read(text, pretokenized))}
 
     def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
@@ -191,6 +190,7 @@ class SyntaxTranslationPipeline(Pipeline):
         read as those words separated by spaces, as in training: otherwise BPE loses every word-initial subword.
         A feature model's tree is then the one parse of what the model reads; ``encode`` and the tree views reuse it.
         """
+        check_texts(text)
         if pretokenized is None:
             pretokenized = self._default_pretokenized(text)
         if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
