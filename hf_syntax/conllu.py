@@ -21,11 +21,21 @@ class ConlluSentence:
         self.tree, self.sent_id, self.line, self.empty_nodes = tree, sent_id, line, empty_nodes
 
 
-def _open_text(path):
+def _open_bytes(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"CoNLL-U file {path!r} does not exist.")
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+
+
+def _decoded(path, number: int, raw: bytes) -> str:
+    """One line as text; CoNLL-U is UTF-8, so other bytes are an error naming the file and line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise TreeError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
+                        f"{error.start + 1}); CoNLL-U files are UTF-8: convert the file, e.g. with iconv -t utf-8."
+                        ) from None
 
 
 def iter_conllu(path, allow_multiple_roots: bool = False):
@@ -36,10 +46,10 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
     per sentence, so a second one is an error (a file that is not valid UD); ``allow_multiple_roots=True`` reads
     such sentences as forests instead.
     """
-    with _open_text(path) as handle:
+    with _open_bytes(path) as handle:
         block, first_line = [], None
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\n").rstrip("\r")
+        for number, raw in enumerate(handle, start=1):
+            line = _decoded(path, number, raw).rstrip("\n").rstrip("\r")
             if line.strip():
                 if first_line is None:
                     first_line = number

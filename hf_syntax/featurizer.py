@@ -15,6 +15,24 @@ from .parsers import get_parser
 from .trees import WordTree, locate_words
 
 
+class InvalidTextError(ValueError):
+    """A text that is not valid Unicode: no tokenizer or parser can encode it."""
+
+
+def check_valid_unicode(text: str, where: str = "the text") -> None:
+    """Refuse a lone surrogate (U+D800..U+DFFF) with its position: a JSON request can carry one (``"\\ud800"``)
+    and so can bytes decoded with ``errors="surrogateescape"``; the tokenizers and parsers fail on it with errors
+    that do not say which text or character was at fault."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidTextError(
+            f"{where} contains a lone surrogate ({text[error.start]!r} at character {error.start}), which is not "
+            f"valid Unicode text: decode the input as UTF-8 (errors='replace' turns bad bytes into U+FFFD) and "
+            f"send that."
+        ) from None
+
+
 class SyntaxFeaturizer:
     """Tokenize text and attach syntax feature columns aligned to the subwords.
 
@@ -132,10 +150,13 @@ class SyntaxFeaturizer:
             raise TypeError(f"{argument} must be a string or a list of strings/word lists; got {type(texts).__name__}.")
         tokenizer_texts, parse_inputs = [], []
         for index, item in enumerate(items):
+            where = argument if isinstance(texts, str) else f"{argument}[{index}]"
             if isinstance(item, str):
+                check_valid_unicode(item, where)
                 tokenizer_texts.append(item)
                 parse_inputs.append(item.split() if self.pretokenized else item)
             elif isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item):
+                check_valid_unicode(" ".join(item), where)
                 tokenizer_texts.append(" ".join(item))
                 parse_inputs.append(list(item))
             else:

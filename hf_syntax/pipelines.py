@@ -30,7 +30,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassificati
 from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 
 from .columns import pad_columns
-from .featurizer import SyntaxFeaturizer
+from .featurizer import InvalidTextError, SyntaxFeaturizer, check_valid_unicode
 from .parsers import get_parser
 from .segmenters import get_segmenter
 from .trees import WordTree
@@ -48,7 +48,8 @@ class EmptyInputError(ValueError):
 
 
 def check_texts(inputs, what: str = "text") -> None:
-    """Reject empty strings (alone, in a list, or in a ``{"text", "text_pair"}`` dict) naming the position."""
+    """Reject empty strings and text that is not valid Unicode (alone, in a list, or in a ``{"text", "text_pair"}``
+    dict) naming the position."""
     items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
     if isinstance(inputs, (list, tuple)) and not inputs:
         raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
@@ -63,6 +64,7 @@ def check_texts(inputs, what: str = "text") -> None:
                     f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
                     f"to parse or translate)."
                 )
+            check_valid_unicode(value, where)
 
 
 @dataclass(frozen=True)
@@ -169,12 +171,17 @@ class SyntaxTranslationPipeline(Pipeline):
         return results
 
     def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, **generate_kwargs):
+        saved = getattr(self.model, "generation_config", None)
+        if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
+                and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
+            # The model limits its output by max_length (as the recipe saves it): say the caller's limit the same
+            # way (+1, the decoder start token) so generate does not warn that both limits were set.
+            generate_kwargs["max_length"] = generate_kwargs.pop("max_new_tokens") + 1
         preprocess = {} if pretokenized is None else {"pretokenized": pretokenized}
         postprocess = {} if skip_special_tokens is None else {"skip_special_tokens": skip_special_tokens}
         return preprocess, generate_kwargs, postprocess
 
     def preprocess(self, text, pretokenized=None):
-        check_texts(text)
         return {"row": self.encode(self.read(text, pretokenized))}
 
     def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
@@ -184,6 +191,7 @@ class SyntaxTranslationPipeline(Pipeline):
         read as those words separated by spaces, as in training: otherwise BPE loses every word-initial subword.
         A feature model's tree is then the one parse of what the model reads; ``encode`` and the tree views reuse it.
         """
+        check_texts(text)
         if pretokenized is None:
             pretokenized = self._default_pretokenized(text)
         if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
@@ -215,8 +223,8 @@ class SyntaxTranslationPipeline(Pipeline):
             return True
         if not self._said_unsegmented:
             if self.segmenter is not None:
-                what_happens = (f"{self.segmenter.spec} segments such input. Pass pretokenized=True to keep it as "
-                                "one word.")
+                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as one word, pass "
+                                "pretokenized=True (on the command line: --pretokenized).")
             else:
                 what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
                                 "model that is not self-parsing), so it is read as one word; pass the words "
@@ -378,6 +386,7 @@ def save_pipeline(pipe: Pipeline, folder) -> None:
 
 __all__ = [
     "EmptyInputError",
+    "InvalidTextError",
     "PosTextClassificationPipeline",
     "SourceReading",
     "SyntaxTranslationPipeline",

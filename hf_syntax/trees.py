@@ -82,7 +82,16 @@ class WordTree:
             if head == index + 1:
                 raise TreeError(f"WordTree word {index + 1} ({self.words[index]!r}) is its own head.", word=index)
         if count and 0 not in self.heads:
-            raise TreeError("WordTree has no root: at least one word needs head 0.")
+            # Every word then has a head, so following heads from word 1 must come back round: name that cycle
+            # (and its first word, whose line a CoNLL-U reader reports), not just the missing root.
+            path, node = [], 0
+            while node not in path:
+                path.append(node)
+                node = self.heads[node] - 1
+            members = path[path.index(node):]
+            cycle = " -> ".join(str(word + 1) for word in members + [node])
+            raise TreeError(f"WordTree has no root (no word has head 0): words {cycle} form a cycle; one word of a "
+                            f"sentence needs head 0.", word=min(members))
         starts = self.sentence_starts
         if count and (not starts or starts[0] != 0 or list(starts) != sorted(set(starts)) or starts[-1] >= count):
             raise TreeError(

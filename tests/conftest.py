@@ -1,4 +1,4 @@
-"""Shared test setup: offline Hugging Face libraries, one thread, paths to the real data.
+"""Shared test setup: offline Hugging Face libraries, one thread, paths to the real data (slices in tests/data).
 
 The environment variables are set at import time, before any test module imports transformers/datasets/evaluate,
 so nothing tries to reach the Hub (a hub look-up otherwise retries for ~20 s before failing).
@@ -15,16 +15,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SAMPLE_DATA = REPO_ROOT / "hf_syntax" / "sample_data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The real data sets beside the repository (../shared/data); tests needing them skip when it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data folder {SHARED_DATA} is absent (it sits beside the repository on the dev machine)")
-    return SHARED_DATA
+    """The full data sets beside the repository (../shared/data), for the few tests that check a whole set; the
+    others read the slices shipped in tests/data."""
+    from features_support import require_shared_data
+
+    return require_shared_data()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""Shared builders for the syntax-feature tests: real tokenizers trained once per test session, treebank paths.
+"""Shared builders for the syntax-feature tests: real tokenizers trained once per test session on shipped text,
+treebank slices.
 
 Plain functions cached with ``lru_cache`` (rather than fixtures) so every ``test_features_*`` module reuses the
 same objects within one pytest process.
@@ -12,8 +13,16 @@ from pathlib import Path
 
 import pytest
 
+TEST_DATA = Path(__file__).resolve().parent / "data"
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "hf_syntax" / "sample_data"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-TREEBANKS = {
+TREEBANKS = {  # the first 200 sentences of each UD dev file, shipped in tests/data/ud (see its README)
+    "en": "en_ewt-ud-dev.first200.conllu.gz",
+    "fr": "fr_gsd-ud-dev.first200.conllu.gz",
+    "de": "de_gsd-ud-dev.first200.conllu.gz",
+    "ja": "ja_gsd-ud-dev.first200.conllu.gz",
+}
+FULL_TREEBANKS = {  # the whole dev files, in ../shared/data on the dev machine
     "en": "UD_English-EWT/en_ewt-ud-dev.conllu.gz",
     "fr": "UD_French-GSD/fr_gsd-ud-dev.conllu.gz",
     "de": "UD_German-GSD/de_gsd-ud-dev.conllu.gz",
@@ -40,13 +49,21 @@ BAD_TEXTS = {  # awkward inputs (empty, whitespace, emoji, URLs, ...), each run 
 
 
 def require_shared_data() -> Path:
+    """The full data sets, for the few tests that check a whole set; the slices in tests/data serve the rest."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data folder {SHARED_DATA} is absent (it sits beside the repository on the dev machine)")
+        pytest.skip(f"checks the published sizes of the full UD dev treebanks and GLUE folders, which are not in the "
+                    f"repository: put them at {SHARED_DATA} (layout and sources: tests/data/README.md) to run it; "
+                    f"every other test reads the slices in tests/data")
     return SHARED_DATA
 
 
 def treebank(lang: str) -> Path:
-    return require_shared_data() / "ud" / TREEBANKS[lang]
+    """The shipped slice (first 200 dev sentences) of the language's UD treebank."""
+    return TEST_DATA / "ud" / TREEBANKS[lang]
+
+
+def full_treebank(lang: str) -> Path:
+    return require_shared_data() / "ud" / FULL_TREEBANKS[lang]
 
 
 def _lines(path: Path, count: int) -> list[str]:
@@ -57,12 +74,18 @@ def _lines(path: Path, count: int) -> list[str]:
 
 @lru_cache(maxsize=None)
 def training_lines() -> tuple[str, ...]:
-    """3,000 raw lines each of Multi30K en/de/fr and KyTea-segmented small_parallel_enja ja."""
-    data = require_shared_data()
+    """Shipped real text: the raw sentences of the de/fr UD slices and 3,000 lines each of the packaged
+    small_parallel_enja sample (tokenized lower-cased English, KyTea-segmented Japanese).
+
+    Not the English UD sentences: the raw-text round trip is measured on them, and merges learnt from those very
+    sentences would cross their word boundaries more often than a tokenizer trained elsewhere does."""
+    from hf_syntax.conllu import iter_conllu
+
     lines = []
-    for lang in ("en", "de", "fr"):
-        lines += _lines(data / "multi30k" / f"train.{lang}.gz", 3000)
-    lines += _lines(data / "small_parallel_enja" / "train.ja.gz", 3000)
+    for lang in ("de", "fr"):
+        lines += [sentence.tree.text for sentence in iter_conllu(treebank(lang))]
+    for side in ("en", "ja"):
+        lines += _lines(SAMPLE_DATA / "small_parallel_enja" / f"train.{side}.gz", 3000)
     return tuple(lines)
 
 

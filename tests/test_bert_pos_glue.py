@@ -1,4 +1,5 @@
-"""GLUE recipe for BERT + POS: real GLUE files, bad input, truncation, prediction files, a tiny real Trainer run."""
+"""GLUE recipe for BERT + POS: real GLUE rows (shipped slices; the full files when present), bad input, truncation,
+prediction files, a tiny real Trainer run."""
 
 import json
 from pathlib import Path
@@ -28,33 +29,37 @@ def tokenizer():
 
 
 @pytest.fixture(scope="module")
-def glue_dir(shared_data):
-    return shared_data / "glue"
+def glue_dir():
+    """The shipped GLUE rows the tests read (RTE and the CoLA release; see tests/data/README.md)."""
+    return Path(__file__).resolve().parent / "data" / "glue"
 
 
-def test_public_cola_release_maps_to_glue_splits(glue_dir):
+def test_shipped_rte_and_cola_rows_read_with_their_own_layouts(glue_dir):
     cola = load_glue_tsv_folder(get_task("cola"), glue_dir)
+    assert {split: len(part) for split, part in cola.items()} == {"train": 60, "validation": 50}
+    assert cola["validation"][30]["sentence"] == "Somebody just left - guess who."  # out-of-domain part follows
+    rte = load_glue_tsv_folder(get_task("rte"), glue_dir)
+    assert {split: len(part) for split, part in rte.items()} == {"train": 40, "validation": 60, "test": 10}
+    assert rte["train"][0]["label"] == 1 and set(rte["test"]["label"]) == {-1}
+
+
+def test_full_glue_folders_read_with_their_own_layouts(shared_data):
+    glue = shared_data / "glue"
+    cola = load_glue_tsv_folder(get_task("cola"), glue)
     assert {split: len(part) for split, part in cola.items()} == {"train": 8551, "validation": 1043}
     assert sum(cola["validation"]["label"]) == 721  # PROVENANCE: 721 acceptable / 322 unacceptable
     assert cola["validation"][527]["sentence"] == "Somebody just left - guess who."  # out-of-domain part follows
-
-
-@pytest.mark.parametrize(
-    "task, sizes, first_label",
-    [
+    for task, sizes, first_label in [
         ("mrpc", {"train": 3668, "validation": 408, "test": 1725}, 1),
         ("stsb", {"train": 5749, "validation": 1500, "test": 1379}, 5.0),
         ("rte", {"train": 2490, "validation": 277, "test": 3000}, 1),
         ("sst2", {"train": 67349, "validation": 872, "test": 1821}, 0),
-    ],
-)
-def test_glue_tsv_folders_read_with_their_own_layouts(glue_dir, task, sizes, first_label):
-    dataset = load_glue_tsv_folder(get_task(task), glue_dir)
-    assert {split: len(part) for split, part in dataset.items()} == sizes
-    assert dataset["train"][0]["label"] == first_label
-    assert set(dataset["test"]["label"]) == {-1}
-    if task == "mrpc":  # quotes are data, and the byte-order mark of the header is not part of a column name
-        assert dataset["train"][0]["sentence1"].count('"') == 2
+    ]:
+        dataset = load_glue_tsv_folder(get_task(task), glue)
+        assert {split: len(part) for split, part in dataset.items()} == sizes, task
+        assert dataset["train"][0]["label"] == first_label and set(dataset["test"]["label"]) == {-1}, task
+        if task == "mrpc":  # quotes are data, and the byte-order mark of the header is not part of a column name
+            assert dataset["train"][0]["sentence1"].count('"') == 2
 
 
 def test_layouts_of_tasks_not_shipped_here(tmp_path):
@@ -403,14 +408,14 @@ def test_export_of_a_run_on_a_subsample_says_so_in_the_card(glue_dir, tmp_path, 
                            output_dir=str(tmp_path / "rte"), learning_rates=(5e-5,), batch_size=8, max_steps=1,
                            max_train_samples=16, max_eval_samples=40, predict_test=False))
     run = json.loads((tmp_path / "rte" / "lr5e-05" / "run.json").read_text())
-    assert run["examples"] == {"train": {"used": 16, "in_split": 2490}, "validation": {"used": 40, "in_split": 277}}
+    assert run["examples"] == {"train": {"used": 16, "in_split": 40}, "validation": {"used": 40, "in_split": 60}}
     assert run["dataset"] == {"hub_id": "nyu-mll/glue", "config": "rte", "source": str(glue_dir)}
     assert main(["export", str(tmp_path / "rte" / "lr5e-05" / "model"), str(tmp_path / "exported")]) == 0
     card = ModelCard.load(tmp_path / "exported" / "README.md")
-    assert card.data.eval_results is None, "a score on 40 of 277 examples is not the validation split's score"
+    assert card.data.eval_results is None, "a score on 40 of 60 examples is not the validation split's score"
     assert card.data.datasets == ["nyu-mll/glue"] and "config `rte`" in card.text
     accuracy = run["eval"]["validation"]["accuracy"]
-    assert f"| validation | accuracy | {accuracy:.2f} | 40 of 277 (subsample) |" in card.text
-    assert "- `training examples`: 16 of 2490 (the first 16)" in card.text
+    assert f"| validation | accuracy | {accuracy:.2f} | 40 of 60 (subsample) |" in card.text
+    assert "- `training examples`: 16 of 40 (the first 16)" in card.text
     assert card.data.widget[0]["text"] and card.data.widget[0]["text_pair"], "RTE classifies sentence pairs"
     assert str(glue_dir) not in card.content.split("---")[1]

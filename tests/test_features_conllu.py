@@ -1,9 +1,10 @@
-"""Gold CoNLL-U reading (real UD dev treebanks + malformed files) and the stanza Document conversion."""
+"""Gold CoNLL-U reading (shipped UD dev slices, the full dev treebanks when present, malformed files) and the stanza
+Document conversion."""
 
 import gzip
 
 import pytest
-from features_support import TREEBANKS, treebank
+from features_support import TREEBANKS, full_treebank, treebank
 
 from hf_syntax.conllu import iter_conllu, read_conllu
 from hf_syntax.parsers import load_parser, tree_from_stanza_document
@@ -63,7 +64,9 @@ def test_gzip_and_conllu_parser_lookup(tmp_path):
     ("change", "message"),
     [
         (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t9\t"), r"x.conllu:10: HEAD 9 of word 6 .* out of range"),
-        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"), r"x.conllu:1 .*no root"),
+        # No root left, so the heads run in a cycle: named, at the line of its first word, not at the sentence's.
+        (("2\tbruit\tbruit\tNOUN\t_\t_\t0\t", "2\tbruit\tbruit\tNOUN\t_\t_\t6\t"),
+         r"x.conllu:4 \(sentence s1\): .*no root \(no word has head 0\): words 2 -> 6 -> 2 form a cycle"),
         # "Le" becomes a root next to "bruit"; UD allows one per sentence: reported at the second root's line.
         (("1\tLe\tle\tDET\t_\t_\t2\t", "1\tLe\tle\tDET\t_\t_\t0\t"),
          r"x.conllu:4 \(sentence s1\): 2 roots \(words 1, 2 have HEAD 0\).*allow_multiple_roots=True"),
@@ -94,26 +97,46 @@ def test_several_roots_are_read_as_a_forest_only_when_asked(tmp_path):
         load_parser(f"conllu:{path}")
 
 
+def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "latin1.conllu.gz"
+    with gzip.open(path, "wb") as handle:
+        handle.write(GOOD.replace("chat", "chât").encode("latin-1"))
+    with pytest.raises(TreeError, match=rf"{path}:2: not UTF-8 text \(byte 0xe2 at column 24\).*iconv"):
+        read_conllu(path)
+
+
 def test_missing_file_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_conllu(tmp_path / "nope.conllu")
 
 
-@pytest.mark.parametrize("lang", sorted(TREEBANKS))
-def test_real_ud_dev_treebanks_read_completely(lang):
-    sentences = list(iter_conllu(treebank(lang)))
-    expected = {"en": (2001, 25147), "fr": (1476, 35721), "de": (799, 12480), "ja": (507, 12287)}[lang]
-    assert (len(sentences), sum(len(s.tree) for s in sentences)) == expected
+def _check_surface_spans(sentences):
     for sentence in sentences:
-        tree = sentence.tree
-        surface = tree.collapse_multiword_tokens()
+        surface = sentence.tree.collapse_multiword_tokens()
         assert [surface.text[start:end] for start, end in surface.spans] == list(surface.words)
+
+
+@pytest.mark.parametrize("lang", sorted(TREEBANKS))
+def test_shipped_ud_dev_slices_read_completely(lang):
+    sentences = list(iter_conllu(treebank(lang)))
+    expected = {"en": (200, 4007, 49), "fr": (200, 4793, 93), "de": (200, 2896, 31), "ja": (200, 4863, 0)}[lang]
     with_multiword = sum(bool(s.tree.multiword_tokens) for s in sentences)
-    share = with_multiword / len(sentences)
-    # The issue's figures: 15% of English EWT dev sentences and 45% of French GSD have a multiword token.
-    assert {"en": 0.15, "fr": 0.45}.get(lang, share) == pytest.approx(share, abs=0.01)
-    if lang == "en":
-        assert sum(s.empty_nodes > 0 for s in sentences) == 3
+    assert (len(sentences), sum(len(s.tree) for s in sentences), with_multiword) == expected
+    _check_surface_spans(sentences)
+    assert sum(s.empty_nodes > 0 for s in sentences) == (1 if lang == "en" else 0)
+
+
+def test_full_ud_dev_treebanks_read_completely():
+    sizes = {"en": (2001, 25147), "fr": (1476, 35721), "de": (799, 12480), "ja": (507, 12287)}
+    for lang, expected in sizes.items():
+        sentences = list(iter_conllu(full_treebank(lang)))
+        assert (len(sentences), sum(len(s.tree) for s in sentences)) == expected, lang
+        _check_surface_spans(sentences)
+        share = sum(bool(s.tree.multiword_tokens) for s in sentences) / len(sentences)
+        # 15% of English EWT dev sentences and 45% of French GSD have a multiword token.
+        assert {"en": 0.15, "fr": 0.45}.get(lang, share) == pytest.approx(share, abs=0.01), lang
+        if lang == "en":
+            assert sum(s.empty_nodes > 0 for s in sentences) == 3
 
 
 @pytest.mark.parametrize("lang", ["en", "fr", "ja"])

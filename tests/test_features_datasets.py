@@ -11,7 +11,7 @@ import pytest
 import torch
 from datasets.fingerprint import Hasher
 from transformers import AutoTokenizer
-from features_support import ENGLISH_PARSER, JAPANESE_PARSER, minilm_wordpiece, metaspace_bpe, require_shared_data
+from features_support import ENGLISH_PARSER, JAPANESE_PARSER, SAMPLE_DATA, TEST_DATA, metaspace_bpe, minilm_wordpiece
 
 from hf_syntax.data.collators import SyntaxClassificationCollator, SyntaxSeq2SeqCollator
 from hf_syntax.data.features import parse_and_align
@@ -21,9 +21,9 @@ TESTS = Path(__file__).resolve().parent
 
 
 def enja_dev(count):
-    folder = require_shared_data() / "small_parallel_enja"
-    ja = (folder / "dev.ja").read_text(encoding="utf-8").splitlines()[:count]
-    en = (folder / "dev.en").read_text(encoding="utf-8").splitlines()[:count]
+    folder = SAMPLE_DATA / "small_parallel_enja"
+    ja = (folder / "valid.ja").read_text(encoding="utf-8").splitlines()[:count]
+    en = (folder / "valid.en").read_text(encoding="utf-8").splitlines()[:count]
     return datasets.Dataset.from_dict({"source": ja, "target": en})
 
 
@@ -94,12 +94,12 @@ print(mapped.cache_files[0]["filename"])
 
 
 def test_glue_pairs_get_pos_ids_for_both_sentences():
-    path = require_shared_data() / "glue" / "MRPC" / "dev.tsv"
-    with open(path, encoding="utf-8-sig") as handle:
+    path = TEST_DATA / "glue" / "RTE" / "dev.tsv"
+    with open(path, encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))[:6]
     dataset = datasets.Dataset.from_dict({
-        "sentence1": [row["#1 String"] for row in rows], "sentence2": [row["#2 String"] for row in rows],
-        "label": [int(row["Quality"]) for row in rows],
+        "sentence1": [row["sentence1"] for row in rows], "sentence2": [row["sentence2"] for row in rows],
+        "label": [int(row["label"] == "entailment") for row in rows],
     })
     tokenizer = minilm_wordpiece()
     mapped = dataset.map(parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, features=("pos",),
@@ -188,3 +188,14 @@ def test_required_features_and_classification_labels():
     assert batch["labels"].dtype == torch.float and batch["labels"].tolist() == [3.5, 1.0]
     with pytest.raises(ValueError, match="empty batch"):
         SyntaxClassificationCollator(tokenizer)([])
+
+
+def test_map_function_refuses_empty_texts_like_the_pipelines_unless_asked():
+    """A blank source would train on nothing; the pipelines and the handler refuse it, so the map function does."""
+    tokenizer = minilm_wordpiece()
+    batch = {"source": ["Birds fly.", "  \n"]}
+    with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 1\)"
+                                         r".*allow_empty=True"):
+        parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)(batch)
+    kept = parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, allow_empty=True)(batch)
+    assert tokenizer.convert_ids_to_tokens(kept["input_ids"][1]) == ["[CLS]", "[SEP]"]

@@ -1,7 +1,7 @@
 """Real spaCy/GiNZA parsers through the backend layer: raw and pre-tokenized input, forests, bad specs."""
 
 import pytest
-from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, require_shared_data
+from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA
 
 from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
 from hf_syntax.trees import WordTree
@@ -57,10 +57,12 @@ def test_pretokenized_input_is_not_resegmented(english):
 
 @pytest.mark.parametrize(("spec", "side"), [(JAPANESE_PARSER, "ja"), (ENGLISH_PARSER, "en")])
 def test_small_parallel_enja_dev_words_come_back_unchanged(spec, side):
-    lines = (require_shared_data() / "small_parallel_enja" / f"dev.{side}").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 500
+    folder = SAMPLE_DATA / "small_parallel_enja"  # valid + heldout: lines 1-200 of the source's dev split
+    lines = [line for name in ("valid", "heldout") for line in
+             (folder / f"{name}.{side}").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 200
     trees = get_parser(spec).parse_batch(lines, pretokenized=True)
-    assert sum(tree.words == tuple(line.split()) for tree, line in zip(trees, lines)) == 500
+    assert sum(tree.words == tuple(line.split()) for tree, line in zip(trees, lines)) == 200
     if side == "ja":
         assert not any(label.endswith("_bunsetu") for tree in trees for label in tree.deprels)
 

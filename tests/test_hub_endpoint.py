@@ -20,7 +20,10 @@ BERT_INPUTS = ["The cat is sleeping on the sofa.", {"text": "A man eats.", "text
 TRANSLATION_BAD_REQUESTS = {
     "not an object": (["a list body"], "must be a JSON object"),
     "no inputs": ({"parameters": {"num_beams": 2}}, 'has no "inputs"'),
-    "number": ({"inputs": 3}, "inputs is a int; a translation model takes a text"),
+    "number": ({"inputs": 3}, "inputs is an int; a translation model takes a text"),
+    "null": ({"inputs": None}, "inputs is null; a translation model takes a text"),
+    "lone surrogate": (json.loads('{"inputs": "bad \\ud800 surrogate"}'),
+                       r"inputs text has a lone surrogate \(\\ud800 at character 4\), which is not valid Unicode"),
     "empty text": ({"inputs": "  "}, "inputs has an empty text; there is nothing to translate"),
     "empty in list": ({"inputs": ["The cat sleeps.", ""]}, r"inputs\[1\] has an empty text"),
     "empty list": ({"inputs": []}, "empty list"),
@@ -38,6 +41,8 @@ CLASSIFICATION_BAD_REQUESTS = {
     "generation parameter": ({"inputs": "A man eats.", "parameters": {"num_beams": 2}},
                              r"unknown parameter\(s\) \['num_beams'\]; this model accepts \['top_k'\]"),
     "number": ({"inputs": [1.5]}, r"inputs\[0\] is a float"),
+    "lone surrogate in a pair": (json.loads('{"inputs": {"text": "A man eats.", "text_pair": "\\udfff"}}'),
+                                 r"inputs text_pair has a lone surrogate"),
 }
 
 
@@ -95,7 +100,7 @@ def test_handlers_answer_like_the_pipeline_in_a_fresh_process(endpoints):
 import importlib.util, json
 folders = {json.dumps({name: str(path) for name, path in folders.items()})}
 sentences = {json.dumps(SENTENCES)}
-bad = {json.dumps(bad)}
+bad = json.loads({json.dumps(json.dumps(bad))})
 out = {{}}
 for name, folder in folders.items():
     spec = importlib.util.spec_from_file_location("handler_" + name, folder + "/handler.py")

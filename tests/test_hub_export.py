@@ -37,7 +37,8 @@ def exported(tokenizer, tmp_path_factory):
         losses[variant] = train_a_few_steps(model, tokenizer)
         context = {
             "model_id": f"hf-syntax-tests/{variant}", "source_language": "en", "target_language": "ja",
-            "dataset": "small_parallel_enja", "results": [{"metric": "loss", "value": losses[variant], "split": "train"}],
+            "dataset": "hf-syntax-tests/small_parallel_enja",
+            "results": [{"metric": "loss", "value": losses[variant], "split": "train"}],
         }
         folders[variant] = export(model, tokenizer, root / variant, context)
         pipe = syntax_pipeline(model.eval(), tokenizer)
@@ -194,7 +195,7 @@ def _config_of(variant, tokenizer):
 @pytest.mark.parametrize("variant", CARD_VARIANTS)
 def test_rendered_card_of_every_variant_has_valid_metadata(variant, tokenizer, tmp_path):
     source = "ja" if variant == "dbsa" else "en"
-    context = {"model_id": f"me/{variant}", "source_language": source, "target_language": "en", "dataset": "demo",
+    context = {"model_id": f"me/{variant}", "source_language": source, "target_language": "en", "dataset": "me/demo",
                "results": [{"metric": "bleu", "value": 12.5, "split": "validation"}],
                "training_settings": {"max_steps": 1000}}
     card = render_card(_config_of(variant, tokenizer), context)

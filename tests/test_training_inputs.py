@@ -124,7 +124,7 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["data.skip_emtpy=true"], r"unknown config key config.data.skip_emtpy \(did you mean 'skip_empty'\?\)"),
         (["training.lerning_rate=0.1"], r"unknown config key training.lerning_rate \(did you mean 'learning_rate'\?\)"),
         (["training.seed=3"], "training.seed is set by the recipe: set the top-level seed"),
-        (["training.resume_from_checkpoint=x"], "pass --resume_from_checkpoint"),
+        (["training.resume_from_checkpoint=x"], "pass --resume-from-checkpoint"),
         (["data.long_lines=drop"], r"data.long_lines = 'drop' is not allowed; choose one of \['truncate', 'error'\]"),
         (["tokenizer.model=wordpiece"], "tokenizer.model = 'wordpiece' is not allowed"),
         (["tokenizer.vocab_size=big"], "tokenizer.vocab_size = 'big' has the wrong type"),
@@ -138,6 +138,9 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
                                      r"expects int$"),
         (["training.max_steps=2.5"], "training.max_steps = 2.5 has the wrong type: .* expects int"),
+        (["training.max_steps=-5"], r"training.max_steps must be >= 1 \(or -1, the default: train num_train_epochs\), "
+                                    r"got -5"),
+        (["training.max_steps=0"], "training.max_steps must be >= 1"),
         (["training.learning_rate=fast"], r"training.learning_rate = 'fast' .* expects float$"),
         (["training.fp16=yes please"], "training.fp16 = 'yes please' .* expects bool"),
         (["training.eval_steps=often"], r"training.eval_steps = 'often' .* expects float or null"),
@@ -237,7 +240,7 @@ def test_checkpoint_folder_missing_files_is_rejected(tmp_path):
 
 def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
     (tmp_path / "run" / "checkpoint-5").mkdir(parents=True)
-    with pytest.raises(ConfigError, match="already holds checkpoints; continue that run with --resume_from_checkpoint"):
+    with pytest.raises(ConfigError, match="already holds checkpoints; continue that run with --resume-from-checkpoint"):
         resolve_resume(None, str(tmp_path / "run"), overwrite=False)
     assert resolve_resume(None, str(tmp_path / "run"), overwrite=True) is None
     with pytest.raises(ConfigError, match="no checkpoint-\\* folder in"):

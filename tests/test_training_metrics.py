@@ -1,5 +1,7 @@
 """Local BLEU/chrF evaluate modules agree with sacreBLEU itself, load by file path offline, reject bad input."""
 
+import logging
+
 import evaluate
 import numpy as np
 import pytest
@@ -64,3 +66,15 @@ def test_generated_ids_are_decoded_and_scored_like_text():
     assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
     assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
     assert scores["gen_len"] > 3
+
+
+def test_pretokenized_texts_score_without_sacrebleus_detokenize_warning(caplog):
+    """The project's own corpus is tokenized on purpose: scoring it must not tell the user to detokenize it."""
+    tokenized = ["the cat is on the mat ."] * 100
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        warned = score_translations(tokenized, tokenized)
+    assert any("forgot to detokenize" in record.getMessage() for record in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        quiet = score_translations(tokenized, tokenized, pretokenized=True)
+    assert not caplog.records and quiet == warned

@@ -3,9 +3,15 @@ its cross-attention)."""
 
 from __future__ import annotations
 
-import sys
-
-from hf_syntax.cli.common import CliError, add_generation_arguments, generation_options, model_pipeline
+from hf_syntax.cli.common import (
+    CliError,
+    add_generation_arguments,
+    described,
+    generation_options,
+    model_pipeline,
+    positive_int,
+    read_input_lines,
+)
 
 
 def format_tree(tree: dict) -> str:
@@ -27,9 +33,7 @@ def command_show(options) -> None:
     config = pipe.model.config
     if not getattr(config, "is_encoder_decoder", False):
         raise CliError("show prints translations with their trees; this model is a classifier.")
-    stream = open(options.source, encoding="utf-8") if options.source else sys.stdin
-    with stream:
-        texts = [line.strip() for line in stream if line.strip()][: options.max_sentences]
+    texts = [line.strip() for line in read_input_lines(options.source) if line.strip()][: options.max_sentences]
     if not texts:
         raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
     for text in texts:
@@ -65,19 +69,20 @@ def command_plot_attention(options) -> None:
 def add_commands(commands) -> None:
     """Register ``show`` and ``plot-attention``."""
     show = commands.add_parser("show", help="translate a few sentences and print the trees the model used",
-                               description=command_show.__doc__)
+                               description=described(command_show))
     show.add_argument("--model", required=True, help="model folder (trained run or exported)")
     show.add_argument("--source", help="file of source sentences (default: stdin)")
-    show.add_argument("--max-sentences", dest="max_sentences", type=int, default=3)
+    show.add_argument("--max-sentences", dest="max_sentences", type=positive_int, default=3,
+                      help="show at most this many sentences, the first non-empty ones (default: 3)")
     add_generation_arguments(show)
     show.set_defaults(run=command_show)
 
     plot = commands.add_parser("plot-attention", help="draw the cross-attention of one translation as a PNG",
-                               description=command_plot_attention.__doc__)
-    plot.add_argument("--model", required=True)
+                               description=described(command_plot_attention))
+    plot.add_argument("--model", required=True, help="model folder (trained run or exported)")
     plot.add_argument("--text", required=True, help="one source sentence")
     plot.add_argument("--out", required=True, help="PNG file to write")
     plot.add_argument("--layer", type=int, default=-1, help="decoder layer (default: the last)")
-    plot.add_argument("--title")
+    plot.add_argument("--title", help="title above the plot (default: none)")
     add_generation_arguments(plot)
     plot.set_defaults(run=command_plot_attention)

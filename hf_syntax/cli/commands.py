@@ -33,6 +33,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.align import AlignmentError
     from hf_syntax.hub.cards import CardError
     from hf_syntax.data.corpus import CorpusError
+    from hf_syntax.featurizer import InvalidTextError
     from hf_syntax.hub.export import ExportError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
@@ -41,12 +42,13 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.trees import TreeError
 
     return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
-            FileNotFoundError, ModelFolderError, ParserNotAvailableError, TreeError)
+            FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hf-syntax", description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export."
+        prog="hf-syntax",
+        description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export, show, plot-attention."
     )
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")

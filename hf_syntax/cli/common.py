@@ -4,10 +4,16 @@ a model folder as a pipeline (the same pipelines an exported folder carries)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 class CliError(Exception):
     """A user error: printed as ``error: ...`` with exit status 2 instead of a traceback."""
+
+
+def described(command) -> str:
+    """A command function's docstring as its ``--help`` shows it: plain text, without reST's double backticks."""
+    return command.__doc__.replace("``", "")
 
 
 def positive_int(text: str) -> int:
@@ -19,6 +25,26 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def read_input_lines(path: str | None) -> list[str]:
+    """The lines of a UTF-8 text file, or of stdin without a path. Bytes that are not UTF-8 (a Latin-1 file, say)
+    are a user error naming the line, not a traceback and not text silently changed."""
+    name = path or "stdin"
+    if path is None:
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # an already decoded stream (a test, an embedding program)
+            return sys.stdin.read().splitlines()
+        data = stream.read()
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CliError(f"{name} is not UTF-8 text: byte 0x{data[error.start]:02x} on line {line} is not valid UTF-8. "
+                       f"Convert the input first, e.g. iconv -f latin1 -t utf-8 (name its real encoding).") from None
 
 
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,

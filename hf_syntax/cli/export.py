@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError
+from hf_syntax.cli.common import CliError, described
 
 
 def command_export(options) -> None:
@@ -18,9 +18,13 @@ def command_export(options) -> None:
         raise CliError("--quantization applies to --format ctranslate2 only.")
     from huggingface_hub import ModelCard
 
+    from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
     from hf_syntax.hub.export import export
 
-    context = {"model_id": options.model_id or Path(options.out_dir).name, "license": options.license}
+    if options.model_id and not _is_repo_id(options.model_id):
+        raise CliError(f"--model-id {options.model_id!r} is not a Hub model id: give NAME/REPO, the repo you will "
+                       f"upload the folder to (e.g. me/{options.model_id.strip('/').split('/')[-1] or 'my-model'}).")
+    context = {"model_id": options.model_id or PLACEHOLDER_MODEL_ID, "license": options.license}
     for key in ("source_language", "target_language", "dataset", "dataset_config", "training_data", "base_model",
                 "task_name", "text_pairs"):
         value = getattr(options, key)
@@ -33,6 +37,9 @@ def command_export(options) -> None:
         raise CliError(f"{out} exists and is not empty; choose a new folder or pass --overwrite.")
     folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
+    if not options.model_id:
+        print(f"its card (and Space README) name the model {PLACEHOLDER_MODEL_ID}: export again with --model-id "
+              f"NAME/REPO, the Hub repo you upload to, so that the card's usage lines load it")
     if options.space:
         from hf_syntax.serving.space import SpaceError, write_space
 
@@ -42,6 +49,17 @@ def command_export(options) -> None:
         except SpaceError as error:
             raise CliError(str(error)) from error
         print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
+
+
+def _is_repo_id(name: str) -> bool:
+    """NAME/REPO as the Hub spells a model repo (a bare name only resolves for a few legacy models)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return name.count("/") == 1
 
 
 def _export_ctranslate2(options) -> None:
@@ -69,24 +87,29 @@ def _export_ctranslate2(options) -> None:
 def add_commands(commands) -> None:
     """Register ``export``."""
     export = commands.add_parser("export", help="write a Hub-ready folder with a model card",
-                                 description=command_export.__doc__)
+                                 description=described(command_export))
     export.add_argument("model_dir", help="trained model folder (e.g. <output_dir>/model)")
     export.add_argument("out_dir", help="new folder to write")
-    export.add_argument("--model-id", dest="model_id", help="Hub repo id shown in the card (default: out_dir name)")
-    export.add_argument("--source-lang", dest="source_language")
-    export.add_argument("--target-lang", dest="target_language")
-    export.add_argument("--dataset", help="the Hub dataset id of the evaluation data (it goes into the card's "
-                        "datasets and model-index metadata); a local path or other name is only named in the text")
+    export.add_argument("--model-id", dest="model_id",
+                        help="the Hub repo you will upload to, NAME/REPO: the card's usage lines load it (default: "
+                             "a placeholder to replace)")
+    export.add_argument("--source-lang", dest="source_language", help="language code of the input, e.g. ja")
+    export.add_argument("--target-lang", dest="target_language", help="language code of the output, e.g. en")
+    export.add_argument("--dataset", help="the Hub dataset id (owner/name) of the evaluation data (it goes into the "
+                        "card's datasets and model-index metadata); a local path or other name is only named in the "
+                        "text")
     export.add_argument("--dataset-config", dest="dataset_config",
                         help="the dataset's config, e.g. rte for nyu-mll/glue")
     export.add_argument("--training-data", dest="training_data", help="one paragraph on the training data")
-    export.add_argument("--base-model", dest="base_model")
+    export.add_argument("--base-model", dest="base_model",
+                        help="the Hub id of the checkpoint it was fine-tuned from, if any (card metadata)")
     export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
     export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
     export.add_argument("--text-pairs", dest="text_pairs", action="store_true",
                         help="the classifier reads sentence pairs: widget examples are text + text_pair "
                              "(a GLUE recipe run says so itself)")
-    export.add_argument("--license", default="apache-2.0")
+    export.add_argument("--license", default="apache-2.0", help="license of the weights in the card (default: "
+                        "apache-2.0); check the training data's terms")
     export.add_argument("--space", metavar="DIR",
                         help="also write a Gradio Space folder (app.py, requirements.txt, README) for the model")
     export.add_argument("--overwrite", action="store_true", help="write into a non-empty out_dir (and --space DIR)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError, positive_int
+from hf_syntax.cli.common import CliError, described, positive_int
 from hf_syntax.columns import DEFAULT_FEATURES
 
 
@@ -83,11 +83,13 @@ def _clear_output_folder(out: Path, overwrite: bool) -> None:
 def add_commands(commands) -> None:
     """Register ``preprocess``."""
     preprocess = commands.add_parser("preprocess", help="parse + align a parallel corpus into a saved dataset",
-                                     description=command_preprocess.__doc__)
+                                     description=described(command_preprocess))
     preprocess.add_argument("--source", required=True, help="source side of the training corpus (one line each)")
     preprocess.add_argument("--target", required=True, help="target side, line-aligned with --source")
-    preprocess.add_argument("--validation-source", dest="validation_source")
-    preprocess.add_argument("--validation-target", dest="validation_target")
+    preprocess.add_argument("--validation-source", dest="validation_source",
+                            help="source side of a validation split (with --validation-target)")
+    preprocess.add_argument("--validation-target", dest="validation_target",
+                            help="target side of the validation split, line-aligned with --validation-source")
     preprocess.add_argument("--tokenizer",
                             help="saved tokenizer folder (a target_tokenizer/ in it is used); default: train one")
     preprocess.add_argument("--vocab-size", dest="vocab_size", type=positive_int, default=8000,
@@ -98,7 +100,8 @@ def add_commands(commands) -> None:
     preprocess.add_argument("--tgt-parser", dest="tgt_parser", help="parse the target too (labels, decoder_dep_heads)")
     preprocess.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES), help="source feature columns")
     preprocess.add_argument("--pretokenized", action="store_true", help="lines are space-separated words")
-    preprocess.add_argument("--max-length", dest="max_length", type=positive_int, default=128)
+    preprocess.add_argument("--max-length", dest="max_length", type=positive_int, default=128,
+                            help="longest sequence in subwords; longer ones are truncated (default: 128)")
     preprocess.add_argument("--num-proc", dest="num_proc", type=positive_int, default=1, help="parallel parser processes")
     preprocess.add_argument("--skip-empty", dest="skip_empty", action="store_true",
                             help="drop (and count) pairs with an empty side instead of stopping")

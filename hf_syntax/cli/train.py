@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hf_syntax.cli.common import CliError
+from hf_syntax.cli.common import CliError, described
+from hf_syntax.recipes.runs import add_translation_run_arguments
 
 
 def command_train(options) -> None:
@@ -19,8 +20,8 @@ def command_train(options) -> None:
         translation_only = [flag for flag in ("resume_from_checkpoint", "skip_empty", "push_to_hub", "hub_model_id")
                             if getattr(options, flag)]
         if translation_only:
-            raise CliError(f"{options.config} is a GLUE config (recipe: glue); --{translation_only[0]} is an "
-                           f"option of the translation recipe only.")
+            raise CliError(f"{options.config} is a GLUE config (recipe: glue); --{translation_only[0].replace('_', '-')} "
+                           f"is an option of the translation recipe only.")
         glue_main(argv + (["--set", f"output_dir={options.output_dir}"] if options.output_dir else []))
         return
     from hf_syntax.recipes.translation.run import main
@@ -39,14 +40,9 @@ def command_train(options) -> None:
 def add_commands(commands) -> None:
     """Register ``train``."""
     train = commands.add_parser("train", help="train a translation or GLUE model from a config file",
-                                description=command_train.__doc__)
+                                description=described(command_train))
     train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
     train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override one config value (repeatable), e.g. --set model.type=dbsa")
-    train.add_argument("--output_dir")
-    train.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest")
-    train.add_argument("--skip_empty", action="store_true")
-    train.add_argument("--push_to_hub", action="store_true",
-                       help="upload the exported model folder (<output_dir>/model) at the end of the run")
-    train.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    add_translation_run_arguments(train)
     train.set_defaults(run=command_train)

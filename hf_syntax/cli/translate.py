@@ -10,10 +10,16 @@ from hf_syntax.cli.common import (
     add_backend_arguments,
     add_generation_arguments,
     backend_options,
+    described,
     generation_options,
     model_pipeline,
     positive_int,
+    read_input_lines,
 )
+
+
+BLEU_TOKENIZERS = ("13a", "intl", "zh", "ja-mecab", "ko-mecab", "char", "none")
+"""sacreBLEU tokenizers that work offline (its spm/flores ones download a model)."""
 
 
 def _batches(items: list, size: int):
@@ -52,8 +58,11 @@ def command_evaluate(options) -> None:
 
         columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
         hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
+        pretokenized = options.pretokenized
+        if pretokenized is None:
+            pretokenized = bool(getattr(pipe.model.config, "source_pretokenized", False))
         scores.update(score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
-                                         lowercase=options.lowercase))
+                                         lowercase=options.lowercase, pretokenized=pretokenized))
         scores["sentences"] = len(hypotheses)
     if options.gold_conllu:
         scores.update(encoder_attachment_score(pipe, options.gold_conllu, options.max_sentences))
@@ -81,7 +90,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
     pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
-    lines = sys.stdin.read().splitlines()
+    lines = read_input_lines(None)
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
         print(translation)
@@ -90,23 +99,29 @@ def command_translate(options) -> None:
 def add_commands(commands) -> None:
     """Register ``evaluate`` and ``translate``."""
     evaluate = commands.add_parser("evaluate", help="BLEU/chrF against references, parse attachment score",
-                                   description=command_evaluate.__doc__)
+                                   description=described(command_evaluate))
     evaluate.add_argument("--model", required=True, help="model folder (trained run or exported)")
     evaluate.add_argument("--source", help="sentences to translate")
     evaluate.add_argument("--reference", help="reference translations, line-aligned with --source")
     evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
-    evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int)
-    evaluate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
-    evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a")
-    evaluate.add_argument("--lowercase", action="store_true")
+    evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int,
+                          help="score only the first N sentences (pairs, or trees of --gold-conllu); default: all")
+    evaluate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32,
+                          help="sentences translated together (default: 32)")
+    evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a", choices=BLEU_TOKENIZERS,
+                          help="sacreBLEU's tokenizer for BLEU: 13a (default, WMT's), intl, zh (Chinese), ja-mecab "
+                               "or ko-mecab (need MeCab installed), char, none (texts already tokenized)")
+    evaluate.add_argument("--lowercase", action="store_true",
+                          help="case-insensitive BLEU and chrF (both sides lower-cased)")
     add_generation_arguments(evaluate)
     add_backend_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
 
     translate = commands.add_parser("translate", help="translate stdin to stdout, one line each",
-                                    description=command_translate.__doc__)
+                                    description=described(command_translate))
     translate.add_argument("--model", required=True, help="model folder (trained run or exported)")
-    translate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
+    translate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32,
+                           help="sentences translated together (default: 32)")
     translate.add_argument("--quiet", action="store_true", help="no progress bar")
     add_generation_arguments(translate)
     add_backend_arguments(translate)

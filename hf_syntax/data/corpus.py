@@ -76,7 +76,7 @@ def read_parallel(
                 empty_file = source_path if not source else target_path
                 raise CorpusError(
                     f"empty line {line_number} in {empty_file}; remove the pair from both files or "
-                    f"set skip_empty (--skip_empty / data.skip_empty: true) to drop and count such pairs"
+                    f"set skip_empty (--skip-empty / data.skip_empty: true) to drop and count such pairs"
                 )
             stats.empty_pairs_skipped += 1
             stats.skipped_line_numbers.append(line_number)

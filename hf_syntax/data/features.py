@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 
 from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
-from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.featurizer import SyntaxFeaturizer, check_valid_unicode
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +34,15 @@ class ParseAndAlign:
         source_column / pair_column / target_column: dataset columns holding the texts; a dotted name reads a
             dict column (``"translation.ja"``). ``pair_column`` is the second GLUE sentence.
         pretokenized: the texts are whitespace-separated words (parsed as given, never re-segmented).
+        allow_empty: featurize empty or blank texts as empty segments instead of refusing them (the pipelines
+            refuse them too: a model trained on them learns nothing). GLUE's ``empty_text: keep`` policy sets it.
         head_rule, max_length, max_target_length, truncation, strict, parser_options: as in ``SyntaxFeaturizer``.
     """
 
     def __init__(self, tokenizer, src_parser=None, tgt_parser=None, features=DEFAULT_FEATURES,
                  source_column="source", target_column="target", pair_column=None, target_tokenizer=None,
                  pretokenized=False, head_rule="first", max_length=None, max_target_length=None, truncation=None,
-                 strict=False, parser_options=None):
+                 strict=False, parser_options=None, allow_empty=False):
         for name, spec in (("src_parser", src_parser), ("tgt_parser", tgt_parser)):
             if spec is not None and not isinstance(spec, str):
                 raise TypeError(
@@ -57,6 +59,7 @@ class ParseAndAlign:
         self.pretokenized, self.head_rule, self.strict = pretokenized, head_rule, strict
         self.max_length, self.max_target_length, self.truncation = max_length, max_target_length, truncation
         self.parser_options = dict(parser_options or {})
+        self.allow_empty = allow_empty
         self._featurizer()  # fail early on a bad tokenizer or option, before datasets starts workers
 
     def _featurizer(self) -> SyntaxFeaturizer:
@@ -86,14 +89,30 @@ class ParseAndAlign:
     def __call__(self, batch: dict) -> dict:
         texts = pairs = targets = None
         if self.src_parser is not None:
-            texts = _column(batch, self.source_column, "source_column")
-            pairs = _column(batch, self.pair_column, "pair_column") if self.pair_column else None
+            texts = self._texts(batch, self.source_column, "source_column")
+            pairs = self._texts(batch, self.pair_column, "pair_column") if self.pair_column else None
         if self.tgt_parser is not None:
-            targets = _column(batch, self.target_column, "target_column")
+            targets = self._texts(batch, self.target_column, "target_column")
         featurizer = self._featurizer()
         output = featurizer(texts, text_pair=pairs, text_target=targets)
         _report_alignment_rules(featurizer)
         return output
+
+    def _texts(self, batch: dict, name: str, argument: str) -> list:
+        texts = _column(batch, name, argument)
+        for index, text in enumerate(texts):
+            if isinstance(text, str):
+                check_valid_unicode(text, f"column {name!r} (batch row {index})")
+        if not self.allow_empty:
+            blank = [index for index, text in enumerate(texts) if isinstance(text, str) and not text.strip()]
+            if blank:
+                raise ValueError(
+                    f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
+                    f"row {blank[0]}); there is nothing to parse. Drop them first (read_parallel(..., "
+                    f"skip_empty=True), dataset.filter(...)), or pass allow_empty=True to featurize them as empty "
+                    f"segments."
+                )
+        return texts
 
 
 _REPORTED_SIDES: set = set()

@@ -52,6 +52,11 @@ EXAMPLE_PAIRS = {
            ("The cat is sleeping on the sofa.", "The sofa is empty.")),
 }
 """Widget examples of a sentence-pair classifier (``CardContext.text_pairs``), per language."""
+PLACEHOLDER_MODEL_ID = "<your-name>/<model-name>"
+"""The model id a card shows until it is told the Hub repo the folder will be uploaded to (``--model-id``): plainly
+a placeholder, never a name that looks like a real repo and does not resolve."""
+
+
 @dataclass
 class CardContext:
     """What a card says about a run that the model folder itself does not know.
@@ -67,7 +72,7 @@ class CardContext:
     ``variant``: the template to use when it cannot be read from the config (a custom mix of mechanisms).
     """
 
-    model_id: str = "your-name/your-model"
+    model_id: str = PLACEHOLDER_MODEL_ID
     source_language: str | None = None
     target_language: str | None = None
     dataset: str | None = None
@@ -112,9 +117,10 @@ class CardContext:
 
 
 def is_hub_dataset_id(name: str | None) -> bool:
-    """Whether ``name`` can be a Hub dataset id (``glue``, ``nyu-mll/glue``); a local path (one that exists here,
-    or starts like one) is not, and never goes into a card's metadata."""
-    if not name or name.startswith(("/", ".", "~")) or Path(name).expanduser().exists():
+    """Whether ``name`` can be a Hub dataset id, ``owner/name`` (``nyu-mll/glue``); a bare name
+    (``small_parallel_enja``) or a local path (one that exists here, or starts like one) is not, and never goes into
+    a card's metadata: offline nothing can confirm a bare name exists on the Hub, and most do not."""
+    if not name or name.count("/") != 1 or name.startswith(("/", ".", "~")) or Path(name).expanduser().exists():
         return False
     try:
         validate_repo_id(name)
@@ -259,5 +265,5 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     return ModelCard(text)
 
 
-__all__ = ["CardContext", "CardError", "VARIANTS", "is_hub_dataset_id", "load_template", "model_title",
-           "parser_requirements", "render_card", "variant_of"]
+__all__ = ["CardContext", "CardError", "PLACEHOLDER_MODEL_ID", "VARIANTS", "is_hub_dataset_id", "load_template",
+           "model_title", "parser_requirements", "render_card", "variant_of"]

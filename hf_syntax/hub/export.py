@@ -94,13 +94,14 @@ def results_from_summary(summary: dict) -> dict:
     split = summary["reported_split"]
     counts = {name: {"used": used, "in_split": summary["pairs_in_split"][name]}
               for name, used in summary["pairs"].items() if name in summary.get("pairs_in_split", {})}
-    results = [{"split": split, "metric": "bleu", "value": summary["bleu"], **_counts(counts, split)},
-               {"split": split, "metric": "chrf", "value": summary["chrf"], **_counts(counts, split)}]
+    names = summary.get("split_names", {})  # what a split is at its source, e.g. a test file cut from dev
+    results = [{"split": names.get(split, split), "metric": "bleu", "value": summary["bleu"], **_counts(counts, split)},
+               {"split": names.get(split, split), "metric": "chrf", "value": summary["chrf"], **_counts(counts, split)}]
     if split != "validation":
-        results += [{"split": "validation", "metric": "bleu", "value": summary["validation_bleu"],
-                     **_counts(counts, "validation")},
-                    {"split": "validation", "metric": "chrf", "value": summary["validation_chrf"],
-                     **_counts(counts, "validation")}]
+        results += [{"split": names.get("validation", "validation"), "metric": "bleu",
+                     "value": summary["validation_bleu"], **_counts(counts, "validation")},
+                    {"split": names.get("validation", "validation"), "metric": "chrf",
+                     "value": summary["validation_chrf"], **_counts(counts, "validation")}]
     training_pairs = _count_text(counts["train"]) if "train" in counts else summary["pairs"].get("train")
     settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
                 "parameters": summary["parameters"], "training pairs": training_pairs}
@@ -144,10 +145,24 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     extra = {"target_tokenizer": target_tokenizer} if target_tokenizer is not None else {}
     pipe = syntax_pipeline(model.eval(), tokenizer, **extra)
     save_pipeline(pipe, str(out_dir))
+    drop_loading_flags(out_dir)
     card.save(out_dir / "README.md")
     write_endpoint_files(model.config, out_dir)
     check_export_folder(out_dir)
     return out_dir
+
+
+LOADING_FLAGS = ("is_local", "local_files_only")
+"""Keys transformers copies into a saved tokenizer's config from how it was loaded (from a local folder, offline):
+in a published folder they would describe this machine, not the tokenizer."""
+
+
+def drop_loading_flags(out_dir: Path) -> None:
+    for path in Path(out_dir).rglob("tokenizer_config.json"):
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if any(key in config for key in LOADING_FLAGS):
+            kept = {key: value for key, value in config.items() if key not in LOADING_FLAGS}
+            path.write_text(json.dumps(kept, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def inference_parsers(config) -> list[str]:

@@ -32,14 +32,20 @@ def load_chrf() -> evaluate.EvaluationModule:
 
 
 def score_translations(
-    predictions: list[str], references: list[str], *, bleu_tokenize: str = "13a", lowercase: bool = False
+    predictions: list[str], references: list[str], *, bleu_tokenize: str = "13a", lowercase: bool = False,
+    pretokenized: bool = False,
 ) -> dict[str, float]:
-    """``{"bleu": ..., "chrf": ...}`` (0-100) for one reference per prediction."""
+    """``{"bleu": ..., "chrf": ...}`` (0-100) for one reference per prediction.
+
+    ``pretokenized``: both sides are tokenized on purpose (a pre-tokenized corpus such as small_parallel_enja, and a
+    model trained on it), so sacreBLEU's "forgot to detokenize" warning does not apply and is not printed.
+    """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references; they must pair up")
     references = [[reference] for reference in references]
     bleu = load_bleu().compute(
-        predictions=predictions, references=references, tokenize=bleu_tokenize, lowercase=lowercase
+        predictions=predictions, references=references, tokenize=bleu_tokenize, lowercase=lowercase,
+        force=pretokenized,
     )
     chrf = load_chrf().compute(predictions=predictions, references=references, lowercase=lowercase)
     return {"bleu": bleu["score"], "chrf": chrf["score"]}

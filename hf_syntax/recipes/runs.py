@@ -27,6 +27,22 @@ def add_config_arguments(parser: argparse.ArgumentParser, set_example: str, requ
                         help=f"override one config value, e.g. --set {set_example} (repeatable)")
 
 
+def add_translation_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The translation recipe's own options, for ``training/train_translation.py`` and ``hf-syntax train`` alike:
+    dashes, as every hf-syntax option; the underscore spellings scripts already use stay accepted."""
+    parser.add_argument("--output-dir", "--output_dir", dest="output_dir",
+                        help="folder of the run (checkpoints, model/, summary.json); default: the config's output_dir")
+    parser.add_argument("--resume-from-checkpoint", "--resume_from_checkpoint", dest="resume_from_checkpoint",
+                        metavar="FOLDER|latest",
+                        help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
+    parser.add_argument("--skip-empty", "--skip_empty", dest="skip_empty", action="store_true",
+                        help="drop (and count) corpus pairs with an empty side instead of stopping with an error")
+    parser.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", action="store_true",
+                        help="upload the exported model folder (<output_dir>/model) at the end (needs a login)")
+    parser.add_argument("--hub-model-id", "--hub_model_id", dest="hub_model_id",
+                        help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+
+
 def write_json(path: Path, record: dict[str, Any]) -> None:
     """A run's record as indented UTF-8 JSON (non-ASCII text such as Japanese examples kept readable; values JSON
     has no type for, such as paths, written as strings)."""
@@ -61,7 +77,7 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
         if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
             raise ConfigError(
                 f"output_dir {output_dir} already holds checkpoints; continue that run with "
-                "--resume_from_checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
+                "--resume-from-checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
             )
         return None
     if resume_from_checkpoint == "latest":

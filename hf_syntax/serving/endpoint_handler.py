@@ -8,8 +8,9 @@ Inference Endpoints call ``EndpointHandler(path)(data)`` with ``data = {"inputs"
 * BERT+POS classifiers: ``inputs`` is a text, ``{"text": ..., "text_pair": ...}`` or a list of them ->
   ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``.
 
-A bad request (missing ``inputs``, wrong types, an empty text, a text longer than the model reads, an unknown
-parameter) is answered with ``{"error": "..."}`` saying what to change, never with a traceback. The model is the
+A bad request (missing ``inputs``, wrong types, an empty text, a text that is not valid Unicode, a text longer than
+the model reads, an unknown parameter) is answered with ``{"error": "..."}`` saying what to change, never with a
+traceback. The model is the
 folder's own code loaded with ``trust_remote_code=True``, so hf_syntax need not be installed; feature models parse
 on the fly with the parser named in ``config.json`` (the folder's ``requirements.txt`` installs it).
 
@@ -72,18 +73,21 @@ class EndpointHandler:
             inputs, parameters = self._read_request(data)
         except BadRequest as error:
             return {"error": str(error)}
-        if self.is_translation:
-            if isinstance(inputs, list):
-                return self.pipeline(inputs, batch_size=len(inputs), **parameters)
-            return self.pipeline(inputs, **parameters)
-        results = self.pipeline(inputs, **parameters)
+        try:
+            if self.is_translation:
+                if isinstance(inputs, list):
+                    return self.pipeline(inputs, batch_size=len(inputs), **parameters)
+                return self.pipeline(inputs, **parameters)
+            results = self.pipeline(inputs, **parameters)
+        except ValueError as error:  # the pipeline's own input errors (texts it cannot parse or align)
+            return {"error": f"the model cannot read this input: {error}"}
         # The stock classification pipeline returns a bare dict for one input; the contract is a list.
         return [results] if isinstance(results, dict) else results
 
     # --------------------------------------------------------------------------------------------- validation
     def _read_request(self, data):
         if not isinstance(data, dict):
-            raise BadRequest(f'the request body must be a JSON object {{"inputs": ...}}; got {type(data).__name__}.')
+            raise BadRequest(f'the request body must be a JSON object {{"inputs": ...}}; got {_kind(data)}.')
         unknown = sorted(set(data) - {"inputs", "parameters"})
         if unknown:
             raise BadRequest(f"unknown request field(s) {unknown}; a request has 'inputs' and optional 'parameters'.")
@@ -101,8 +105,7 @@ class EndpointHandler:
     def _check_item(self, item, where: str) -> None:
         if self.is_translation:
             if not isinstance(item, str):
-                raise BadRequest(f"{where} is a {type(item).__name__}; a translation model takes a text or a list "
-                                 f"of texts.")
+                raise BadRequest(f"{where} is {_kind(item)}; a translation model takes a text or a list of texts.")
             self._check_text(item, None, where)
             return
         if isinstance(item, dict):
@@ -111,18 +114,25 @@ class EndpointHandler:
                                  f'{{"text": ..., "text_pair": ...}}.')
             for key in item:
                 if not isinstance(item[key], str):
-                    raise BadRequest(f"{where}.{key} is a {type(item[key]).__name__}; it must be a text.")
+                    raise BadRequest(f"{where}.{key} is {_kind(item[key])}; it must be a text.")
             self._check_text(item["text"], item.get("text_pair"), where)
         elif isinstance(item, str):
             self._check_text(item, None, where)
         else:
-            raise BadRequest(f'{where} is a {type(item).__name__}; send a text or {{"text": ..., "text_pair": ...}}.')
+            raise BadRequest(f'{where} is {_kind(item)}; send a text or {{"text": ..., "text_pair": ...}}.')
 
     def _check_text(self, text: str, pair: str | None, where: str) -> None:
         for name, value in (("text", text), ("text_pair", pair)):
-            if value is not None and not value.strip():
+            if value is None:
+                continue
+            if not value.strip():
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "
                                  f"{'translate' if self.is_translation else 'classify'}.")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:  # JSON can carry a lone surrogate ("\\ud800"); no tokenizer encodes it
+                raise BadRequest(f"{where} {name} has a lone surrogate (\\u{ord(value[error.start]):04x} at character "
+                                 f"{error.start}), which is not valid Unicode; send UTF-8 text.") from None
         length = len(self.pipeline.tokenizer(text, pair)["input_ids"])
         if length > self.max_source_tokens:
             raise BadRequest(f"{where} is {length} tokens long; this model reads at most {self.max_source_tokens}. "
@@ -132,7 +142,7 @@ class EndpointHandler:
         if parameters is None:
             return {}
         if not isinstance(parameters, dict):
-            raise BadRequest(f'"parameters" must be an object; got {type(parameters).__name__}.')
+            raise BadRequest(f'"parameters" must be an object; got {_kind(parameters)}.')
         unknown = sorted(set(parameters) - set(self.parameter_types))
         if unknown:
             raise BadRequest(f"unknown parameter(s) {unknown}; this model accepts {sorted(self.parameter_types)}.")
@@ -152,6 +162,14 @@ class EndpointHandler:
             raise BadRequest(f"parameter max_new_tokens is {parameters['max_new_tokens']}; this model writes at most "
                              f"{longest} tokens.")
         return dict(parameters)
+
+
+def _kind(value) -> str:
+    """What a request sent, in words ("an int", "a list", "null")."""
+    if value is None:
+        return "null"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _max_source_tokens(tokenizer, config) -> int:

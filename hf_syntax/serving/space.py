@@ -15,6 +15,7 @@ import yaml
 from huggingface_hub import ModelCard
 
 from hf_syntax.analysis import attention_plots
+from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
 
 APP_TEMPLATE = Path(__file__).with_name("space_app.py")
 """The app, a script for the Space's own folder (it imports the ``plotting.py`` copied beside it), never imported
@@ -58,11 +59,16 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     front_matter = {"title": model_id.split("/")[-1], "emoji": "🌳", "colorFrom": "green", "colorTo": "blue",
                     "sdk": "gradio", "sdk_version": gradio_version, "app_file": "app.py", "pinned": False,
                     "models": [model_id]}
+    on_hub = model_id != PLACEHOLDER_MODEL_ID
+    if not on_hub:  # no repo named yet: the Space neither lists nor links a model that does not exist
+        del front_matter["models"]
+        front_matter["title"] = Path(model_folder).name
     card = Path(model_folder) / "README.md"
     title = (ModelCard.load(card).data.model_name if card.is_file() else None) or model_id
     (space_dir / "README.md").write_text(
         f"---\n{yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False)}---\n\n"
-        f"# {title}\n\nA demo of [{model_id}](https://huggingface.co/{model_id}). Type a sentence: the demo shows "
+        f"# {title}\n\nA demo of {f'[{model_id}](https://huggingface.co/{model_id})' if on_hub else 'this model'}. "
+        f"Type a sentence: the demo shows "
         f"the translation, the source tree the model was given (when it reads one), the tree its DBSA parse head "
         f"predicts (when it has one) and the last decoder layer's cross-attention; for a BERT+POS classifier the label scores and the POS tags it used.\n\n"
         f"Run it locally on an exported folder (serves on 127.0.0.1, no outside calls):\n\n"

@@ -87,7 +87,10 @@ class Demo:
         """Translation, tree given (HTML), tree predicted (HTML), cross-attention heat map (PNG path)."""
         if not text or not text.strip():
             raise gr.Error("Type a sentence to translate first.")
-        reading = self.pipe.read(text)  # the one parse: the model's features and both drawings come from it
+        try:
+            reading = self.pipe.read(text)  # the one parse: the model's features and both drawings come from it
+        except ValueError as error:  # text the model cannot read (not valid Unicode, ...): say why on the page
+            raise gr.Error(str(error)) from None
         inputs = self.views["model_inputs"](self.pipe, reading)
         generated, attention = translation_cross_attention(self.pipe.model, inputs)
         translation = self.pipe.postprocess({"output_ids": generated[None]})[0]["translation_text"]
@@ -113,7 +116,10 @@ class Demo:
         if not text or not text.strip():
             raise gr.Error("Type a sentence to classify first.")
         item = {"text": text, "text_pair": text_pair} if text_pair and text_pair.strip() else text
-        trees = self.pipe.read(item)  # the one parse of each text: the model's POS ids and the table come from it
+        try:
+            trees = self.pipe.read(item)  # the one parse of each text: the model's POS ids and the table come from it
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
         scores = self.pipe.postprocess(self.pipe.forward(self.pipe.encode(trees)), top_k=None)
         tags = [pair for tree in trees if tree is not None for pair in self.views["pos_tags"](self.pipe, tree)]
         rows = "".join(f"<tr><td>{html.escape(word)}</td><td>{html.escape(tag or '')}</td></tr>" for word, tag in tags)

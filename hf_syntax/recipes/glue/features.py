@@ -24,7 +24,7 @@ def featurize(task, dataset, tokenizer, use_pos: bool, pos_parser: str, max_leng
 
         map_function = parse_and_align(
             tokenizer, src_parser=pos_parser, features=("pos_ids",), source_column=first, pair_column=second,
-            max_length=max_length, truncation=True,
+            max_length=max_length, truncation=True, allow_empty=True,  # handle_empty_texts applied the policy
         )
     else:
         def map_function(batch):

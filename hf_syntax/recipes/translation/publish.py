@@ -24,6 +24,7 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
     A stock reference model (``model.type: marian``) has no hf_syntax code or card: it is saved with
     ``save_pretrained`` and its tokenizer(s).
     """
+    from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
     from hf_syntax.hub.descriptions import mechanisms_of
     from hf_syntax.hub.export import export, results_from_summary
 
@@ -35,7 +36,7 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
         return
     data = config.data
     context = {
-        "model_id": config.hub_model_id or Path(config.output_dir).name,
+        "model_id": config.hub_model_id or PLACEHOLDER_MODEL_ID,
         **results_from_summary(summary),
         "training_data": f"{summary['pairs'].get('train')} sentence pairs ({data.source_lang}->{data.target_lang}) "
                          f"from {describe_training_data(data)}.",
@@ -78,7 +79,8 @@ def push_model_folder(upload: dict[str, str]) -> None:
 def print_summary(summary: dict[str, Any]) -> None:
     """Human-readable end of a run: scores, cost, where the model is, a few translations."""
     split = summary["reported_split"]
-    print(f"\n=== {summary['model_type']} {summary['languages']}: {split} BLEU {summary['bleu']:.2f} "
+    label = summary.get("split_names", {}).get(split, split)
+    print(f"\n=== {summary['model_type']} {summary['languages']}: {label} BLEU {summary['bleu']:.2f} "
           f"chrF {summary['chrf']:.2f} ({summary['pairs'].get(split, 0)} sentences)")
     print(f"    {summary['optimizer_steps']} optimizer steps, {summary['epochs']:.2f} epochs, "
           f"{summary['train_seconds']:.0f} s training, {summary['seconds']:.0f} s total, "

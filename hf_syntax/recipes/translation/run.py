@@ -18,6 +18,7 @@ from hf_syntax.parsers import ParserNotAvailableError
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import (
     add_config_arguments,
+    add_translation_run_arguments,
     checkpoint_step,
     resolve_resume,
     whole_run_training_loss,
@@ -122,6 +123,8 @@ def train_translation(
         "model_type": config.model.type,
         "languages": f"{config.data.source_lang}->{config.data.target_lang}",
         "reported_split": final_split,
+        "split_names": {role: getattr(config.data, role).split for role in ("train", "validation", "test")
+                        if getattr(config.data, role) is not None and getattr(config.data, role).split},
         "bleu": results[final_split][f"{final_split}_bleu"],
         "chrf": results[final_split][f"{final_split}_chrf"],
         "validation_bleu": results["validation"]["validation_bleu"],
@@ -160,14 +163,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Train a translation model with the hf-syntax recipe.")
     add_config_arguments(parser, "training.max_steps=200", required=True)
-    parser.add_argument("--output_dir", help="shortcut for --set output_dir=...")
-    parser.add_argument("--resume_from_checkpoint", metavar="FOLDER|latest",
-                        help="continue a run from a checkpoint-* folder, or the newest one in output_dir")
-    parser.add_argument("--skip_empty", action="store_true",
-                        help="drop (and count) pairs with an empty side instead of stopping with an error")
-    parser.add_argument("--push_to_hub", action="store_true",
-                        help="upload the exported model folder (<output_dir>/model) at the end (needs a login)")
-    parser.add_argument("--hub_model_id", help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
+    add_translation_run_arguments(parser)
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")
     options = parser.parse_args(argv)

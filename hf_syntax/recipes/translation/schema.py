@@ -32,10 +32,10 @@ RECIPE_OWNED_ARGUMENTS = {
     "generation_config": "use the generation section",
     "generation_num_beams": "use generation.num_beams",
     "generation_max_length": "use generation.max_new_tokens",
-    "resume_from_checkpoint": "pass --resume_from_checkpoint (a folder or 'latest') on the command line",
-    "push_to_hub": "set the top-level push_to_hub (--push_to_hub): the recipe uploads its exported model folder, "
+    "resume_from_checkpoint": "pass --resume-from-checkpoint (a folder or 'latest') on the command line",
+    "push_to_hub": "set the top-level push_to_hub (--push-to-hub): the recipe uploads its exported model folder, "
                    "not the Trainer's output_dir",
-    "hub_model_id": "set the top-level hub_model_id (--hub_model_id)",
+    "hub_model_id": "set the top-level hub_model_id (--hub-model-id)",
     "hub_strategy": "the recipe uploads the exported model folder once, at the end of the run",
 }
 
@@ -46,6 +46,9 @@ class ParallelFiles:
 
     source: str
     target: str
+    split: str | None = None
+    """What these lines are at their source when that differs from their role here, as the summary and the model
+    card report it: a test file cut from the upstream dev split is e.g. "dev (lines 101-200)"."""
 
 
 @dataclass
@@ -162,8 +165,13 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
     config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
+    max_steps = config.training.get("max_steps", -1)
+    if max_steps != -1 and max_steps < 1:  # transformers would quietly train the epoch schedule instead
+        raise ConfigError(f"training.max_steps must be >= 1 (or -1, the default: train num_train_epochs), got "
+                          f"{max_steps}")
     if config.push_to_hub and not config.hub_model_id:
-        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub_model_id me/dbsa-ja-en)")
+        raise ConfigError("push_to_hub needs hub_model_id, the Hub repo to upload to (e.g. --hub-model-id "
+                          "me/dbsa-ja-en)")
     if config.early_stopping_patience is not None and config.early_stopping_patience < 1:
         raise ConfigError(f"early_stopping_patience must be >= 1 evaluations (or null to train the whole schedule), "
                           f"got {config.early_stopping_patience}")
