@@ -25,6 +25,15 @@ def load_driver():
     return module
 
 
+def baseline_and_rel_study(tmp_path):
+    """The driver and a study of a baseline and one variant, for tests that hand the report records directly."""
+    driver = load_driver()
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
+        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
+    return driver, driver.Study.load(tmp_path / "study.yaml")
+
+
 @pytest.fixture(scope="module")
 def finished_study(tmp_path_factory):
     """A study of the baseline and Transformer_rel (no parser needed), seed 3, both trained by the driver."""
@@ -107,11 +116,7 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
 def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):
     """Seeds a variant has but the baseline lacks are left out of its interval; the per-run table says which
     evaluation was chosen and what the last one scored (selection on the reported split is visible)."""
-    driver = load_driver()
-    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
-        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
-        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
-    study = driver.Study.load(tmp_path / "study.yaml")
+    driver, study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, curve):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": max(curve), "dev_chrf": 50.0,
@@ -251,11 +256,7 @@ def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finis
 
 def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     """A run of seed 43 only is compared with seed 43's baseline, not with the mean over seeds 42 and 43."""
-    driver = load_driver()
-    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
-        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
-        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
-    study = driver.Study.load(tmp_path / "study.yaml")
+    driver, study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, bleu):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
@@ -269,11 +270,7 @@ def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
 def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_and_jobs(tmp_path):
     """A run trained alone at two threads is not 0.45x the baseline's time because it is faster: its ratio is left
     out, and the per-run table says how each run was trained."""
-    driver = load_driver()
-    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
-        "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
-        "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
-    study = driver.Study.load(tmp_path / "study.yaml")
+    driver, study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, seconds, **settings):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": 40.0, "dev_chrf": 50.0,
