@@ -33,7 +33,7 @@ import copy
 import torch
 from torch import nn
 
-from .align import NO_WORD
+from .columns import NO_WORD
 from .attention import BiaffineParseHead, term_buckets
 from .layers import EncoderLayer
 from .parse_head_trees import word_heads_from_parse
