@@ -178,7 +178,8 @@ def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
 def test_export_without_a_model_id_says_so_and_the_card_shows_how_to_load_the_tokenizer(model_dirs, tmp_path, capsys):
     from transformers import AutoTokenizer
 
-    main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out"), "--space", str(tmp_path / "space")])
+    with pytest.warns(UserWarning, match="without training results"):  # the test model folder has no run summary
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out"), "--space", str(tmp_path / "space")])
     assert "--model-id NAME/REPO" in capsys.readouterr().out, "the export asks for the repo id"
     space = (tmp_path / "space" / "README.md").read_text()
     assert "models:" not in space and "huggingface.co/<" not in space, "no repo named yet: none listed or linked"
