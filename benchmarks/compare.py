@@ -210,12 +210,13 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def translate(model_dir: Path, source: Path, num_beams: int) -> list[str]:
+def translate(model_dir: Path, lines: list[str]) -> list[str]:
     """The best checkpoint's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
-    source on the fly where the model needs features)."""
+    source on the fly where the model needs features), with the beam the recipe evaluated with."""
+    num_beams = json.loads((model_dir / "generation_config.json").read_text()).get("num_beams", 4)
     command = [str(Path(sys.executable).with_name("hf-syntax")), "translate", "--model", str(model_dir), "--quiet",
                "--num-beams", str(num_beams)]
-    result = subprocess.run(command, input="\n".join(read_lines(source)) + "\n", env=child_environment(),
+    result = subprocess.run(command, input="\n".join(lines) + "\n", env=child_environment(),
                             capture_output=True, text=True, check=True)
     return result.stdout.splitlines()
 
@@ -226,11 +227,11 @@ def translate_blind(study: Study, run: str, seed: int, source: Path) -> None:
     folder = study.output_dir(run, seed)
     cached = folder / f"predictions_blind_{source.name.split('.')[0]}.txt"
     if not cached.exists():
-        hypotheses = translate(folder / "model", source, json.loads(
-            (folder / "model" / "generation_config.json").read_text()).get("num_beams", 4))
-        if len(hypotheses) != len(read_lines(source)):
-            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(read_lines(source))}"
-                             f" of {source}; see {folder / 'train.log'}")
+        lines = read_lines(source)
+        hypotheses = translate(folder / "model", lines)
+        if len(hypotheses) != len(lines):
+            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of {source};"
+                             f" see {folder / 'train.log'}")
         cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     blind = study.results / "blind"
     blind.mkdir(parents=True, exist_ok=True)
@@ -264,8 +265,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     for source, reference in extra_tests:
         name = source.name.split(".")[0]
         if name not in extra:
-            hypotheses = translate(folder / "model", source, json.loads(
-                (folder / "model" / "generation_config.json").read_text()).get("num_beams", 4))
+            hypotheses = translate(folder / "model", read_lines(source))
             (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
             extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
             (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
