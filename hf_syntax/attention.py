@@ -30,6 +30,15 @@ def additive_mask(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill(~keep, torch.finfo(dtype).min)
 
 
+def mask_as(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """An additive mask in the scores' `dtype`, its minimum kept finite. Under autocast the hidden states, hence the
+    stacks' masks, stay float32 while q/k are half: SDPA wants the query's dtype, and finfo(float32).min cast to a
+    half dtype is -inf (a fully masked row, e.g. a left-padded decoder row, then gives 0s or NaN, not the float32 mean)."""
+    if mask is None or mask.dtype == dtype:
+        return mask
+    return mask.clamp(min=torch.finfo(dtype).min).to(dtype)
+
+
 def softmax_dtype(dtype: torch.dtype) -> torch.dtype:
     """Half precisions take their softmax in float32; float32 and float64 keep their own precision."""
     return torch.promote_types(dtype, torch.float32)
@@ -159,7 +168,7 @@ class RelativeTerm(nn.Module):
 
     def score(self, scaled_query: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
         """`q_i a_ij^T / sqrt(d)` as (batch, heads, queries, keys), from a (batch, heads, queries, buckets) product."""
-        per_bucket = scaled_query @ self.key_table.T
+        per_bucket = scaled_query @ self.key_table.T.to(scaled_query.dtype)
         return per_bucket.gather(-1, self._index(buckets, per_bucket.shape[:2]))
 
     def value(self, weights: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
@@ -198,10 +207,12 @@ class BiaffineParseHead(nn.Module):
         if self.query_scale is not None:
             query = query * self.query_scale
         scores = (query @ self.biaffine) @ key.transpose(-1, -2) + (key @ self.key_bias)[:, :, None, :]
+        scores = scores.to(softmax_dtype(scores.dtype))  # float16's minimum plus a negative score would be -inf
         if mask is not None:
             scores = scores + mask
-        log_probs = torch.log_softmax(scores, dim=-1, dtype=softmax_dtype(scores.dtype)).to(query.dtype)
-        return log_probs.exp() @ value, log_probs[:, 0]
+        # The log-probabilities stay in the softmax's precision (float32 for a half model): the parse loss reads them.
+        log_probs = torch.log_softmax(scores, dim=-1)
+        return log_probs.exp().to(value.dtype) @ value, log_probs[:, 0]
 
 
 class AttentionOutput(NamedTuple):
@@ -309,6 +320,7 @@ class SyntaxAttention(nn.Module):
 
     def _attend(self, query, key, value, mask, terms, output_attentions):
         dropout = self.dropout if self.training else 0.0
+        mask = mask_as(mask, query.dtype)
         needs_weights = output_attentions or any(term.value_table is not None for term, _ in terms)
         if not needs_weights:
             bias = self._score_bias(query, mask, terms)
@@ -334,15 +346,18 @@ class SyntaxAttention(nn.Module):
             for term, buckets in key_terms:
                 score = term.score(scaled_query, buckets)
                 bias = score if bias is None else bias + score
+            if mask is not None and torch.finfo(bias.dtype).bits < 32:  # float16's minimum + a score may be -inf
+                bias = bias.clamp(min=torch.finfo(bias.dtype).min)
         return bias
 
     def _attend_explicitly(self, query, key, value, mask, terms, dropout):
         """Attention with materialised weights: content + key-term scores, softmax, values + value terms."""
         scores = (query * self.scaling) @ key.transpose(-1, -2)
+        scores = scores.to(softmax_dtype(scores.dtype))  # the bias is added where it cannot overflow to -inf
         bias = self._score_bias(query, mask, terms)
         if bias is not None:
             scores = scores + bias
-        weights = torch.softmax(scores, dim=-1, dtype=softmax_dtype(scores.dtype)).to(query.dtype)
+        weights = torch.softmax(scores, dim=-1).to(query.dtype)
         if dropout > 0:  # even p=0 dropout would keep a second (batch, heads, n, n) copy alive for backward
             weights = F.dropout(weights, p=dropout, training=self.training)
         output = weights @ value
@@ -364,6 +379,7 @@ __all__ = [
     "causal_mask",
     "dependency_depth_buckets",
     "enabled_terms",
+    "mask_as",
     "padding_mask",
     "relative_position_buckets",
     "softmax_dtype",

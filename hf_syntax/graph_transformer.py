@@ -67,7 +67,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .attention import enabled_terms
+from .attention import enabled_terms, mask_as, softmax_dtype
 from .layers import FeedForward, LayerOutput
 
 # attention part -> (stream giving the queries, stream giving the keys and values); "previous" is P.
@@ -205,12 +205,13 @@ class GraphEncoderLayer(nn.Module):
 
     def _attend(self, query, key, value, mask, output_attentions):
         dropout = self.attention_dropout if self.training else 0.0
+        mask = mask_as(mask, query.dtype)
         if not output_attentions:
             return F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout), None
-        scores = (query * self.head_dim**-0.5) @ key.transpose(-1, -2)
+        scores = ((query * self.head_dim**-0.5) @ key.transpose(-1, -2)).to(softmax_dtype(query.dtype))
         if mask is not None:
             scores = scores + mask
-        weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
+        weights = torch.softmax(scores, dim=-1).to(query.dtype)
         return F.dropout(weights, p=dropout, training=self.training) @ value, weights
 
     def _residual_branch(self, parts: list[torch.Tensor], low: torch.Tensor) -> torch.Tensor:
