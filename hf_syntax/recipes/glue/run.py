@@ -103,7 +103,6 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         save_strategy="no",
         logging_steps=config.logging_steps,
         report_to=[],
-        use_cpu=True,
     )
     trainer_options = dict(
         model=model,
