@@ -93,16 +93,17 @@ class SourceReader:
         return self._read(texts, pretokenized)
 
     def _read(self, texts, pretokenized: bool | None) -> list[SourceReading]:
-        read = []
+        """The readings of checked texts: each segmented on its own, then all parsed together."""
+        sources = []
         for text in texts:
             as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
             if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
                 text, as_given = " ".join(self.segmenter.split_words(text)), True
-            read.append((text, as_given))
-        trees = [None] * len(read)
+            sources.append((text, as_given))
+        trees = [None] * len(sources)
         if self.featurizer is not None:
-            trees = self.featurizer.source_trees([text.split() if as_given else text for text, as_given in read])
-        return [SourceReading(text, as_given, tree) for (text, as_given), tree in zip(read, trees)]
+            trees = self.featurizer.source_trees([text.split() if as_given else text for text, as_given in sources])
+        return [SourceReading(text, as_given, tree) for (text, as_given), tree in zip(sources, trees)]
 
     def _default_pretokenized(self, text: str) -> bool:
         """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
