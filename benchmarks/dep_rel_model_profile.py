@@ -7,8 +7,8 @@ which attributes the cost: decoder relative positions (`relative_position_in_dec
 values (`relative_position_values=False`: the key side alone lets attention use the fused kernel), the depth term,
 and the rows of `dbsa_dep_rel` and `dbsa_dep_rel_self`. One generate per row is also profiled (torch.profiler): the
 operations with the most self-CPU time. Two parser rows time the rest of dep+rel's handler: GiNZA parsing the 32
-sentences in one batch (what serve_latency.py's `parser` row measures) and one sentence at a time (what the
-pipeline does: it reads and parses each input of a request on its own).
+sentences in one batch (what serve_latency.py's `parser` row measures, and what the pipeline has done with a
+request since it reads a list as one batch) and one sentence at a time (what the pipeline did before).
 
 Usage: python benchmarks/dep_rel_model_profile.py [--repeats 5] [--threads 2]   (--tiny: checks that it runs)
 Results: benchmarks/results/dep_rel_model_profile.{json,md}

@@ -133,7 +133,11 @@ class SyntaxFeaturizer:
         """The tree ``self(text)`` aligns for one input (a raw string, or a list of words parsed as given), its
         ``text`` what the tokenizer sees. ``self(trees=tree)`` then gives the same columns without parsing again,
         so a caller that also shows the tree parses once."""
-        return self._texts_and_trees([text], None, self.parser_spec, "text")[1][0]
+        return self.source_trees([text])[0]
+
+    def source_trees(self, texts) -> list[WordTree]:
+        """``source_tree`` of every input of a list, parsed in one parser call (an error names ``text[index]``)."""
+        return self._texts_and_trees(list(texts), None, self.parser_spec, "text")[1]
 
     # ------------------------------------------------------------------------------------------------- internals
     def _texts_and_trees(self, texts, trees, parser_spec, argument, needs_trees=True):

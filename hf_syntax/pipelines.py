@@ -3,12 +3,13 @@
 * ``SyntaxTranslationPipeline`` (task ``"translation"``): every seq2seq variant. When the model's config says its
   ``forward`` needs source features (``config.needs_source_features``: dependency depths, POS/case/subword tags),
   the pipeline parses the text with the parser the model was trained with (``config.source_parser``) and aligns the
-  tree to the subwords with ``SyntaxFeaturizer``. DBSA, the baseline and the Graph-Transformer need no parser.
+  tree to the subwords with ``SyntaxFeaturizer``; a list of texts is parsed in one parser call (``SourceReader`` in
+  ``source_reading.py``). DBSA, the baseline and the Graph-Transformer need no parser.
 * ``PosTextClassificationPipeline`` (task ``"text-classification"``): BERT+POS. Every WordPiece gets its word's
   UPOS tag from ``config.pos_parser``.
 
 This module is Hub-portable: it imports the featurizer with relative imports, so ``pipeline.save_pretrained``
-copies ``featurizer.py``, ``parsers.py``, ``conllu.py``, ``align.py``, ``trees.py`` and ``labels.py`` next to it, and
+copies ``source_reading.py``, ``featurizer.py``, ``parsers.py`` and the modules they import next to it, and
 ``pipeline(model=folder, trust_remote_code=True)`` works where hf_syntax is not installed (the parser package must
 be; if it is not, the error names the pip package).
 
@@ -20,72 +21,23 @@ only around a save (a folder's ``config.custom_pipelines`` entry is looked up be
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 
 from .columns import pad_columns
-from .featurizer import InvalidTextError, SyntaxFeaturizer, check_valid_unicode
+from .featurizer import InvalidTextError, SyntaxFeaturizer
 from .parsers import get_parser
-from .segmenters import get_segmenter
+from .source_reading import EmptyInputError, SourceReader, SourceReading, check_texts, featurizer_max_length
 from .trees import WordTree
 
 TRANSLATION_TASK = "translation"
 CLASSIFICATION_TASK = "text-classification"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 """Subfolder holding the target-side tokenizer of a model trained with separate vocabularies."""
-
-logger = logging.getLogger(__name__)
-
-
-class EmptyInputError(ValueError):
-    """A pipeline got an empty text: a model would produce a meaningless output for it."""
-
-
-def check_texts(inputs, what: str = "text") -> None:
-    """Reject empty strings and text that is not valid Unicode (alone, in a list, or in a ``{"text", "text_pair"}``
-    dict) naming the position."""
-    items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
-    if isinstance(inputs, (list, tuple)) and not inputs:
-        raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
-    for index, item in enumerate(items):
-        fields = item.items() if isinstance(item, dict) else [(what, item)]
-        for name, value in fields:
-            where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
-            if not isinstance(value, str):
-                raise TypeError(f"{where} is a {type(value).__name__}; the pipeline translates/classifies strings.")
-            if not value.strip():
-                raise EmptyInputError(
-                    f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
-                    f"to parse or translate)."
-                )
-            check_valid_unicode(value, where)
-
-
-@dataclass(frozen=True)
-class SourceReading:
-    """One source text as a translation model reads it, with the one parse its features and tree views come from."""
-
-    text: str
-    """What the tokenizer sees (a raw text split for a model trained on pre-split words becomes its words joined
-    by spaces)."""
-    pretokenized: bool
-    """Whether ``text`` is space-separated words parsed as given."""
-    tree: WordTree | None
-    """The parse of ``text``, or None for a model that reads no tree; its own ``text`` is what the tokenizer sees
-    (``text``, with pre-split words joined by single spaces)."""
-
-
-def _featurizer_max_length(tokenizer, config) -> int:
-    """Longest source the model accepts: the tokenizer's limit, capped by the model's position table."""
-    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
-    return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
-
 
 class SyntaxTranslationPipeline(Pipeline):
     """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.
@@ -121,7 +73,7 @@ class SyntaxTranslationPipeline(Pipeline):
             )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
         self.featurizer = self._make_featurizer() if self.needed_features else None
-        self._said_unsegmented = False
+        self.reader = SourceReader(config, self.featurizer)
 
     def _saved_target_tokenizer(self):
         """The ``target_tokenizer/`` subfolder of the model folder or Hub repo, if the model has one."""
@@ -148,7 +100,7 @@ class SyntaxTranslationPipeline(Pipeline):
         featurizer = SyntaxFeaturizer(
             self.tokenizer, parser=config.source_parser, features=self.needed_features,
             head_rule=getattr(config, "subword_head_rule", "first"),
-            max_length=_featurizer_max_length(self.tokenizer, config),
+            max_length=featurizer_max_length(self.tokenizer, config),
         )
         trained_with = getattr(config, "feature_labels", None) or {}
         for column, vocabulary in featurizer.label_vocabularies.items():
@@ -163,12 +115,13 @@ class SyntaxTranslationPipeline(Pipeline):
 
     def __call__(self, inputs, **kwargs):
         """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text."""
-        if isinstance(inputs, (str, list, tuple)):
+        if isinstance(inputs, str):
             check_texts(inputs)
-        results = super().__call__(inputs, **kwargs)
-        if isinstance(inputs, (list, tuple)) and all(len(result) == 1 for result in results):
-            return [result[0] for result in results]
-        return results
+        elif isinstance(inputs, (list, tuple)):
+            # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text.
+            results = super().__call__(self.reader.read_batch(inputs, kwargs.get("pretokenized")), **kwargs)
+            return [result[0] for result in results] if all(len(result) == 1 for result in results) else results
+        return super().__call__(inputs, **kwargs)
 
     def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, **generate_kwargs):
         saved = getattr(self.model, "generation_config", None)
@@ -182,24 +135,13 @@ class SyntaxTranslationPipeline(Pipeline):
         return preprocess, generate_kwargs, postprocess
 
     def preprocess(self, text, pretokenized=None):
-        return {"row": self.encode(self.read(text, pretokenized))}
+        reading = text if isinstance(text, SourceReading) else self.read(text, pretokenized)
+        return {"row": self.encode(reading)}
 
     def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
-        """``text`` as the model reads it, parsed once. ``pretokenized=None`` means what the model was trained on.
-
-        Raw text for a model trained on pre-split words is split into the parser's words (its tokenizer alone) and
-        read as those words separated by spaces, as in training: otherwise BPE loses every word-initial subword.
-        A feature model's tree is then the one parse of what the model reads; ``encode`` and the tree views reuse it.
-        """
-        check_texts(text)
-        if pretokenized is None:
-            pretokenized = self._default_pretokenized(text)
-        if not pretokenized and self.segmenter is not None and getattr(self.model.config, "source_pretokenized", False):
-            text, pretokenized = " ".join(self.segmenter.split_words(text)), True
-        tree = None
-        if self.featurizer is not None:
-            tree = self.featurizer.source_tree(text.split() if pretokenized else text)
-        return SourceReading(text, pretokenized, tree)
+        """``text`` as the model reads it, parsed once (``SourceReader.read_batch`` says how); ``encode`` and the
+        tree views reuse the reading. ``pretokenized=None`` means what the model was trained on."""
+        return self.reader.read(text, pretokenized)
 
     def encode(self, reading: SourceReading) -> dict:
         """The model's input row (ids, mask, feature columns) for one read text, from its parse (no parsing here)."""
@@ -209,41 +151,7 @@ class SyntaxTranslationPipeline(Pipeline):
         # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
         # would pad depth columns with 0, a real depth).
         return dict(self.tokenizer(reading.text, truncation=True,
-                                   max_length=_featurizer_max_length(self.tokenizer, self.model.config)))
-
-    def _default_pretokenized(self, text: str) -> bool:
-        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
-
-        Such a text would be one single "word" to a model trained on pre-split words (every depth 0); it is a raw
-        sentence (a widget's or an endpoint's input), so the parser segments it.
-        """
-        if not getattr(self.model.config, "source_pretokenized", False):
-            return False
-        if len(text.split()) > 1:
-            return True
-        if not self._said_unsegmented:
-            if self.segmenter is not None:
-                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as one word, pass "
-                                "pretokenized=True (on the command line: --pretokenized).")
-            else:
-                what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
-                                "model that is not self-parsing), so it is read as one word; pass the words "
-                                "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
-            logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
-                           "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
-            self._said_unsegmented = True
-        return False
-
-    @functools.cached_property
-    def segmenter(self):
-        """What splits raw text into the words a model trained on pre-split text expects (loaded at first use):
-        the config's ``source_segmenter``, else its parser's tokenizer (the featurizer shares the loaded parser);
-        a self-parsing model uses no parser (``config.segmenter_spec``)."""
-        config = self.model.config
-        if getattr(config, "source_segmenter", None):
-            return get_segmenter(config.source_segmenter)
-        spec = getattr(config, "segmenter_spec", getattr(config, "source_parser", None))
-        return get_parser(spec) if spec else None
+                                   max_length=featurizer_max_length(self.tokenizer, self.model.config)))
 
     def _forward(self, model_inputs, **generate_kwargs):
         rows = model_inputs["row"]
@@ -276,7 +184,7 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
             )
         self.featurizer = SyntaxFeaturizer(
             self.tokenizer, parser=config.pos_parser, features=("pos_ids",),
-            max_length=_featurizer_max_length(self.tokenizer, config),
+            max_length=featurizer_max_length(self.tokenizer, config),
         )
         # Compared as plain dicts: in remote code the config's and the featurizer's LabelVocab classes come from
         # two copies of labels.py, so LabelVocab equality would always fail.

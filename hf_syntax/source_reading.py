@@ -1,0 +1,143 @@
+"""How the translation pipeline reads source texts before the model sees them: input checks, the words of raw text
+for a model trained on pre-split words, and the parse of a whole batch in one parser call.
+
+``SourceReader.read_batch(texts)`` gives one ``SourceReading`` per text. A feature model's texts are parsed together
+(spaCy's ``nlp.pipe`` over the batch): parsing sentence by sentence cost the Endpoint handler most of its time at
+batch 32, and each sentence's tree, so its features, is the same either way (``tests/test_pipelines.py`` holds it).
+
+Hub-portable like the pipeline (relative imports only): an exported folder carries it next to ``pipelines.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+from .featurizer import SyntaxFeaturizer, check_valid_unicode
+from .parsers import get_parser
+from .segmenters import get_segmenter
+from .trees import WordTree
+
+logger = logging.getLogger(__name__)
+
+
+class EmptyInputError(ValueError):
+    """A pipeline got an empty text: a model would produce a meaningless output for it."""
+
+
+def check_texts(inputs, what: str = "text") -> None:
+    """Reject empty strings and text that is not valid Unicode (alone, in a list, or in a ``{"text", "text_pair"}``
+    dict) naming the position."""
+    items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    if isinstance(inputs, (list, tuple)) and not inputs:
+        raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
+    for index, item in enumerate(items):
+        fields = item.items() if isinstance(item, dict) else [(what, item)]
+        for name, value in fields:
+            where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
+            if not isinstance(value, str):
+                raise TypeError(f"{where} is a {type(value).__name__}; the pipeline translates/classifies strings.")
+            if not value.strip():
+                raise EmptyInputError(
+                    f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
+                    f"to parse or translate)."
+                )
+            check_valid_unicode(value, where)
+
+
+def featurizer_max_length(tokenizer, config) -> int:
+    """Longest source the model accepts: the tokenizer's limit, capped by the model's position table."""
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
+
+
+@dataclass(frozen=True)
+class SourceReading:
+    """One source text as a translation model reads it, with the one parse its features and tree views come from."""
+
+    text: str
+    """What the tokenizer sees (a raw text split for a model trained on pre-split words becomes its words joined
+    by spaces)."""
+    pretokenized: bool
+    """Whether ``text`` is space-separated words parsed as given."""
+    tree: WordTree | None
+    """The parse of ``text``, or None for a model that reads no tree; its own ``text`` is what the tokenizer sees
+    (``text``, with pre-split words joined by single spaces)."""
+
+
+class SourceReader:
+    """Reads source texts as a translation model with ``config`` was trained on them; ``featurizer`` (None for a
+    model that reads no tree) parses them with the model's parser."""
+
+    def __init__(self, config, featurizer: SyntaxFeaturizer | None):
+        self.config, self.featurizer = config, featurizer
+        self._said_unsegmented = False
+
+    def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
+        """One text as the model reads it (see ``read_batch``); an error names "the text"."""
+        check_texts(text)
+        return self._read([text], pretokenized)[0]
+
+    def read_batch(self, texts, pretokenized: bool | None = None) -> list[SourceReading]:
+        """Each text of a list as the model reads it, all parsed in one parser call; an error names the input's
+        position. ``pretokenized=None`` means what the model was trained on.
+
+        Raw text for a model trained on pre-split words is split into the parser's words (its tokenizer alone) and
+        read as those words separated by spaces, as in training: otherwise BPE loses every word-initial subword.
+        A feature model's tree is then the one parse of what the model reads; ``encode`` and the tree views reuse it.
+        """
+        if not isinstance(texts, (list, tuple)):
+            raise TypeError(f"read_batch takes a list of texts; got {type(texts).__name__} (use read for one text).")
+        check_texts(texts)
+        return self._read(texts, pretokenized)
+
+    def _read(self, texts, pretokenized: bool | None) -> list[SourceReading]:
+        """The readings of checked texts: each segmented on its own, then all parsed together."""
+        sources = []
+        for text in texts:
+            as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
+            if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
+                text, as_given = " ".join(self.segmenter.split_words(text)), True
+            sources.append((text, as_given))
+        trees = [None] * len(sources)
+        if self.featurizer is not None:
+            trees = self.featurizer.source_trees([text.split() if as_given else text for text, as_given in sources])
+        return [SourceReading(text, as_given, tree) for (text, as_given), tree in zip(sources, trees)]
+
+    def _default_pretokenized(self, text: str) -> bool:
+        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
+
+        Such a text would be one single "word" to a model trained on pre-split words (every depth 0); it is a raw
+        sentence (a widget's or an endpoint's input), so the parser segments it.
+        """
+        if not getattr(self.config, "source_pretokenized", False):
+            return False
+        if len(text.split()) > 1:
+            return True
+        if not self._said_unsegmented:
+            if self.segmenter is not None:
+                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as one word, pass "
+                                "pretokenized=True (on the command line: --pretokenized).")
+            else:
+                what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
+                                "model that is not self-parsing), so it is read as one word; pass the words "
+                                "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
+            logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
+                           "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
+            self._said_unsegmented = True
+        return False
+
+    @functools.cached_property
+    def segmenter(self):
+        """What splits raw text into the words a model trained on pre-split text expects (loaded at first use):
+        the config's ``source_segmenter``, else its parser's tokenizer (the featurizer shares the loaded parser);
+        a self-parsing model uses no parser (``config.segmenter_spec``)."""
+        config = self.config
+        if getattr(config, "source_segmenter", None):
+            return get_segmenter(config.source_segmenter)
+        spec = getattr(config, "segmenter_spec", getattr(config, "source_parser", None))
+        return get_parser(spec) if spec else None
+
+
+__all__ = ["EmptyInputError", "SourceReader", "SourceReading", "check_texts", "featurizer_max_length"]
