@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of issue 41, one command on a CUDA machine (about 5 minutes on one H100, no network):
+# The GPU check of issue 41, one command on a CUDA machine (about 3 minutes on one H200, no network):
 #   bash scripts/gpu_check.sh OUT_DIR [DATA_DIR]
 # 1. the tests marked `gpu` (tests/test_gpu.py; they skip on CPU, so CI never runs them) and the dtype tests that
 #    share their builders (tests/test_dtypes.py);
@@ -9,7 +9,7 @@
 # What a GPU machine usually lacks, and how this script brings it:
 # - Packages: a CUDA PyTorch image has torch and transformers but rarely `datasets`, `evaluate`, `dill`,
 #   `multiprocess`, and its transformers may be older than ours. Put wheels in .whl/ beforehand (on a machine with
-#   pip: see the `pip download` line in benchmarks/results/gpu_check.md); they are installed into a private folder
+#   pip: see the `pip download` line in benchmarks/results/gpu_check.README.md); they are installed into a private folder
 #   here, without network and without touching the image's own packages.
 # - Parsers and parsed data: spaCy/GiNZA are not needed there. DATA_DIR (default .gpu_data) is made beforehand on a
 #   machine with the parsers by `python benchmarks/gpu_check.py prepare --data .gpu_data` and copied along.
