@@ -66,6 +66,7 @@ import typing
 import torch
 from torch import nn
 from torch.nn import functional as F
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .attention import enabled_terms, mask_as, softmax_dtype
 from .layers import FeedForward, LayerOutput
@@ -126,7 +127,7 @@ def _check_supported(config):
     return inner_dim
 
 
-class GraphEncoderLayer(nn.Module):
+class GraphEncoderLayer(GradientCheckpointingLayer):
     """Three attention parts over the incremental and previous representations, fused with the low-order part
     F_{l-1}, then post-LN and feed-forward (see the module docstring for the reconstruction). Under
     `graph_first_layer="standard"` the first layer has the high part only and sums it: a standard encoder layer."""

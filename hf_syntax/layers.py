@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers.activations import ACT2FN
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention, enabled_terms
 
@@ -67,8 +68,9 @@ def parse_head_arguments(config, side: str, layer_idx: int) -> dict:
             "parse_head_mode": config.parse_head}
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN)."""
+class EncoderLayer(GradientCheckpointingLayer):
+    """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN). Recomputed in
+    backward under activation checkpointing, as every layer type here (`GradientCheckpointingLayer`)."""
 
     stack_inputs = ("term_buckets",)
     """What the encoder stack passes besides hidden states and mask (see `SyntaxTransformerEncoder`)."""
@@ -97,7 +99,7 @@ class EncoderLayer(nn.Module):
         return LayerOutput(hidden_states, attention.weights, parse_log_probs=attention.parse_log_probs)
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(GradientCheckpointingLayer):
     """Causal self-attention, cross-attention and feed-forward, each post-LN."""
 
     def __init__(self, config, layer_idx: int):

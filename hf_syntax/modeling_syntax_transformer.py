@@ -98,7 +98,7 @@ class SyntaxTransformerPreTrainedModel(PreTrainedModel):
     config_class = SyntaxTransformerConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"
-    supports_gradient_checkpointing = False
+    supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
 
     @torch.no_grad()

@@ -280,3 +280,29 @@ def test_weight_init_schemes(weight_init, projection_std, embedding_std):
     embeddings = model.get_input_embeddings().weight[1:]  # row 0 is the zeroed pad row
     assert query.std().item() == pytest.approx(projection_std, rel=0.1)
     assert embeddings.std().item() == pytest.approx(embedding_std, rel=0.05)
+
+
+@pytest.mark.parametrize("kind", ["syntax_transformer", "dep_rpe", "dbsa_dep_rel_self", "graph_transformer"])
+def test_activation_checkpointing_keeps_less_for_backward_and_gives_the_same_loss_and_gradients(kind):
+    """`training.gradient_checkpointing=true` (HF's switch) recomputes every layer in backward: fewer tensors are kept
+    from the forward, and the numbers are the same, dropout included (the recompute replays the random state)."""
+    from device_support import build_model, make_batch
+
+    def train_step(checkpointing: bool):
+        model = build_model(kind).train()
+        if checkpointing:
+            enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+            enable()
+        kept = []
+        torch.manual_seed(5)
+        with torch.autograd.graph.saved_tensors_hooks(lambda tensor: kept.append(1) or tensor, lambda tensor: tensor):
+            loss = model(**make_batch(kind)).loss
+        loss.backward()
+        return loss.detach(), [parameter.grad for parameter in model.parameters()], len(kept)
+
+    plain_loss, plain_gradients, plain_kept = train_step(False)
+    loss, gradients, kept = train_step(True)
+    assert kept < plain_kept / 2
+    torch.testing.assert_close(loss, plain_loss, rtol=0, atol=0)
+    for gradient, plain in zip(gradients, plain_gradients, strict=True):
+        torch.testing.assert_close(gradient, plain, rtol=1e-5, atol=1e-7)

@@ -114,7 +114,7 @@ def test_relative_attention_equals_naive_reference(keys, values, positions, dept
     hidden, keep, buckets = random_inputs()
     hidden.requires_grad_()
     expected = naive_attention(attention, hidden, keep, buckets)
-    # With gradients the weights are recomputed in backward (checkpoint); without, they are kept: both must agree.
+    # With and without gradients (the explicit path either way when value terms are on): both must agree.
     for gradients in (True, False):
         with torch.set_grad_enabled(gradients):
             output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), term_buckets=buckets)
