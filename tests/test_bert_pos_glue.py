@@ -278,6 +278,9 @@ def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path,
         ({"pos_combine": "product"}, r"pos_combine must be one of \('sum', 'concat'\)"),
         ({"use_pos": False, "pos_learning_rate": 1e-3}, "the no-POS baseline .* lacks; drop them"),
         ({"use_pos": False, "pos_gate": True}, "the no-POS baseline .* lacks; drop them"),
+        ({"training": {"learning_rate": 1e-3}}, "training.learning_rate is set by the recipe: set learning_rates"),
+        ({"training": {"bf16": "often"}}, "training.bf16"),
+        ({"training": {"bf_16": True}}, "training.bf_16"),
     ],
 )
 def test_bad_pos_training_options_fail_before_any_data_is_read(tmp_path, options, message):

@@ -91,19 +91,13 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
 
     set_seed(config.seed)
     model = build_model(task, config, tokenizer)
-    arguments = TrainingArguments(
-        output_dir=str(run_dir),
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=max(config.batch_size, 64),
-        num_train_epochs=config.epochs,
-        max_steps=config.max_steps,
-        learning_rate=learning_rate,
-        seed=config.seed,
-        eval_strategy="no",
-        save_strategy="no",
-        logging_steps=config.logging_steps,
-        report_to=[],
-    )
+    arguments = TrainingArguments(**{
+        "per_device_eval_batch_size": max(config.batch_size, 64), "report_to": [],  # defaults `training` may change
+        **config.training,
+        "output_dir": str(run_dir), "per_device_train_batch_size": config.batch_size,
+        "num_train_epochs": config.epochs, "max_steps": config.max_steps, "learning_rate": learning_rate,
+        "seed": config.seed, "eval_strategy": "no", "save_strategy": "no", "logging_steps": config.logging_steps,
+    })
     trainer_options = dict(
         model=model,
         args=arguments,

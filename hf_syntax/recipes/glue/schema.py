@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
-from hf_syntax.recipes.config import check_recipe, load_config, recipe_of
+from hf_syntax.recipes.config import ConfigError, check_arguments, check_recipe, load_config, recipe_of
 from hf_syntax.recipes.runs import add_config_arguments
 
 EMPTY_TEXT_POLICIES = ("error", "skip", "keep")
@@ -51,11 +51,28 @@ class GlueRunConfig:
     save_model: bool = True
     predict_test: bool = True
     logging_steps: int = 50
+    training: dict = field(default_factory=dict)  # further TrainingArguments (bf16, fp16, gradient_checkpointing, ...)
+
+
+RECIPE_OWNED_ARGUMENTS = {
+    "output_dir": "set the top-level output_dir (each learning rate gets a folder in it)",
+    "seed": "set the top-level seed", "learning_rate": "set learning_rates (the grid)",
+    "per_device_train_batch_size": "set batch_size", "num_train_epochs": "set epochs", "max_steps": "set max_steps",
+    "logging_steps": "set logging_steps", "eval_strategy": "the recipe evaluates once, after training",
+    "save_strategy": "the recipe saves the final model (save_model)",
+}
+"""TrainingArguments the GLUE recipe sets from its own fields; ``training`` takes every other one."""
 
 
 def check_run_config(config: GlueRunConfig) -> None:
     """Value checks that types alone cannot express, before any data is read."""
+    from transformers import TrainingArguments
+
     check_recipe(config.recipe, "glue")
+    for key in config.training:
+        if key in RECIPE_OWNED_ARGUMENTS:
+            raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
+    config.training = check_arguments(config.training, TrainingArguments, "training")
     if not config.learning_rates:
         raise ValueError("learning_rates is empty; give at least one (the paper's grid is 2e-5 3e-5 4e-5 5e-5).")
     if not 8 <= config.max_length <= 512:
