@@ -7,6 +7,7 @@ Two steps, because a GPU machine often has no parsers and no network:
 
     python benchmarks/gpu_check.py prepare --data .gpu_data      # here: parse the embedded sample once (GiNZA, spaCy)
     python benchmarks/gpu_check.py run --data .gpu_data --out OUT  # there: needs torch, transformers, datasets only
+    python benchmarks/gpu_check.py run --data .gpu_data --out OUT --rows marian dep_rpe --profile  # where time goes
 
 The data is the first 4,000 pairs of the embedded small_parallel_enja sample (hf_syntax/sample_data), every
 feature column attached, and its 100 validation pairs; the recipe is training/configs/small_cpu_ja_en.yaml (d=256,
@@ -149,9 +150,29 @@ def synchronized(function, device: str):
     return timed
 
 
-def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int) -> dict:
+def profile_training(train_calls: dict, device: str, folder: Path) -> None:
+    """One timed training call per row under torch.profiler: `<folder>/profile_<row>.txt`, the operations with the
+    most device (or, on CPU, host) time, headed by how many kernels the call launched; where a model's step time goes
+    on a GPU, whose short steps are bound by launches as much as by arithmetic."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if device == "cuda" else [])]
+    for row, call in train_calls.items():
+        with profile(activities=activities) as profiled:
+            call()
+        averages = profiled.key_averages()
+        counted = "LaunchKernel" if device == "cuda" else "aten::"
+        calls = sum(event.count for event in averages if counted in event.key)
+        what = "kernel launches" if device == "cuda" else "aten operator calls"
+        table = averages.table(sort_by="self_cuda_time_total" if device == "cuda" else "self_cpu_time_total",
+                               row_limit=25)
+        (folder / f"profile_{row}.txt").write_text(f"{row}: {calls} {what} in one call\n{table}\n")
+
+
+def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int, profile_dir: Path | None = None) -> dict:
     """Training tokens/s (bf16 autocast on CUDA, a fixed set of 64-pair batches) and beam-4 generation sentences/s
-    (100 validation sentences, exactly 32 new tokens each so every model does the same decoding work), per row."""
+    (100 validation sentences, exactly 32 new tokens each so every model does the same decoding work), per row;
+    with `profile_dir`, a profile of one training call per row there too."""
     train_calls, generate_calls, tokens = {}, {}, {}
     for row, model_dir in model_dirs.items():
         model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).to(device)
@@ -180,6 +201,8 @@ def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int) -> 
         train_calls[row], generate_calls[row] = synchronized(train, device), synchronized(generate, device)
     train_seconds = interleaved(train_calls, repeats)["wall"]
     generate_seconds = interleaved(generate_calls, repeats)["wall"]
+    if profile_dir is not None:
+        profile_training(train_calls, device, profile_dir)
     reference = next(iter(model_dirs))
     return {row: {
         "train_tokens_per_second": round(tokens[row] / train_seconds[row]),
@@ -244,7 +267,8 @@ def check_row(row: str, data: Path, work: Path, steps: int) -> dict:
     return checked
 
 
-def run(data: Path, out: Path, work: Path, steps: int, repeats: int, rows: list[str], tests: str | None) -> dict:
+def run(data: Path, out: Path, work: Path, steps: int, repeats: int, rows: list[str], tests: str | None,
+        profile: bool = False) -> dict:
     """Every row trained side by side (one process each: the GPU has room and the recipe is mostly Python), then
     the speed of the float32 models measured one at a time, interleaved."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -266,7 +290,7 @@ def run(data: Path, out: Path, work: Path, steps: int, repeats: int, rows: list[
     model_dirs = {row: checked["fp32"]["model_dir"] for row, checked in result["rows"].items() if "error" not in checked}
     if model_dirs:
         try:
-            result["speed"] = speed(model_dirs, data, device, repeats)
+            result["speed"] = speed(model_dirs, data, device, repeats, out if profile else None)
         except Exception as error:
             result["speed_error"] = f"{type(error).__name__}: {error}"[:400]
     (out / "gpu_check.json").write_text(json.dumps(result, indent=1, default=str))
@@ -285,6 +309,8 @@ def main(argv=None) -> int:
     run_command.add_argument("--out", type=Path, required=True, help="gpu_check.json and gpu_check.md go here")
     run_command.add_argument("--repeats", type=int, default=3)
     run_command.add_argument("--tests", help="the gpu-marked tests' summary line, for the report")
+    run_command.add_argument("--profile", action="store_true",
+                             help="also profile one training call per row into OUT/profile_<row>.txt")
     train_command = commands.add_parser("train", help="one row of `run` (run starts one process per row)")
     train_command.add_argument("--row", required=True, choices=list(ROWS))
     for command in (run_command, train_command):
@@ -299,7 +325,7 @@ def main(argv=None) -> int:
     elif args.command == "train":
         check_row(args.row, args.data, args.work, args.steps)
     else:
-        run(args.data, args.out, args.work, args.steps, args.repeats, args.rows, args.tests)
+        run(args.data, args.out, args.work, args.steps, args.repeats, args.rows, args.tests, args.profile)
     return 0
 
 
