@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import datasets
+import torch
 from transformers import Trainer
 
 from hf_syntax.recipes.glue.data import (
@@ -92,7 +93,9 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
     set_seed(config.seed)
     model = build_model(task, config, tokenizer)
     arguments = TrainingArguments(**{
-        "per_device_eval_batch_size": max(config.batch_size, 64), "report_to": [],  # defaults `training` may change
+        # Defaults `training` may change; pinned memory only helps (and only works) with a GPU.
+        "per_device_eval_batch_size": max(config.batch_size, 64), "report_to": [],
+        "dataloader_pin_memory": torch.cuda.is_available(),
         **config.training,
         "output_dir": str(run_dir), "per_device_train_batch_size": config.batch_size,
         "num_train_epochs": config.epochs, "max_steps": config.max_steps, "learning_rate": learning_rate,
