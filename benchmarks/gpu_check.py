@@ -32,6 +32,8 @@ import torch
 import transformers
 from transformers import AutoModelForSeq2SeqLM, TrainerCallback
 
+from hf_syntax.columns import COLUMNS
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from timing import interleaved  # noqa: E402
@@ -106,7 +108,7 @@ def model_inputs(model, batch: dict, source_only: bool = False) -> dict:
     """The batch columns `model.forward` takes (Marian takes no feature columns); without targets for generate."""
     accepted = set(inspect.signature(model.forward).parameters)
     if source_only:
-        accepted -= {"labels", "decoder_input_ids", "decoder_attention_mask", "decoder_dep_heads"}
+        accepted -= {name for name, column in COLUMNS.items() if column.side == "target"}
     return {name: value for name, value in batch.items() if name in accepted}
 
 
@@ -119,9 +121,8 @@ def batches(data: Path, split: str, model, size: int, count: int) -> list[dict]:
 
     tokenizer, _ = load_tokenizers(data / "tokenizer")
     dataset = datasets.load_from_disk(str(data))[split]
-    wanted = [name for name in dataset.column_names if name in model_inputs(model, dict.fromkeys(dataset.column_names))]
     collate = collator(tokenizer, model)
-    rows = dataset.select_columns(wanted)
+    rows = dataset.select_columns(list(model_inputs(model, dict.fromkeys(dataset.column_names))))
     return [collate([rows[index] for index in range(start, start + size)])
             for start in range(0, size * count, size)]
 
@@ -137,9 +138,8 @@ def greedy_agreement(model_dir: str, data: Path, device: str, count: int) -> dic
         with torch.no_grad():
             outputs[where] = model.generate(**inputs, num_beams=1, do_sample=False, max_new_tokens=64).cpu()
     cpu, other = outputs["cpu"], outputs[device]
-    same = [cpu.shape == other.shape and bool((cpu[i] == other[i]).all()) for i in range(count)] \
-        if cpu.shape == other.shape else [False] * count
-    return {"equal": sum(same), "of": count}
+    equal = sum(torch.equal(mine, theirs) for mine, theirs in zip(cpu, other)) if cpu.shape == other.shape else 0
+    return {"equal": equal, "of": count}
 
 
 def synchronized(function, device: str):
