@@ -33,8 +33,10 @@ def translate(pipe, lines: list[str], batch_size: int) -> list[str]:
             for result in pipe(lines[start:start + batch_size], batch_size=batch_size)]
 
 
-def padded(rows: list[list[int]], length: int) -> torch.Tensor:
-    return torch.tensor([row + [-1] * (length - len(row)) for row in rows])
+def padded(rows: list[list[int]], length: int, side: str) -> torch.Tensor:
+    """Depth rows padded with -1 (no depth) on the tokenizer's padding side, to line up with its padded ids."""
+    return torch.tensor([[-1] * (length - len(row)) + row if side == "left" else row + [-1] * (length - len(row))
+                         for row in rows])
 
 
 def depth_agreement(model, tokenizer, lines: list[str], batch_size: int) -> dict:
@@ -49,7 +51,7 @@ def depth_agreement(model, tokenizer, lines: list[str], batch_size: int) -> dict
     for start in range(0, len(lines), batch_size):
         features = featurizer(lines[start:start + batch_size])
         batch = tokenizer.pad({"input_ids": features["input_ids"]}, return_tensors="pt")
-        parser_depths = padded(features["dep_depths"], batch["input_ids"].shape[1])
+        parser_depths = padded(features["dep_depths"], batch["input_ids"].shape[1], tokenizer.padding_side)
         with torch.no_grad():
             encoded = model.get_encoder()(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
         own = parser.own_depths(getattr(encoded, output), batch["input_ids"], batch["attention_mask"])
