@@ -31,6 +31,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -118,11 +119,16 @@ def flatten(overrides: list) -> list[str]:
     return [item for entry in overrides for item in (flatten(entry) if isinstance(entry, list) else [str(entry)])]
 
 
+PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+ \[")
+"""A tqdm bar as shown ("Writing model shards: 100%|████| 1/1 [00:00<00:00, ...]")."""
+
+
 def without_redraws(log: Path) -> str:
     """A log as a reader wants it: of each carriage-return-redrawn line, only what was finally shown (read as bytes:
-    text mode would turn every ``\r`` into a line break)."""
+    text mode would turn every ``\r`` into a line break), and no progress bars, finished ones included."""
     text = log.read_bytes().decode("utf-8", errors="replace")
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    shown = (line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return "\n".join(line for line in shown if not PROGRESS_BAR.search(line))
 
 
 # ------------------------------------------------------------------------------------------------------ running

@@ -132,10 +132,21 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
         "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
 
 
-def test_committed_logs_carry_no_progress_bar_redraws(finished_study):
+def test_committed_logs_carry_no_progress_bars(finished_study):
     folder, _, _ = finished_study
-    for log in (folder / "results" / "logs").glob("*.log"):
-        assert "\r" not in log.read_text(), log
+    logs = list((folder / "results" / "logs").glob("*.log"))
+    assert logs
+    for log in logs:
+        text = log.read_text()
+        assert "\r" not in text and "%|" not in text, log
+        assert "'eval_bleu'" in text or log.name.startswith("prepare_"), log
+
+
+def test_a_finished_progress_bar_is_dropped_and_every_other_line_kept(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes("{'loss': '3.1'}\nWriting model shards:   0%|    | 0/1 [00:00<?, ?it/s]\rWriting model shards: "
+                    "100%|████| 1/1 [00:00<00:00, 46.79it/s]\nsaved 100% | 3/4 of it\n".encode())
+    assert load_driver().without_redraws(log) == "{'loss': '3.1'}\nsaved 100% | 3/4 of it\n"
 
 
 def test_finished_runs_are_skipped(finished_study):
