@@ -103,6 +103,10 @@ def main():
         encoder_parse(model, args.head)
     except ValueError as error:
         parser.error(f"{args.model_dir}: {error}")
+    if model.config.needs_source_features:
+        parser.error(f"{args.model_dir}: its encoder reads {list(model.config.needs_source_features)} at inference, "
+                     "which this score does not compute; score a model whose encoder reads tokens alone (DBSA, or "
+                     "a self-parsing model with --head self_parse or dbsa).")
     tokenizer = AutoTokenizer.from_pretrained(args.model_dir)
     scores = {"model": str(args.model_dir), "head": args.head,
               "vs_training_parser": score_against_parser(model, tokenizer, args.source, args.parser, head=args.head)}
