@@ -66,6 +66,10 @@ def test_generated_ids_are_decoded_and_scored_like_text():
     assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
     assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
     assert scores["gen_len"] > 3
+    eos = tokenizer.eos_token_id
+    filled_with_eos = np.where(padded(HYPOTHESES, 0) == 0, eos, padded(HYPOTHESES, 0))
+    assert scorer(EvalPrediction(predictions=filled_with_eos, label_ids=padded(REFERENCES, -100)))["gen_len"] == \
+        scores["gen_len"]
 
 
 def test_pretokenized_texts_score_without_sacrebleus_detokenize_warning(caplog):

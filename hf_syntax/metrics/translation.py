@@ -77,6 +77,15 @@ class GeneratedTranslationScorer:
             bleu_tokenize=self.bleu_tokenize,
             lowercase=self.lowercase,
         )
-        not_padding = (generated != self.tokenizer.pad_token_id) & (generated >= 0)
-        scores["gen_len"] = float(not_padding.sum(axis=1).mean())
+        scores["gen_len"] = float(self.generated_lengths(generated).mean())
         return scores
+
+    def generated_lengths(self, generated: np.ndarray) -> np.ndarray:
+        """Tokens per row up to its first end of sentence: generate may fill a finished beam with more end-of-sentence
+        tokens rather than padding, and those must not count (they made the length depend on the batch)."""
+        counted = (generated != self.tokenizer.pad_token_id) & (generated >= 0)
+        eos = self.tokenizer.eos_token_id
+        if eos is not None:
+            ends = generated == eos
+            counted &= (np.cumsum(ends, axis=1) - ends) == 0
+        return counted.sum(axis=1)
