@@ -17,20 +17,16 @@ from pathlib import Path
 
 import torch
 
-from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.cli.translate import translate_lines
+from hf_syntax.data.corpus import read_parallel
 from hf_syntax.fast_inference import load_pipeline
+from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.metrics.translation import score_translations
 from hf_syntax.parse_head_trees import encoder_parse
 from hf_syntax.pipelines import syntax_pipeline
 from hf_syntax.self_parse import word_ids_from_roles
-from hf_syntax.data.corpus import read_parallel
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja"
-
-
-def translate(pipe, lines: list[str], batch_size: int) -> list[str]:
-    return [result["translation_text"] for start in range(0, len(lines), batch_size)
-            for result in pipe(lines[start:start + batch_size], batch_size=batch_size)]
 
 
 def padded(rows: list[list[int]], length: int, side: str) -> torch.Tensor:
@@ -83,8 +79,8 @@ def main():
 
     columns, _ = read_parallel(args.source, args.reference, max_pairs=args.max_sentences)
     lines, references = columns["source"], columns["target"]
-    hypotheses = {"own_tree": translate(own_tree, lines, args.batch_size),
-                  "parser_tree": translate(parser_tree, lines, args.batch_size)}
+    hypotheses = {name: translate_lines(pipe, lines, args.batch_size, progress=False)
+                  for name, pipe in (("own_tree", own_tree), ("parser_tree", parser_tree))}
     pretokenized = bool(model.config.source_pretokenized)
     scores = {"model": str(args.model_dir), "source": str(args.source), "sentences": len(lines),
               "parser": model.config.source_parser,
