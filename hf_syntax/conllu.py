@@ -1,7 +1,10 @@
-"""Reading CoNLL-U files (plain or ``.gz``) into ``WordTree``s: the gold trees of Universal Dependencies treebanks.
+"""CoNLL-U files (plain or ``.gz``) and ``WordTree``s: the gold trees of Universal Dependencies treebanks, and
+parses made on one machine for use on another.
 
 Every format or tree error names the file and the line of the word at fault. The ``conllu:<file>`` parser backend
-(``parsers.ConlluParser``) serves these trees by sentence text; evaluation reads them directly.
+(``parsers.ConlluParser``) serves these trees by sentence text; evaluation reads them directly. ``conllu_block``
+writes a tree so that reading it back gives the same tree (``hf-syntax parse`` writes a file of them), so a model
+can translate on a machine that has no parser with the trees its parser made elsewhere.
 """
 
 from __future__ import annotations
@@ -10,6 +13,11 @@ import gzip
 import os
 
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
+
+
+SENTENCE_STARTS = "sentence_starts"
+"""Comment listing the first word id of every sentence of one block that holds several (a parser split one input
+line into sentences). CoNLL-U has no such field; with it, each of those sentences may have its own root."""
 
 
 class ConlluSentence:
@@ -66,8 +74,38 @@ def read_conllu(path, allow_multiple_roots: bool = False) -> list[WordTree]:
     return [sentence.tree for sentence in iter_conllu(path, allow_multiple_roots)]
 
 
+def conllu_block(tree: WordTree, sent_id: str | None = None) -> str:
+    """One tree as a CoNLL-U block (ending in a blank line) that ``read_conllu`` reads back as the same tree:
+    ``# text`` and ``SpaceAfter=No`` keep the spans, multiword tokens get their range lines, and a tree of several
+    sentences lists where they start (``# sentence_starts``). LEMMA, XPOS, FEATS and DEPS are not kept (``_``)."""
+    text = tree.text if tree.text is not None else " ".join(tree.words)
+    if "\n" in text or "\r" in text:
+        raise TreeError(f"a CoNLL-U '# text' is one line; this tree's text has a line break: {text[:40]!r}.")
+    lines = [f"# sent_id = {sent_id}"] if sent_id is not None else []
+    lines.append(f"# text = {text}")
+    if len(tree.sentence_starts) > 1:
+        lines.append(f"# {SENTENCE_STARTS} = " + " ".join(str(start + 1) for start in tree.sentence_starts))
+    spans = tree.spans or locate_words(text, tree.words)
+    token_at = {token.first: token for token in tree.multiword_tokens}
+    word = 0
+    while word < len(tree.words):
+        token = token_at.get(word)
+        last = token.last if token else word
+        next_start = spans[last + 1][0] if last + 1 < len(tree.words) else None
+        misc = "SpaceAfter=No" if next_start == spans[last][1] else "_"
+        if token:
+            lines.append(f"{word + 1}-{last + 1}\t{token.form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+        for member in range(word, last + 1):
+            upos = (tree.upos[member] if tree.upos else None) or "_"
+            deprel = (tree.deprels[member] if tree.deprels else None) or "_"
+            lines.append(f"{member + 1}\t{tree.words[member]}\t_\t{upos}\t_\t_\t{tree.heads[member]}\t{deprel}\t_\t"
+                         f"{'_' if token else misc}")
+        word = last + 1
+    return "\n".join(lines) + "\n\n"
+
+
 def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) -> ConlluSentence:
-    text, sent_id, empty_nodes = None, None, 0
+    text, sent_id, empty_nodes, sentence_starts = None, None, 0, (0,)
     words, heads, upos, deprels, word_lines, multiword, surface = [], [], [], [], [], [], []
     pending_token = None
     for number, line in block:
@@ -78,6 +116,8 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
                 text = value.strip()
             elif key.strip() == "sent_id":
                 sent_id = value.strip()
+            elif key.strip() == SENTENCE_STARTS:
+                sentence_starts = _sentence_starts(f"{path}:{number}", value)
             continue
         columns = line.split("\t")
         if len(columns) != 10:
@@ -120,7 +160,7 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
                 f"the sentence has {len(words)} words."
             )
     roots = [index for index, head in enumerate(heads) if head == 0]
-    if len(roots) > 1 and not allow_multiple_roots:
+    if len(roots) > 1 and not allow_multiple_roots and len(sentence_starts) == 1:
         raise TreeError(
             f"{path}:{word_lines[roots[1]]} (sentence {sent_id or '?'}): {len(roots)} roots (words "
             f"{', '.join(str(root + 1) for root in roots)} have HEAD 0); UD allows one root per sentence. Fix the "
@@ -140,7 +180,7 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
     try:
         tree = WordTree(
             words=words, heads=heads, upos=upos, deprels=deprels, spans=spans, text=text,
-            multiword_tokens=multiword,
+            sentence_starts=sentence_starts, multiword_tokens=multiword,
         )
     except TreeError as error:
         line = word_lines[error.word] if error.word is not None else first_line
@@ -148,4 +188,12 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
     return ConlluSentence(tree, sent_id, first_line, empty_nodes)
 
 
-__all__ = ["ConlluSentence", "iter_conllu", "read_conllu"]
+def _sentence_starts(where: str, value: str) -> tuple[int, ...]:
+    """The 0-based first words of a ``# sentence_starts = 1 8`` comment (1-based word ids, as CoNLL-U counts)."""
+    ids = value.split()
+    if not ids or not all(word_id.isdigit() and int(word_id) > 0 for word_id in ids):
+        raise TreeError(f"{where}: '# {SENTENCE_STARTS}' must list word ids (1, 2, ...); got {value.strip()!r}.")
+    return tuple(int(word_id) - 1 for word_id in ids)
+
+
+__all__ = ["ConlluSentence", "SENTENCE_STARTS", "conllu_block", "iter_conllu", "read_conllu"]

@@ -25,6 +25,13 @@ class ParserNotAvailableError(ImportError):
     """The parser package or model named by a spec is not installed; the message says what to install."""
 
 
+class TreeNotFoundError(KeyError):
+    """A ``conllu:`` parser was asked for a sentence its file has no tree for; the message says which."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
 SPACY_COMPONENTS_NOT_NEEDED = (
     "ner", "lemmatizer", "textcat", "textcat_multilabel", "entity_ruler", "entity_linker", "span_ruler",
     "spancat", "trainable_lemmatizer", "compound_splitter",
@@ -267,9 +274,10 @@ class ConlluParser(Parser):
         for item in items:
             tree = self._by_text.get(item) if isinstance(item, str) else self._by_tokens.get(tuple(item))
             if tree is None:
-                raise KeyError(
-                    f"{self.spec}: no sentence with text/tokens {item!r}; the conllu backend only returns the gold "
-                    f"trees of its file (use a spaCy or stanza parser for other text)."
+                raise TreeNotFoundError(
+                    f"{self.spec}: no sentence with text/tokens {item!r}; the conllu backend only returns the "
+                    f"trees of its file (parse this text into it with 'hf-syntax parse', or use a spaCy or stanza "
+                    f"parser)."
                 )
             trees.append(tree)
         return trees

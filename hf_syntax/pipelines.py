@@ -51,6 +51,9 @@ class SyntaxTranslationPipeline(Pipeline):
     instead of becoming one single "word", and the log says so once.
     ``target_tokenizer``: the target-side tokenizer for models trained with separate vocabularies (loaded from the
     model's ``target_tokenizer/`` subfolder when there is one).
+    ``source_parser``: read the sources' trees with this parser instead of ``config.source_parser``, e.g.
+    ``"conllu:trees.conllu"``: trees the model's parser made elsewhere (``hf-syntax parse``), for a machine that has
+    no parser installed.
     """
 
     _load_processor = False
@@ -58,7 +61,8 @@ class SyntaxTranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = True
 
-    def __init__(self, *args, target_tokenizer=None, load_parser: bool = True, **kwargs):
+    def __init__(self, *args, target_tokenizer=None, load_parser: bool = True, source_parser: str | None = None,
+                 **kwargs):
         """``load_parser=False`` leaves the parser unloaded until a text needs it (an export only saves the
         pipeline, and a GPU machine that trained on pre-parsed data may have no parser installed)."""
         super().__init__(*args, **kwargs)
@@ -74,7 +78,7 @@ class SyntaxTranslationPipeline(Pipeline):
                 f"vocabulary. Pass target_tokenizer=... or save it in the model folder's {TARGET_TOKENIZER_DIR}/."
             )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
-        self.featurizer = self._make_featurizer(load_parser) if self.needed_features else None
+        self.featurizer = self._make_featurizer(load_parser, source_parser) if self.needed_features else None
         self.reader = SourceReader(config, self.featurizer)
 
     def _saved_target_tokenizer(self):
@@ -90,18 +94,18 @@ class SyntaxTranslationPipeline(Pipeline):
         except (OSError, ValueError):
             return None
 
-    def _make_featurizer(self, load_parser: bool) -> SyntaxFeaturizer:
-        """The featurizer the model was trained with; loads the parser now (unless told not to) so a missing one
-        fails at creation."""
+    def _make_featurizer(self, load_parser: bool, source_parser: str | None) -> SyntaxFeaturizer:
+        """The featurizer the model was trained with, reading trees with ``source_parser`` if given; loads the
+        parser now (unless told not to) so a missing one fails at creation."""
         config = self.model.config
-        if not config.source_parser:
+        if not (source_parser or config.source_parser):
             raise ValueError(
                 f"this {config.model_type} model needs {list(self.needed_features)} at inference but its config "
                 f"names no source_parser; set model.config.source_parser to the parser it was trained with "
                 f"(e.g. 'spacy:ja_ginza') and save it again."
             )
         featurizer = SyntaxFeaturizer(
-            self.tokenizer, parser=config.source_parser, features=self.needed_features,
+            self.tokenizer, parser=source_parser or config.source_parser, features=self.needed_features,
             head_rule=getattr(config, "subword_head_rule", "first"),
             max_length=featurizer_max_length(self.tokenizer, config),
         )
@@ -114,7 +118,7 @@ class SyntaxTranslationPipeline(Pipeline):
                     f"trained with."
                 )
         if load_parser:
-            get_parser(config.source_parser)
+            get_parser(featurizer.parser_spec)
         return featurizer
 
     def __call__(self, inputs, **kwargs):

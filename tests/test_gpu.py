@@ -96,3 +96,27 @@ def test_autocast_generate_with_left_padded_decoder_prompts_is_finite(kind, dtyp
                        decoder_attention_mask=(prompt != 0).long()).logits
     assert torch.isfinite(logits).all()
     assert all(torch.isfinite(step).all() for step in output.logits)  # raw: min_new_tokens sets -inf scores
+
+
+def test_the_translation_pipeline_runs_on_the_gpu_and_reads_trees_made_elsewhere(tmp_path):
+    """The path of ``hf-syntax translate --source-trees`` on a GPU machine without a parser (the study driver's blind
+    translations there): the pipeline puts the model on the GPU by default, reads the source trees from a CoNLL-U
+    file instead of parsing, and beam search translates as it does on the CPU."""
+    from hub_support import tiny_model, tiny_tokenizer
+
+    from hf_syntax.conllu import conllu_block
+    from hf_syntax.pipelines import syntax_pipeline
+    from hf_syntax.trees import WordTree
+
+    words = [["The", "cat", "sleeps", "."], ["She", "bought", "two", "books", "yesterday", "."]]
+    heads = [[2, 3, 0, 3], [2, 0, 4, 2, 2, 2]]
+    trees = tmp_path / "trees.conllu"
+    trees.write_text("".join(conllu_block(WordTree.from_words(w, h)) for w, h in zip(words, heads)), encoding="utf-8")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dep_rpe", tokenizer)
+    on_cpu = syntax_pipeline(copy.deepcopy(model), tokenizer, source_parser=f"conllu:{trees}", device="cpu")
+    on_gpu = syntax_pipeline(model, tokenizer, source_parser=f"conllu:{trees}")
+    assert on_gpu.device.type == "cuda" and next(on_gpu.model.parameters()).device.type == "cuda"
+    texts = [" ".join(sentence) for sentence in words]
+    translations = [on_gpu(texts, num_beams=4, pretokenized=True), on_cpu(texts, num_beams=4, pretokenized=True)]
+    assert translations[0] == translations[1] and all(item["translation_text"] for item in translations[0])

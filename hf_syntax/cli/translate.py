@@ -9,12 +9,14 @@ from hf_syntax.cli.common import (
     CliError,
     add_backend_arguments,
     add_generation_arguments,
+    add_source_trees_argument,
     backend_options,
     described,
     generation_options,
     model_pipeline,
     positive_int,
     read_input_lines,
+    reading_options,
 )
 
 
@@ -49,7 +51,8 @@ def command_evaluate(options) -> None:
     if not options.reference and not options.gold_conllu:
         raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
     scores = {}
-    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
+    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
+                          **reading_options(options))
     if options.reference:
         if not options.source:
             raise CliError("--reference needs --source (the sentences to translate).")
@@ -89,7 +92,8 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 
 def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
-    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options))
+    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
+                          **reading_options(options))
     lines = read_input_lines(None)
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
@@ -114,6 +118,7 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--lowercase", action="store_true",
                           help="case-insensitive BLEU and chrF (both sides lower-cased)")
     add_generation_arguments(evaluate)
+    add_source_trees_argument(evaluate)
     add_backend_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
 
@@ -124,5 +129,6 @@ def add_commands(commands) -> None:
                            help="sentences translated together (default: 32)")
     translate.add_argument("--quiet", action="store_true", help="no progress bar")
     add_generation_arguments(translate)
+    add_source_trees_argument(translate)
     add_backend_arguments(translate)
     translate.set_defaults(run=command_translate)
