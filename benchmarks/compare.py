@@ -19,7 +19,8 @@ a wall time is set against the baseline's only when both ran with the same ones)
 compared with the baseline of the same seed by sacreBLEU's paired bootstrap, and over seeds by the mean of those
 paired differences with its 95% t-interval (seed noise, which the bootstrap does not see). ``--extra-test SRC REF``
 (repeatable) also translates another test pair with each run's best checkpoint and scores it; ``--blind SRC``
-translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored.
+translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored
+(``--blind-trees`` gives its parse made beforehand, where the parser is not installed, e.g. on a GPU machine).
 
 This file runs the study (scheduling, wall-clock bookkeeping, translating, collecting each run's record);
 ``study_report.py`` beside it turns the records into scores, statistics over seeds, tables and plots.
@@ -46,6 +47,7 @@ from study_report import (
 
 TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
 RECIPE = TREE / "training" / "train_translation.py"
+HF_SYNTAX = [sys.executable, "-m", "hf_syntax.cli"]  # the command line of this checkout, installed or not
 OFFLINE_QUIET = {
     "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
@@ -137,8 +139,7 @@ def prepare(study: Study) -> None:
     for step in study.prepare:
         if Path(step["creates"]).exists():
             continue
-        command = [str(Path(sys.executable).with_name(step["command"][0])) if step["command"][0] == "hf-syntax"
-                   else step["command"][0], *step["command"][1:]]
+        command = [*HF_SYNTAX, *step["command"][1:]] if step["command"][0] == "hf-syntax" else step["command"]
         print("$", " ".join(command), flush=True)
         log = study.results / "logs" / f"prepare_{Path(step['creates']).name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -192,13 +193,23 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
     (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
+def is_finished(study: Study, run: str, seed: int) -> bool:
+    """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
+    record is committed."""
+    return (study.output_dir(run, seed) / "summary.json").exists() or (run, seed) in committed_records(study)
+
+
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
-            threads: int = 1, blind: Path | None = None) -> None:
-    """Keep ``jobs`` runs going; after each one ends, rewrite the results."""
+            threads: int = 1, blind: BlindSource | None = None) -> None:
+    """Keep ``jobs`` runs going; after each one ends, rewrite the results. A pending run that finished elsewhere in
+    the meantime (a GPU machine's, unpacked) is skipped."""
     pending, running, failed = list(todo), {}, []
     while pending or running:
         while pending and len(running) < jobs:
             key = pending.pop(0)
+            if is_finished(study, *key):
+                print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
+                continue
             running[key] = start(study, *key, threads, jobs)
         time.sleep(5)
         for key, (process, started, earlier) in list(running.items()):
@@ -210,34 +221,50 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 failed.append(key)
                 print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "
                       f"{study.output_dir(*key) / 'train.log'}", flush=True)
-            report(study, extra_tests, blind)
+            try:
+                report(study, extra_tests, blind)
+            except StudyError as error:  # the runs in flight go on; the final report tries again
+                print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: {failed}")
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def translate(model_dir: Path, lines: list[str]) -> list[str]:
+def translate(model_dir: Path, lines: list[str], trees: Path | None = None) -> list[str]:
     """The best checkpoint's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
-    source on the fly where the model needs features), with the beam the recipe evaluated with."""
+    source on the fly where the model needs features, or reads the source's ``trees`` made beforehand), with the
+    beam the recipe evaluated with."""
     num_beams = json.loads((model_dir / "generation_config.json").read_text()).get("num_beams", 4)
-    command = [str(Path(sys.executable).with_name("hf-syntax")), "translate", "--model", str(model_dir), "--quiet",
-               "--num-beams", str(num_beams)]
+    command = [*HF_SYNTAX, "translate", "--model", str(model_dir), "--quiet", "--num-beams", str(num_beams),
+               *(["--source-trees", str(trees)] if trees is not None else [])]
     result = subprocess.run(command, input="\n".join(lines) + "\n", env=child_environment(),
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True)
+    if result.returncode:
+        raise StudyError(f"translating with {model_dir} failed (exit {result.returncode}): "
+                         f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no message'}")
     return result.stdout.splitlines()
 
 
-def translate_blind(study: Study, run: str, seed: int, source: Path) -> None:
-    """Translate a blind source (references kept elsewhere) with the run's chosen checkpoint, exactly as an extra
-    test, into ``<results>/blind/``: translated once and cached in the run folder, one line per source line."""
+@dataclass(frozen=True)
+class BlindSource:
+    """A source whose references are kept elsewhere (``--blind``), and optionally its trees made beforehand
+    (``--blind-trees``, written by ``hf-syntax parse``) for a machine where the models' parser is not installed."""
+
+    source: Path
+    trees: Path | None = None
+
+
+def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> None:
+    """Translate a blind source with the run's chosen checkpoint, exactly as an extra test, into
+    ``<results>/blind/``: translated once and cached in the run folder, one line per source line."""
     folder = study.output_dir(run, seed)
-    cached = folder / f"predictions_blind_{source.name.split('.')[0]}.txt"
+    cached = folder / f"predictions_blind_{blind.source.name.split('.')[0]}.txt"
     if not cached.exists():
-        lines = read_lines(source)
-        hypotheses = translate(folder / "model", lines)
+        lines = read_lines(blind.source)
+        hypotheses = translate(folder / "model", lines, blind.trees)
         if len(hypotheses) != len(lines):
-            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of {source};"
-                             f" see {folder / 'train.log'}")
+            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of "
+                             f"{blind.source}; see {folder / 'train.log'}")
         cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     blind = study.results / "blind"
     blind.mkdir(parents=True, exist_ok=True)
@@ -246,7 +273,7 @@ def translate_blind(study: Study, run: str, seed: int, source: Path) -> None:
 
 
 def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path,
-            blind: Path | None = None) -> dict | None:
+            blind: BlindSource | None = None) -> dict | None:
     """The record of one finished run (extra tests and the blind source are translated once and cached in the run
     folder)."""
     folder = study.output_dir(run, seed)
@@ -289,14 +316,14 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         f"{split}_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
         **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
-        "threads": threads, "jobs": jobs,
+        "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
         "parameters": summary["parameters"],
         "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
-        **({"blind": str(blind)} if blind is not None else {}),
+        **({"blind": str(blind.source)} if blind is not None else {}),
     }
 
 
-def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Path | None = None) -> list[dict]:
+def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: BlindSource | None = None) -> list[dict]:
     """Rewrite results.json / results.md / learning_curves.png from every finished run of the study: the runs in
     ``work_dir`` and the committed records of runs whose folders are gone (nothing is written before the first)."""
     translations = study.results / "translations"
@@ -338,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blind", type=Path, metavar="SRC",
                         help="also translate SRC (a source whose references are kept elsewhere) with every finished "
                              "run's best checkpoint into <results>/blind/<run>.seed<N>.txt; never scored")
+    parser.add_argument("--blind-trees", type=Path, metavar="CONLLU",
+                        help="the trees of --blind's source made beforehand with the models' parser ('hf-syntax "
+                             "parse'), read instead of parsing: for a machine where that parser is not installed")
     parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
     parser.add_argument("--progress", action="store_true",
                         help="only print every run's score after each evaluation so far, finished or still training")
@@ -355,17 +385,20 @@ def main(argv: list[str] | None = None) -> int:
                 raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
         if options.blind is not None and not options.blind.is_file():
             raise StudyError(f"--blind: no file {options.blind}")
+        if options.blind_trees is not None and (options.blind is None or not options.blind_trees.is_file()):
+            raise StudyError(f"--blind-trees {options.blind_trees}: needs --blind SRC and an existing file (write it "
+                             f"with 'hf-syntax parse --parser SPEC < SRC > FILE')")
+        blind = None if options.blind is None else BlindSource(options.blind, options.blind_trees)
         if options.progress:
             print(progress(study), end="")
             return 0
         study.results.mkdir(parents=True, exist_ok=True)
         if not options.report:
             prepare(study)
-            committed = committed_records(study)
             todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
-                    if not (study.output_dir(run, seed) / "summary.json").exists() and (run, seed) not in committed]
-            run_all(study, todo, options.jobs, options.extra_test, options.threads, options.blind)
-        records = report(study, options.extra_test, options.blind)
+                    if not is_finished(study, run, seed)]
+            run_all(study, todo, options.jobs, options.extra_test, options.threads, blind)
+        records = report(study, options.extra_test, blind)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         parser.exit(2, f"error: {error}\n")
     if not records:

@@ -116,8 +116,16 @@ def _interval_cell(summary: dict) -> str:
 
 
 def _settings(record: dict) -> tuple:
-    """(threads, jobs) a run trained with; committed records from before they were recorded used the defaults."""
-    return tuple(record.get(key, default) for key, default in DEFAULT_SETTINGS.items())
+    """(threads, jobs, device) a run trained with; committed records from before they were recorded used the
+    defaults, and every run before the device was recorded trained on CPU."""
+    return (*(record.get(key, default) for key, default in DEFAULT_SETTINGS.items()), record.get("device", "cpu"))
+
+
+def _settings_cell(record: dict) -> str:
+    """"threads / jobs", and the device where it is not the CPU (a study says which runs trained on a GPU)."""
+    *threads_jobs, device = _settings(record)
+    cell = " / ".join("mixed" if value is None else str(value) for value in threads_jobs)
+    return cell if device == "cpu" else f"{cell} on {device}"
 
 
 def markdown(study: Study, records: list[dict]) -> str:
@@ -170,7 +178,7 @@ def markdown(study: Study, records: list[dict]) -> str:
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
                      f"{best_at} | {last} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
-                     f"{' / '.join('mixed' if value is None else str(value) for value in _settings(r))} |")
+                     f"{_settings_cell(r)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -18,26 +18,11 @@ out=${1:?usage: bash scripts/gpu_check.sh OUT_DIR [DATA_DIR]}
 data=${2:-.gpu_data}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
-python=${PYTHON:-python3}
-
-if compgen -G ".whl/*.whl" >/dev/null; then
-    site=$(mktemp -d /tmp/hf_syntax_site.XXXX)
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl || exit 1
-    export PYTHONPATH="$site:$PWD"
-else
-    export PYTHONPATH="$PWD"
-fi
+source scripts/gpu_env.sh
 if [ ! -f "$data/dataset_dict.json" ]; then
     echo "no prepared data in $data: run 'python benchmarks/gpu_check.py prepare --data $data' where the parsers are" >&2
     exit 1
 fi
-"$python" - <<'EOF' | tee "$out/machine.txt"
-import torch, transformers
-print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)
-print("GPU:", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (the check then runs on CPU)")
-EOF
-
 "$python" -m pytest -q -p no:cacheprovider tests/test_gpu.py tests/test_dtypes.py 2>&1 | tee "$out/gpu_tests.log"
 tests=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$out/gpu_tests.log" | tail -n 1 | tr -d '=')
 "$python" benchmarks/gpu_check.py run --data "$data" --out "$out" --tests "${tests:-no summary line}" "${@:3}"

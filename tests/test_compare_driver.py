@@ -63,7 +63,7 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
     assert [(r["name"], r["seed"]) for r in records] == [("baseline", 3), ("rel", 3)]
     for record in records:
         assert record["steps"] == 4 and len(record["dev_bleu_per_epoch"]) == 2
-        assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record)
+        assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record) and record["device"] == "cpu"
         assert set(record["extra_tests"]) == {"heldout"} and set(record["extra_tests"]["heldout"]) == {"bleu", "chrf"}
     assert records[1]["model_type"] == "transformer_rel"
     assert 0 <= records[1]["paired_bootstrap_p"]["bleu"] <= 1 and "paired_bootstrap_p" not in records[0]
@@ -93,6 +93,9 @@ def test_a_missing_blind_source_is_one_error_line(finished_study, capsys):
     with pytest.raises(SystemExit) as stopped:
         driver.main([str(folder / "study.yaml"), "--report", "--blind", str(folder / "absent.ja")])
     assert stopped.value.code == 2 and f"--blind: no file {folder / 'absent.ja'}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # trees made beforehand belong to a blind source
+        driver.main([str(folder / "study.yaml"), "--report", "--blind-trees", str(folder / "study.yaml")])
+    assert stopped.value.code == 2 and "needs --blind SRC" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -147,6 +150,18 @@ def test_a_finished_progress_bar_is_dropped_and_every_other_line_kept(tmp_path):
     log.write_bytes("{'loss': '3.1'}\nWriting model shards:   0%|    | 0/1 [00:00<?, ?it/s]\rWriting model shards: "
                     "100%|████| 1/1 [00:00<00:00, 46.79it/s]\nsaved 100% | 3/4 of it\n".encode())
     assert load_driver().without_redraws(log) == "{'loss': '3.1'}\nsaved 100% | 3/4 of it\n"
+
+
+def test_a_pending_run_finished_elsewhere_in_the_meantime_is_not_started(tmp_path, capsys):
+    """The driver lists its runs when it starts; one that a GPU machine trained and gpu_study.py unpacked while the
+    driver worked through the others is skipped when its turn comes, not trained a second time."""
+    driver, study = baseline_and_rel_study(tmp_path)
+    study = driver.Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
+    folder = study.output_dir("rel", 9)
+    folder.mkdir(parents=True)
+    (folder / "summary.json").write_text("{}")
+    driver.run_all(study, [("rel", 9)], jobs=1, extra_tests=[])
+    assert "skip rel seed 9: finished elsewhere" in capsys.readouterr().out and not (folder / "train.log").exists()
 
 
 def test_finished_runs_are_skipped(finished_study):
@@ -278,9 +293,9 @@ def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     assert "| -0.50 |" in rel_row  # 41.5 - 42.0; against the two-seed mean 40.5 it would read +1.00
 
 
-def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_and_jobs(tmp_path):
-    """A run trained alone at two threads is not 0.45x the baseline's time because it is faster: its ratio is left
-    out, and the per-run table says how each run was trained."""
+def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_jobs_and_device(tmp_path):
+    """A run trained alone at two threads (or on a GPU) is not 0.45x the baseline's time because it is faster: its
+    ratio is left out, and the per-run table says how and where each run was trained."""
     driver, study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, seconds, **settings):
@@ -293,6 +308,11 @@ def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_and_job
     assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.20 |")  # seed 42 only
     assert next(line for line in lines if line.startswith("| rel | 43 |")).endswith("| 45 | 2 / 1 |")
     assert next(line for line in lines if line.startswith("| baseline | 42 |")).endswith("| 100 | 1 / 2 |")
+    records.append(record("rel", 44, 30, threads=2, jobs=8, device="NVIDIA H100 80GB HBM3"))
+    records.append(record("baseline", 44, 300, threads=2, jobs=8))  # the same settings on CPU: no ratio either
+    lines = driver.markdown(study, records).splitlines()
+    assert next(line for line in lines if line.startswith("| rel | 44 |")).endswith("| 2 / 8 on NVIDIA H100 80GB HBM3 |")
+    assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.20 |")
     records[3].update(threads=None, jobs=None)  # resumed with other settings than it started with
     assert next(line for line in driver.markdown(study, records).splitlines()
                 if line.startswith("| rel | 43 |")).endswith("| mixed / mixed |")

@@ -43,6 +43,16 @@ def add_translation_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Hub repo to upload to, e.g. me/dbsa-ja-en")
 
 
+def device_name(device) -> str:
+    """Where a run trained, for its summary: "cpu", or the accelerator's name ("NVIDIA H100 80GB HBM3"), so that
+    a study can say which of its runs trained on a GPU."""
+    if device.type == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(device)
+    return device.type
+
+
 def write_json(path: Path, record: dict[str, Any]) -> None:
     """A run's record as indented UTF-8 JSON (non-ASCII text such as Japanese examples kept readable; values JSON
     has no type for, such as paths, written as strings)."""

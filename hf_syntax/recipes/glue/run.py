@@ -21,7 +21,7 @@ from hf_syntax.recipes.glue.model import PosLearningRateTrainer, build_model
 from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse_arguments
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
-from hf_syntax.recipes.runs import write_json
+from hf_syntax.recipes.runs import device_name, write_json
 
 
 def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None) -> dict:
@@ -133,6 +133,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
         **({"pos_input": model.bert.embeddings.pos_input_size()} if config.use_pos else {}),
         "steps": train_output.global_step,
         "train_seconds": round(train_seconds, 1),
+        "device": device_name(trainer.args.device),
         "run_dir": str(run_dir),
     }
     if config.predict_test:

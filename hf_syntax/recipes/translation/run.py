@@ -20,6 +20,7 @@ from hf_syntax.recipes.runs import (
     add_config_arguments,
     add_translation_run_arguments,
     checkpoint_step,
+    device_name,
     resolve_resume,
     whole_run_training_loss,
     write_json,
@@ -136,6 +137,7 @@ def train_translation(
         "seconds": round(time.perf_counter() - started, 1),
         "train_seconds": round(train_seconds, 1),
         "parameters": sum(parameter.numel() for parameter in model.parameters()),
+        "device": device_name(trainer.args.device),
         "pairs": {split: len(dataset) for split, dataset in encoded.items()},
         "pairs_in_split": available,  # more than "pairs" where max_train_pairs / max_eval_pairs cut the split
         "empty_pairs_skipped": skipped,
