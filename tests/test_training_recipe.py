@@ -184,6 +184,28 @@ def test_early_stopping_ends_the_run_after_patience_evaluations_without_a_better
 
 
 @pytest.mark.slow
+def test_a_resumed_run_keeps_counting_evaluations_without_a_better_bleu(tmp_path):
+    """A run with early stopping that is cut and resumed stops where the same run without the cut stops: the count of
+    evaluations without a better BLEU goes on from the checkpoint (it used to start again from 0)."""
+    patience = {"early_stopping_patience": 2}
+
+    def early_run(name, resume=None, **training):
+        config = tiny_config(tmp_path / name, eval_steps=1, save_steps=1, **training)
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({**config, **patience}))
+        return train_translation(load_recipe_config(tmp_path / f"{name}.yaml"), resume_from_checkpoint=resume)
+
+    whole = early_run("whole")
+    history = json.loads((tmp_path / "whole" / f"checkpoint-{whole['optimizer_steps']}" / "trainer_state.json")
+                         .read_text())["log_history"]
+    bleus = [entry["eval_bleu"] for entry in history if "eval_bleu" in entry]
+    cut_at = next(step for step in range(2, len(bleus) + 1) if bleus[step - 1] <= max(bleus[: step - 1]))
+    assert whole["optimizer_steps"] < TOTAL_STEPS, f"the run never stopped early: {bleus}"
+    early_run("cut", max_steps=cut_at)  # ends with one evaluation counted against it
+    resumed = early_run("cut", resume="latest")
+    assert resumed["optimizer_steps"] == whole["optimizer_steps"]
+
+
+@pytest.mark.slow
 def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
     reference_dir = uninterrupted[0] / "uninterrupted"
     run_until_killed_after_first_checkpoint(tmp_path, "resumed")
