@@ -22,6 +22,10 @@ paired differences with its 95% t-interval (seed noise, which the bootstrap does
 translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored
 (``--blind-trees`` gives its parse made beforehand, where the parser is not installed, e.g. on a GPU machine).
 
+A study with ``continues: <work_dir of another study>`` is a longer budget of the same schedule: each of its runs
+starts where that study's run of the same name and seed ended (its checkpoints, log and wall time are copied), and
+its early-stopping count starts from that run's evaluations.
+
 This file runs the study (scheduling, wall-clock bookkeeping, translating, collecting each run's record);
 ``study_report.py`` beside it turns the records into scores, statistics over seeds, tables and plots.
 """
@@ -33,6 +37,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -76,6 +81,7 @@ class Study:
     common: list[str]
     prepare: list[dict]
     runs: dict[str, dict]
+    continues: Path | None = None  # work_dir of a shorter budget of the same schedule whose runs these continue
 
     @classmethod
     def load(cls, path: Path) -> "Study":
@@ -90,7 +96,8 @@ class Study:
                    baseline=raw["baseline"], split=raw.get("split", "dev"),
                    loss_at_steps=list(raw.get("loss_at_steps", [])), config_fields=list(raw.get("config_fields", [])),
                    reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
-                   prepare=list(raw.get("prepare", [])), runs=raw["runs"])
+                   prepare=list(raw.get("prepare", [])), runs=raw["runs"],
+                   continues=Path(raw["continues"]) if raw.get("continues") else None)
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
@@ -173,10 +180,42 @@ def invocation_log(folder: Path, name: str) -> list:
     return json.loads((folder / name).read_text()) if (folder / name).exists() else []
 
 
+def continue_shorter_run(study: Study, run: str, seed: int) -> None:
+    """Start a run of a study that ``continues`` another (a longer budget of the same schedule) where that study's
+    run of the same name and seed ended: its newest and its best checkpoint are copied (the copy of the best named
+    as the best), and so are its log, wall times, settings and tokenizer, so that the record is the whole run's."""
+    source, target = study.continues / run / f"seed{seed}", study.output_dir(run, seed)
+    checkpoints = sorted(source.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
+    if not checkpoints:
+        raise StudyError(f"{run} seed {seed} continues {source}, which has no checkpoint: train it in its own study "
+                         f"first (its checkpoints must still be there)")
+    best = json.loads((checkpoints[-1] / "trainer_state.json").read_text()).get("best_model_checkpoint")
+    copies = {checkpoints[-1], *([source / Path(best).name] if best else [])}
+    missing = [str(path) for path in copies if not path.is_dir()]
+    if missing:
+        raise StudyError(f"{run} seed {seed}: the best checkpoint {missing} of {source} is gone; it cannot be continued")
+    target.mkdir(parents=True, exist_ok=True)
+    for checkpoint in copies:
+        shutil.copytree(checkpoint, target / checkpoint.name)
+        state_file = target / checkpoint.name / "trainer_state.json"
+        state = json.loads(state_file.read_text())
+        if state.get("best_model_checkpoint"):
+            state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
+        state_file.write_text(json.dumps(state, indent=2) + "\n")
+    for name in ("train.log", WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"):
+        if (source / name).is_dir() and not (target / name).exists():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file() and not (target / name).exists():
+            shutil.copyfile(source / name, target / name)
+    print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
+
+
 def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
     """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
-    command = training_command(study, run, seed)
     folder = study.output_dir(run, seed)
+    if study.continues is not None and not any(folder.glob("checkpoint-*")):
+        continue_shorter_run(study, run, seed)
+    command = training_command(study, run, seed)
     folder.mkdir(parents=True, exist_ok=True)
     settings = invocation_log(folder, SETTINGS_FILE)
     (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")

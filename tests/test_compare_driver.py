@@ -164,6 +164,30 @@ def test_a_pending_run_finished_elsewhere_in_the_meantime_is_not_started(tmp_pat
     assert "skip rel seed 9: finished elsewhere" in capsys.readouterr().out and not (folder / "train.log").exists()
 
 
+def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(finished_study):
+    """A study that ``continues`` another trains each run on from that study's run (4 of 6 steps there): the record
+    has every evaluation of the whole run and both invocations' wall time, its log starts with the shorter run's,
+    and the copied best checkpoint is the one named as the best."""
+    folder, driver, _ = finished_study
+    config = yaml.safe_load((folder / "tiny.yaml").read_text())
+    config["training"]["max_steps"] = 6
+    (folder / "longer.yaml").write_text(yaml.safe_dump(config))
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(config=str(folder / "longer.yaml"), work_dir=str(folder / "runs_longer"), continues=str(folder / "runs"),
+                 results=str(folder / "results_longer"))
+    (folder / "longer_study.yaml").write_text(yaml.safe_dump(study))
+    assert driver.main([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "3", "--jobs", "1"]) == 0
+    shorter = json.loads((folder / "results" / "results.json").read_text())[1]
+    (record,) = json.loads((folder / "results_longer" / "results.json").read_text())
+    assert record["steps"] == 6 and record["dev_bleu_per_epoch"][:2] == shorter["dev_bleu_per_epoch"]
+    assert len(record["dev_bleu_per_epoch"]) == 3 and record["train_seconds"] > shorter["train_seconds"]
+    run_folder = folder / "runs_longer" / "rel" / "seed3"
+    assert len(json.loads((run_folder / "driver_seconds.json").read_text())) == 2
+    assert (run_folder / "train.log").read_text().startswith((folder / "runs" / "rel" / "seed3" / "train.log").read_text())
+    for state_file in run_folder.glob("checkpoint-*/trainer_state.json"):
+        assert Path(json.loads(state_file.read_text())["best_model_checkpoint"]).parent == run_folder
+
+
 def test_finished_runs_are_skipped(finished_study):
     folder, driver, arguments = finished_study
     checkpoint = folder / "runs" / "rel" / "seed3" / "checkpoint-4"

@@ -17,7 +17,7 @@ from fresh_process import run_without_hf_syntax
 
 from hf_syntax.hub.export import check_export_folder
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.translation.run import train_translation
+from hf_syntax.recipes.translation.run import early_stopping, train_translation
 from hf_syntax.recipes.translation.schema import load_recipe_config
 
 TOTAL_STEPS = 8
@@ -184,14 +184,15 @@ def test_early_stopping_ends_the_run_after_patience_evaluations_without_a_better
 
 
 @pytest.mark.slow
-def test_a_resumed_run_keeps_counting_evaluations_without_a_better_bleu(tmp_path):
+@pytest.mark.parametrize("cut_with_early_stopping", [True, False])
+def test_a_resumed_run_keeps_counting_evaluations_without_a_better_bleu(tmp_path, cut_with_early_stopping):
     """A run with early stopping that is cut and resumed stops where the same run without the cut stops: the count of
-    evaluations without a better BLEU goes on from the checkpoint (it used to start again from 0)."""
-    patience = {"early_stopping_patience": 2}
+    evaluations without a better BLEU goes on from the checkpoint (it used to start again from 0), also when the cut
+    run had no early stopping (a shorter budget continued: the count comes from its evaluations)."""
 
-    def early_run(name, resume=None, **training):
+    def early_run(name, resume=None, patience=2, **training):
         config = tiny_config(tmp_path / name, eval_steps=1, save_steps=1, **training)
-        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({**config, **patience}))
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({**config, "early_stopping_patience": patience}))
         return train_translation(load_recipe_config(tmp_path / f"{name}.yaml"), resume_from_checkpoint=resume)
 
     whole = early_run("whole")
@@ -200,9 +201,19 @@ def test_a_resumed_run_keeps_counting_evaluations_without_a_better_bleu(tmp_path
     bleus = [entry["eval_bleu"] for entry in history if "eval_bleu" in entry]
     cut_at = next(step for step in range(2, len(bleus) + 1) if bleus[step - 1] <= max(bleus[: step - 1]))
     assert whole["optimizer_steps"] < TOTAL_STEPS, f"the run never stopped early: {bleus}"
-    early_run("cut", max_steps=cut_at)  # ends with one evaluation counted against it
+    early_run("cut", max_steps=cut_at, patience=2 if cut_with_early_stopping else None)  # one evaluation without gain
     resumed = early_run("cut", resume="latest")
     assert resumed["optimizer_steps"] == whole["optimizer_steps"]
+
+
+def test_a_shorter_run_that_would_already_have_stopped_is_not_continued(tmp_path):
+    """Its best evaluation was the 2nd of 4: with patience 2 it would have stopped after the 4th, so a longer budget
+    has nothing to add, and continuing it would report a run that early stopping never trained."""
+    history = [{"eval_bleu": bleu, "step": step} for step, bleu in enumerate([1.0, 2.0, 1.5, 2.0], start=1)]
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"log_history": history, "stateful_callbacks": {}}))
+    with pytest.raises(ConfigError, match="it would have stopped after evaluation 4 of its 4"):
+        early_stopping(2, tmp_path)
+    assert early_stopping(3, tmp_path)[0].early_stopping_patience_counter == 2
 
 
 @pytest.mark.slow

@@ -3,13 +3,14 @@ and ``main``, its command line (``training/train_translation.py``, ``hf-syntax t
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
-from transformers import EarlyStoppingCallback, Seq2SeqTrainer, set_seed
+from transformers import EarlyStoppingCallback, Seq2SeqTrainer, TrainerCallback, set_seed
 
 from hf_syntax.align import AlignmentError
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
@@ -62,6 +63,40 @@ def _examples(dataset: datasets.Dataset, hypotheses: list[str], count: int) -> l
     ]
 
 
+class StoredEarlyStoppingEntry(TrainerCallback):
+    """Gives early stopping its entry in a resumed state that has none (a checkpoint saved without early stopping):
+    transformers' checkpoint save looks the entry up and fails where it is missing."""
+
+    def __init__(self, early_stopping: EarlyStoppingCallback):
+        self.early_stopping = early_stopping
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        state.stateful_callbacks.setdefault(type(self.early_stopping).__name__, self.early_stopping.state())
+
+
+def early_stopping(patience: int | None, resume_dir: Path | None) -> list[TrainerCallback]:
+    """The early-stopping callback of a run with a ``patience``. Resumed from a checkpoint saved without one (a
+    shorter budget of the same schedule, continued), it starts from the count of evaluations since that run's best,
+    as the same run with early stopping from its start would have."""
+    if not patience:
+        return []
+    callback = EarlyStoppingCallback(patience)
+    state_file = resume_dir / "trainer_state.json" if resume_dir else None
+    if state_file is None or not state_file.is_file():
+        return [callback]
+    state = json.loads(state_file.read_text())
+    bleus = [entry["eval_bleu"] for entry in state["log_history"] if "eval_bleu" in entry]
+    if "EarlyStoppingCallback" in state.get("stateful_callbacks", {}) or not bleus:
+        return [callback]  # transformers restores a saved count itself
+    callback.early_stopping_patience_counter = len(bleus) - 1 - bleus.index(max(bleus))
+    if callback.early_stopping_patience_counter >= patience:
+        stopped_at = bleus.index(max(bleus)) + 1 + patience
+        raise ConfigError(f"{resume_dir} was trained without early stopping; with early_stopping_patience={patience} "
+                          f"it would have stopped after evaluation {stopped_at} of its {len(bleus)}, so there is "
+                          f"nothing to continue: its first {stopped_at} evaluations are the whole run.")
+    return [callback, StoredEarlyStoppingEntry(callback)]
+
+
 def train_translation(
     config: TranslationRecipeConfig, *, resume_from_checkpoint: str | None = None, callbacks: list | None = None
 ) -> dict[str, Any]:
@@ -103,7 +138,7 @@ def train_translation(
         compute_metrics=scorer,
         callbacks=[
             *(callbacks or []),
-            *([EarlyStoppingCallback(config.early_stopping_patience)] if config.early_stopping_patience else []),
+            *early_stopping(config.early_stopping_patience, resume_dir),
             *([SaveTargetTokenizer(target_tokenizer)] if target_tokenizer is not source_tokenizer else []),
         ],
     )
