@@ -44,10 +44,10 @@ def shared_files(study: Study, study_file: Path) -> list[Path]:
     return sorted(path for path in named | {study.reference} if path.is_file() and SHARED in path.parents)
 
 
-def prepare(study_file: Path, blind: Path, parser: str, pretokenized: bool, out: Path = PREPARED) -> None:
+def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: bool, out: Path = PREPARED) -> None:
     """Write ``out``: the study's prepared data (``prepare`` steps' folders, without datasets' caches), the ../shared
-    files its runs read and the blind source (under ``out/shared``), the blind source's trees, and the driver
-    options that point at them (``compare_args``)."""
+    files its runs read and the blind source (under ``out/shared``), the blind source's trees (with ``parser``; a
+    study whose models read no tree needs none), and the driver options that point at them (``compare_args``)."""
     study = Study.load(study_file)
     missing = [step["creates"] for step in study.prepare if not Path(step["creates"]).exists()]
     if missing:
@@ -65,11 +65,14 @@ def prepare(study_file: Path, blind: Path, parser: str, pretokenized: bool, out:
         copy = out / "shared" / path.relative_to(SHARED)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy)
-    trees = out / f"{blind.name}.conllu"
-    with trees.open("w", encoding="utf-8") as handle:
-        subprocess.run([*HF_SYNTAX, "parse", "--parser", parser, *(["--pretokenized"] if pretokenized else []),
-                        "--input", str(blind)], stdout=handle, check=True)
-    (out / "compare_args").write_text(f"--blind {blind} --blind-trees {trees}\n", encoding="utf-8")
+    arguments = f"--blind {blind}"
+    if parser is not None:
+        trees = out / f"{blind.name}.conllu"
+        with trees.open("w", encoding="utf-8") as handle:
+            subprocess.run([*HF_SYNTAX, "parse", "--parser", parser, *(["--pretokenized"] if pretokenized else []),
+                            "--input", str(blind)], stdout=handle, check=True)
+        arguments += f" --blind-trees {trees}"
+    (out / "compare_args").write_text(arguments + "\n", encoding="utf-8")
     size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
     print(f"wrote {out} ({size / 2**20:.1f} MiB): carry it with .whl/ to the GPU machine")
 
@@ -114,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     prepared = commands.add_parser("prepare", help="here: what the GPU machine needs, into .gpu_study/")
     prepared.add_argument("study", type=Path)
     prepared.add_argument("--blind", type=Path, required=True, help="blind source under ../shared/")
-    prepared.add_argument("--parser", required=True, help="the parser the study's feature runs read, e.g. spacy:ja_ginza")
+    prepared.add_argument("--parser", help="the parser the study's feature runs read, e.g. spacy:ja_ginza (none: its "
+                                           "models read no tree, e.g. the Graph-Transformer study)")
     prepared.add_argument("--pretokenized", action="store_true", help="the blind source is space-separated words")
     packed = commands.add_parser("pack", help="there: the study's run folders without weights, into one archive")
     packed.add_argument("study", type=Path)

@@ -153,3 +153,15 @@ def test_prepare_carries_the_data_without_caches_the_shared_files_and_the_blind_
     assert arguments == ["--blind", "../shared/data/blind/heldout.ja", "--blind-trees", ".gpu_study/heldout.ja.conllu"]
     trees = (prepared / "heldout.ja.conllu").read_text(encoding="utf-8")
     assert trees.count("# sent_id") == len((SAMPLE / "heldout.ja").read_text(encoding="utf-8").splitlines())
+
+
+def test_a_study_whose_models_read_no_tree_is_prepared_without_a_parser(study_round_trip):
+    _, here, _, _, _, _ = study_round_trip
+    os.chdir(here)
+    try:
+        load_gpu_study().prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
+                                 out=Path("plain"))
+    finally:
+        os.chdir(ROOT)
+    assert (here / "plain" / "compare_args").read_text().split() == ["--blind", "../shared/data/blind/heldout.ja"]
+    assert not list((here / "plain").glob("*.conllu"))
