@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_compare_driver import load_driver
+from test_compare_driver import load_benchmark, load_driver
 from test_training_recipe import tiny_config
 
 pytest.importorskip("ja_ginza", reason="needs GiNZA (the parser the study's feature run reads)")
@@ -23,6 +23,7 @@ pytest.importorskip("ja_ginza", reason="needs GiNZA (the parser the study's feat
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(str(resources.files("hf_syntax") / "sample_data" / "small_parallel_enja"))
 CODE = ("benchmarks", "scripts", "training", "hf_syntax")
+BLIND = (SAMPLE / "heldout.ja").read_text(encoding="utf-8").splitlines(keepends=True)[:6]
 
 
 def repository(folder: Path) -> Path:
@@ -67,12 +68,12 @@ def study_round_trip(tmp_path_factory):
     for name in ("valid.ja", "valid.en"):
         shutil.copyfile(SAMPLE / name, shared / name)
     (top / "shared" / "data" / "blind").mkdir()
-    shutil.copyfile(SAMPLE / "heldout.ja", top / "shared" / "data" / "blind" / "heldout.ja")
+    (top / "shared" / "data" / "blind" / "heldout.ja").write_text("".join(BLIND), encoding="utf-8")
 
     here = repository(top / "here")
     write_study(here)
     driver = load_driver()
-    gpu_study = load_gpu_study()
+    gpu_study = load_benchmark("gpu_study")
     os.chdir(here)
     try:
         driver.prepare(driver.Study.load(Path("study.yaml")))
@@ -100,16 +101,6 @@ def study_round_trip(tmp_path_factory):
     return top, here, there, out, records, result.stdout
 
 
-def load_gpu_study():
-    load_driver()  # gpu_study imports the driver as ``compare``
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gpu_study", ROOT / "benchmarks" / "gpu_study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its_blind_translation(study_round_trip):
     top, here, there, _, records, log = study_round_trip
     check = subprocess.run([sys.executable, "-c", "import spacy"], cwd=there, capture_output=True, text=True)
@@ -119,7 +110,7 @@ def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its
     assert (record["name"], record["seed"], record["model_type"]) == ("dep_rel", 5, "transformer_dep_rel")
     assert record["device"] == "cpu" and record["steps"] == 2 and record["blind"] == "../shared/data/blind/heldout.ja"
     blind = (here / "results" / "tiny" / "blind" / "dep_rel.seed5.txt").read_text(encoding="utf-8").splitlines()
-    assert len(blind) == len((SAMPLE / "heldout.ja").read_text(encoding="utf-8").splitlines()) and any(blind)
+    assert len(blind) == len(BLIND) and any(blind)
     assert "packed 1 finished run(s)" in log
 
 
@@ -130,7 +121,7 @@ def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twi
     assert "runs/tiny/dep_rel/seed5/summary.json" in names and "runs/tiny/dep_rel/seed5/model/config.json" in names
     assert not [name for name in names if name.endswith((".safetensors", ".pt", ".pth", ".bin"))]
     assert json.loads((here / "runs/tiny/dep_rel/seed5/driver_settings.json").read_text()) == [{"threads": 1, "jobs": 1}]
-    gpu_study = load_gpu_study()
+    gpu_study = load_benchmark("gpu_study")
     os.chdir(here)
     try:
         with pytest.raises(SystemExit) as stopped:
@@ -152,14 +143,14 @@ def test_prepare_carries_the_data_without_caches_the_shared_files_and_the_blind_
     arguments = (prepared / "compare_args").read_text().split()
     assert arguments == ["--blind", "../shared/data/blind/heldout.ja", "--blind-trees", ".gpu_study/heldout.ja.conllu"]
     trees = (prepared / "heldout.ja.conllu").read_text(encoding="utf-8")
-    assert trees.count("# sent_id") == len((SAMPLE / "heldout.ja").read_text(encoding="utf-8").splitlines())
+    assert trees.count("# sent_id") == len(BLIND)
 
 
 def test_a_study_whose_models_read_no_tree_is_prepared_without_a_parser(study_round_trip):
     _, here, _, _, _, _ = study_round_trip
     os.chdir(here)
     try:
-        load_gpu_study().prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
+        load_benchmark("gpu_study").prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
                                  out=Path("plain"))
     finally:
         os.chdir(ROOT)

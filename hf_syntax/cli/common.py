@@ -70,13 +70,17 @@ def generation_options(options) -> dict:
     return {key: value for key, value in chosen.items() if value is not None}
 
 
-def add_generation_arguments(parser) -> None:
+def add_word_arguments(parser, default: str = "as the model was trained, config.source_pretokenized") -> None:
+    """``--pretokenized`` / ``--raw-text`` (``pretokenized``: None when neither is given, which means ``default``)."""
     words = parser.add_mutually_exclusive_group()
     words.add_argument("--pretokenized", action="store_true", default=None,
-                       help="input lines are space-separated words: parse them as given (default: as the model was "
-                            "trained, config.source_pretokenized)")
+                       help=f"input lines are space-separated words: parse them as given (default: {default})")
     words.add_argument("--raw-text", dest="pretokenized", action="store_false", default=None,
                        help="let the parser segment the input even if the model was trained on pre-split words")
+
+
+def add_generation_arguments(parser) -> None:
+    add_word_arguments(parser)
     parser.add_argument("--num-beams", dest="num_beams", type=positive_int, help="beam size (default: the model's)")
     parser.add_argument("--max-new-tokens", dest="max_new_tokens", type=positive_int,
                         help="longest translation (default: the model's)")

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError, described, positive_int, read_input_lines
+from hf_syntax.cli.common import CliError, add_word_arguments, described, positive_int, read_input_lines
 
 
 def command_parse(options) -> None:
@@ -52,12 +52,7 @@ def add_commands(commands) -> None:
     which.add_argument("--model", help="model folder: parse with its config's source_parser, its way "
                                        "(source_pretokenized)")
     parse.add_argument("--input", help="text file, one sentence per line (default: stdin)")
-    words = parse.add_mutually_exclusive_group()
-    words.add_argument("--pretokenized", action="store_true", default=None,
-                       help="lines are space-separated words: parse them as given (default with --model: as the "
-                            "model was trained)")
-    words.add_argument("--raw-text", dest="pretokenized", action="store_false", default=None,
-                       help="let the parser segment the lines")
+    add_word_arguments(parse, default="with --model, as the model was trained; with --parser, raw text")
     parse.add_argument("--batch-size", dest="batch_size", type=positive_int, default=256,
                        help="lines per parser call (default: 256)")
     parse.set_defaults(run=command_parse)
