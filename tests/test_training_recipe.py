@@ -211,7 +211,7 @@ def test_a_shorter_run_that_would_already_have_stopped_is_not_continued(tmp_path
     has nothing to add, and continuing it would report a run that early stopping never trained."""
     history = [{"eval_bleu": bleu, "step": step} for step, bleu in enumerate([1.0, 2.0, 1.5, 2.0], start=1)]
     (tmp_path / "trainer_state.json").write_text(json.dumps({"log_history": history, "stateful_callbacks": {}}))
-    with pytest.raises(ConfigError, match="it would have stopped after evaluation 4 of its 4"):
+    with pytest.raises(ConfigError, match="stops after evaluation 4 of the 4 it already has"):
         early_stopping(2, tmp_path)
     assert early_stopping(3, tmp_path)[0].early_stopping_patience_counter == 2
 

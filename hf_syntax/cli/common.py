@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 class CliError(Exception):
@@ -96,8 +97,6 @@ def reading_options(options) -> dict:
     """Pipeline options for how sources are read: trees from a CoNLL-U file instead of the model's parser."""
     if options.source_trees is None:
         return {}
-    from pathlib import Path
-
     if not Path(options.source_trees).is_file():
         raise CliError(f"--source-trees: no file {options.source_trees}; write one with 'hf-syntax parse'.")
     return {"source_parser": f"conllu:{options.source_trees}"}

@@ -3,9 +3,7 @@ installed (``hf-syntax translate --source-trees``), e.g. on a GPU machine withou
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 from hf_syntax.cli.common import CliError, add_word_arguments, described, positive_int, read_input_lines
 
@@ -18,15 +16,17 @@ def command_parse(options) -> None:
     from hf_syntax.conllu import conllu_block
     from hf_syntax.parsers import get_parser
 
+    from hf_syntax.hub.model_folder import load_model_config
+
     spec, pretokenized = options.parser, options.pretokenized
     if options.model is not None:
-        config = _model_config(options.model)
-        spec = config.get("source_parser")
+        config = load_model_config(options.model)
+        spec = getattr(config, "source_parser", None)
         if not spec:
             raise CliError(f"{options.model} reads no source tree (its config names no source_parser); parse with "
                            f"--parser SPEC instead, or translate it without trees.")
         if pretokenized is None:
-            pretokenized = bool(config.get("source_pretokenized", False))
+            pretokenized = bool(getattr(config, "source_pretokenized", False))
     parser = get_parser(spec)
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)
                 if line.strip()]
@@ -34,13 +34,6 @@ def command_parse(options) -> None:
         batch = numbered[start : start + options.batch_size]
         trees = parser.parse_batch([text for _, text in batch], pretokenized=bool(pretokenized))
         sys.stdout.write("".join(conllu_block(tree, sent_id=str(number)) for (number, _), tree in zip(batch, trees)))
-
-
-def _model_config(model_dir: str) -> dict:
-    path = Path(model_dir) / "config.json"
-    if not path.is_file():
-        raise CliError(f"--model {model_dir}: no config.json there; give a model folder (trained run or export).")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def add_commands(commands) -> None:

@@ -10,17 +10,24 @@ class ModelFolderError(ValueError):
     """The folder is not a saved model; the message says what to give instead."""
 
 
-def load_model_folder(model_dir: Path):
-    """A saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+def load_model_config(model_dir: Path):
+    """The config of a saved hf_syntax model folder, without its weights."""
+    from transformers import AutoConfig
 
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise ModelFolderError(
             f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
-    config = AutoConfig.from_pretrained(model_dir)
+    return AutoConfig.from_pretrained(model_dir)
+
+
+def load_model_folder(model_dir: Path):
+    """A saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    config = load_model_config(model_dir)
     auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
     return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
 
 
-__all__ = ["ModelFolderError", "load_model_folder"]
+__all__ = ["ModelFolderError", "load_model_config", "load_model_folder"]

@@ -75,25 +75,22 @@ class StoredEarlyStoppingEntry(TrainerCallback):
 
 
 def early_stopping(patience: int | None, resume_dir: Path | None) -> list[TrainerCallback]:
-    """The early-stopping callback of a run with a ``patience``. Resumed from a checkpoint saved without one (a
-    shorter budget of the same schedule, continued), it starts from the count of evaluations since that run's best,
-    as the same run with early stopping from its start would have."""
+    """The early-stopping callback of a run with a ``patience``. Resumed, it starts from the count of evaluations since
+    the best one in the checkpoint's log, as the same run without the cut would have: transformers would start from
+    0 (it restores the count it saves only when asked), and a checkpoint of a shorter budget saved none at all."""
     if not patience:
         return []
     callback = EarlyStoppingCallback(patience)
     state_file = resume_dir / "trainer_state.json" if resume_dir else None
-    if state_file is None or not state_file.is_file():
-        return [callback]
-    state = json.loads(state_file.read_text())
-    bleus = [entry["eval_bleu"] for entry in state["log_history"] if "eval_bleu" in entry]
-    if "EarlyStoppingCallback" in state.get("stateful_callbacks", {}) or not bleus:
-        return [callback]  # transformers restores a saved count itself
-    callback.early_stopping_patience_counter = len(bleus) - 1 - bleus.index(max(bleus))
-    if callback.early_stopping_patience_counter >= patience:
-        stopped_at = bleus.index(max(bleus)) + 1 + patience
-        raise ConfigError(f"{resume_dir} was trained without early stopping; with early_stopping_patience={patience} "
-                          f"it would have stopped after evaluation {stopped_at} of its {len(bleus)}, so there is "
-                          f"nothing to continue: its first {stopped_at} evaluations are the whole run.")
+    history = json.loads(state_file.read_text())["log_history"] if state_file and state_file.is_file() else []
+    bleus = [entry["eval_bleu"] for entry in history if "eval_bleu" in entry]
+    if bleus:
+        best = bleus.index(max(bleus))
+        callback.early_stopping_patience_counter = len(bleus) - 1 - best
+        if callback.early_stopping_patience_counter >= patience:
+            raise ConfigError(f"{resume_dir}: with early_stopping_patience={patience} this run stops after evaluation "
+                              f"{best + 1 + patience} of the {len(bleus)} it already has, so there is nothing to "
+                              f"continue.")
     return [callback, StoredEarlyStoppingEntry(callback)]
 
 

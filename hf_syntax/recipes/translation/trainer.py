@@ -133,11 +133,6 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
     }
     if launched_on_cpus_only():
         defaults["use_cpu"] = True
-    if config.early_stopping_patience:
-        # A resumed run goes on counting evaluations without a better BLEU where it stopped; transformers saves the
-        # count in every checkpoint but starts again from 0 unless asked to restore it (a run resumed each session
-        # would never stop at its patience).
-        defaults["restore_callback_states_from_checkpoint"] = True
     return Seq2SeqTrainingArguments(
         output_dir=config.output_dir,
         seed=config.seed,
