@@ -232,21 +232,24 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
     (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
-def is_finished(study: Study, run: str, seed: int) -> bool:
+def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
     """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
-    record is committed."""
-    return (study.output_dir(run, seed) / "summary.json").exists() or (run, seed) in committed_records(study)
+    record is committed. With ``retrain`` only a folder counts: a run of which only the committed record is left is
+    trained again, and its new record replaces the committed one when it finishes (until then the old one stays)."""
+    if (study.output_dir(run, seed) / "summary.json").exists():
+        return True
+    return not retrain and (run, seed) in committed_records(study)
 
 
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
-            threads: int = 1, blind: BlindSource | None = None) -> None:
+            threads: int = 1, blind: BlindSource | None = None, retrain: bool = False) -> None:
     """Keep ``jobs`` runs going; after each one ends, rewrite the results. A pending run that finished elsewhere in
     the meantime (a GPU machine's, unpacked) is skipped."""
     pending, running, failed = list(todo), {}, []
     while pending or running:
         while pending and len(running) < jobs:
             key = pending.pop(0)
-            if is_finished(study, *key):
+            if is_finished(study, *key, retrain):
                 print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
                 continue
             running[key] = start(study, *key, threads, jobs)
@@ -407,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blind-trees", type=Path, metavar="CONLLU",
                         help="the trees of --blind's source made beforehand with the models' parser ('hf-syntax "
                              "parse'), read instead of parsing: for a machine where that parser is not installed")
+    parser.add_argument("--retrain", action="store_true",
+                        help="train the chosen runs and seeds again where only their committed record is left (their "
+                             "folders are gone), e.g. to translate --blind with them; each new record replaces the "
+                             "committed one when its run finishes")
     parser.add_argument("--report", action="store_true", help="only rebuild the results of finished runs")
     parser.add_argument("--progress", action="store_true",
                         help="only print every run's score after each evaluation so far, finished or still training")
@@ -435,8 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         if not options.report:
             prepare(study)
             todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
-                    if not is_finished(study, run, seed)]
-            run_all(study, todo, options.jobs, options.extra_test, options.threads, blind)
+                    if not is_finished(study, run, seed, options.retrain)]
+            run_all(study, todo, options.jobs, options.extra_test, options.threads, blind, options.retrain)
         records = report(study, options.extra_test, blind)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         parser.exit(2, f"error: {error}\n")

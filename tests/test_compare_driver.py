@@ -164,6 +164,20 @@ def test_a_pending_run_finished_elsewhere_in_the_meantime_is_not_started(tmp_pat
     assert "skip rel seed 9: finished elsewhere" in capsys.readouterr().out and not (folder / "train.log").exists()
 
 
+def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(tmp_path):
+    """A committed record counts as finished (its folder may be gone with ``runs/``), except under ``--retrain``,
+    which trains such a run again (e.g. for a blind translation); a run folder with its summary counts either way."""
+    driver, study = baseline_and_rel_study(tmp_path)
+    study = driver.Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
+    study.results.mkdir()
+    (study.results / "results.json").write_text(json.dumps([{"name": "rel", "seed": 9}]))
+    assert driver.is_finished(study, "rel", 9) and not driver.is_finished(study, "rel", 9, retrain=True)
+    assert not driver.is_finished(study, "baseline", 9)
+    (study.output_dir("rel", 9)).mkdir(parents=True)
+    (study.output_dir("rel", 9) / "summary.json").write_text("{}")
+    assert driver.is_finished(study, "rel", 9, retrain=True)
+
+
 def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(finished_study):
     """A study that ``continues`` another trains each run on from that study's run (4 of 6 steps there): the record
     has every evaluation of the whole run and both invocations' wall time, its log starts with the shorter run's,
