@@ -1,7 +1,10 @@
-"""Shared test setup: offline Hugging Face libraries, one thread, paths to the real data (slices in tests/data).
+"""Shared test setup: offline Hugging Face libraries, threads per xdist worker, paths to the real data (slices in
+tests/data).
 
-The environment variables are set at import time, before any test module imports transformers/datasets/evaluate,
-so nothing tries to reach the Hub (a hub look-up otherwise retries for ~20 s before failing).
+The environment variables are set at import time, before any test module imports torch/transformers/datasets/
+evaluate, so nothing tries to reach the Hub (a hub look-up otherwise retries for ~20 s before failing), and so that
+under pytest-xdist each worker (and the processes it starts) shares the cores with the other workers instead of
+each starting a thread per core.
 """
 
 import os
@@ -11,6 +14,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 import pytest  # noqa: E402
 
