@@ -151,7 +151,7 @@ def test_a_study_whose_models_read_no_tree_is_prepared_without_a_parser(study_ro
     os.chdir(here)
     try:
         load_benchmark("gpu_study").prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
-                                 out=Path("plain"))
+                                            out=Path("plain"))
     finally:
         os.chdir(ROOT)
     assert (here / "plain" / "compare_args").read_text().split() == ["--blind", "../shared/data/blind/heldout.ja"]

@@ -14,9 +14,8 @@ def command_parse(options) -> None:
     tree, as translate leaves them blank. The trees keep the text, spans and sentence splits, so 'hf-syntax
     translate --source-trees' gives the same translations as running the parser there."""
     from hf_syntax.conllu import conllu_block
-    from hf_syntax.parsers import get_parser
-
     from hf_syntax.hub.model_folder import load_model_config
+    from hf_syntax.parsers import get_parser
 
     spec, pretokenized = options.parser, options.pretokenized
     if options.model is not None:
