@@ -11,8 +11,9 @@ Each paper adds a term instead of a copy of attention:
 * DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head (or joins the heads as an extra one);
   its attention is the parse.
 
-No n x n x d tensor is ever built: key terms are `q @ table^T` (n x buckets) gathered by an n x n bucket index;
-value terms sum the attention weights per bucket (scatter-add, n x buckets) and multiply by the table.
+No n x n x d tensor is ever built. Each stack builds one one-hot relation tensor for all its terms (`TermRelations`,
+n x buckets x n); key terms are `q @ table^T` (n x buckets) contracted with it, value terms the attention weights
+summed per bucket through it and multiplied by the table: batched matmuls, one per side for all terms together.
 """
 
 from collections.abc import Callable
@@ -149,12 +150,65 @@ def enabled_terms(config, side: str) -> dict[str, RelativeTermKind]:
     }
 
 
-def term_buckets(config, side: str, query_positions: torch.Tensor, key_length: int, columns) -> dict:
-    """Bucket ids of every enabled term of `side`, built once per layer stack (`columns`: name -> tensor)."""
-    return {
-        name: kind.buckets(getattr(config, kind.clip_field), query_positions, key_length, columns)
-        for name, kind in enabled_terms(config, side).items()
-    }
+class TermRelations(NamedTuple):
+    """Which bucket of which relative term every (query, key) pair falls in, built once per layer stack.
+
+    `one_hot`: (batch, queries, buckets, keys), 1 where the pair is in the bucket, in the dtype attention multiplies
+    in; the enabled terms' buckets follow each other on axis 2, each term's at `spans[name]`. Contracted with batched
+    matmuls it serves all terms of a layer with one product per side; an index per term would need a gather and a
+    scatter-add each (an atomic scatter in a GPU backward), and small steps on a GPU are bound by kernel launches
+    (`benchmarks/step_operations.py`).
+    """
+
+    one_hot: torch.Tensor
+    spans: dict[str, slice]
+
+
+def matmul_dtype(tensor: torch.Tensor) -> torch.dtype:
+    """The dtype matrix products run in for `tensor`'s device: autocast's where it is on, else the tensor's own."""
+    device = tensor.device.type
+    return torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else tensor.dtype
+
+
+def term_relations(config, side: str, query_positions: torch.Tensor, key_length: int, columns,
+                   batch_size: int, dtype: torch.dtype) -> TermRelations | None:
+    """The relations of every enabled term of `side` (None when it has none) for `batch_size` rows (`columns`:
+    name -> tensor)."""
+    buckets = {}
+    for name, kind in enabled_terms(config, side).items():
+        clip = getattr(config, kind.clip_field)
+        buckets[name] = kind.buckets(clip, query_positions, key_length, columns), kind.num_buckets(clip)
+    return one_hot_relations(buckets, batch_size, dtype) if buckets else None
+
+
+def one_hot_relations(buckets: dict[str, tuple[torch.Tensor, int]], batch_size: int,
+                      dtype: torch.dtype) -> TermRelations:
+    """`TermRelations` from each term's (batch or 1, queries, keys) bucket ids and its number of buckets."""
+    blocks, spans, start = [], {}, 0
+    for name, (ids, count) in buckets.items():
+        one_hot = ids[:, :, None, :] == torch.arange(count, device=ids.device)[:, None]
+        blocks.append(one_hot.to(dtype).expand(batch_size, -1, -1, -1))
+        spans[name] = slice(start, start + count)
+        start += count
+    return TermRelations(torch.cat(blocks, dim=2), spans)
+
+
+def relation_scores(scaled_query: torch.Tensor, table: torch.Tensor, one_hot: torch.Tensor) -> torch.Tensor:
+    """`q_i a_ij^T / sqrt(d)` as (batch, heads, queries, keys): each query's product with every bucket's key
+    embedding, (batch, queries, heads, buckets), picked per key by the one-hot (batch, queries, buckets, keys)."""
+    batch, heads, queries, _ = scaled_query.shape
+    per_bucket = scaled_query.transpose(1, 2) @ table.T.to(scaled_query.dtype)
+    scores = per_bucket.reshape(batch * queries, heads, -1) @ one_hot.flatten(0, 1).to(scaled_query.dtype)
+    return scores.view(batch, queries, heads, -1).transpose(1, 2)
+
+
+def relation_values(weights: torch.Tensor, table: torch.Tensor, one_hot: torch.Tensor) -> torch.Tensor:
+    """`sum_j alpha_ij a_ij` as (batch, heads, queries, head_dim): the weights summed per bucket through the one-hot,
+    times the buckets' value embeddings."""
+    batch, heads, queries, keys = weights.shape
+    per_key = weights.transpose(1, 2).reshape(batch * queries, heads, keys)
+    per_bucket = per_key @ one_hot.flatten(0, 1).transpose(1, 2).to(weights.dtype)
+    return (per_bucket @ table.to(weights.dtype)).view(batch, queries, heads, -1).transpose(1, 2)
 
 
 class RelativeTerm(nn.Module):
@@ -164,22 +218,6 @@ class RelativeTerm(nn.Module):
         super().__init__()
         self.key_table = nn.Parameter(torch.empty(num_buckets, head_dim)) if keys else None
         self.value_table = nn.Parameter(torch.empty(num_buckets, head_dim)) if values else None
-
-    def score(self, scaled_query: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
-        """`q_i a_ij^T / sqrt(d)` as (batch, heads, queries, keys), from a (batch, heads, queries, buckets) product."""
-        per_bucket = scaled_query @ self.key_table.T.to(scaled_query.dtype)
-        return per_bucket.gather(-1, self._index(buckets, per_bucket.shape[:2]))
-
-    def value(self, weights: torch.Tensor, buckets: torch.Tensor) -> torch.Tensor:
-        """`sum_j alpha_ij a_ij` as (batch, heads, queries, head_dim)."""
-        index = self._index(buckets, weights.shape[:2])
-        per_bucket = weights.new_zeros(*weights.shape[:3], self.value_table.shape[0])
-        per_bucket.scatter_add_(-1, index, weights)
-        return per_bucket @ self.value_table.to(weights.dtype)
-
-    @staticmethod
-    def _index(buckets: torch.Tensor, batch_heads: torch.Size) -> torch.Tensor:
-        return buckets[:, None].expand(batch_heads[0], batch_heads[1], *buckets.shape[1:])
 
 
 class BiaffineParseHead(nn.Module):
@@ -274,21 +312,21 @@ class SyntaxAttention(nn.Module):
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         cache=None,
-        term_buckets: dict[str, torch.Tensor] | None = None,
+        term_relations: TermRelations | None = None,
         output_attentions: bool = False,
     ) -> AttentionOutput:
-        """`term_buckets`: bucket ids per relative term name (see `term_buckets`)."""
+        """`term_relations`: the stack's relations of the relative terms (see `term_relations`)."""
         batch, length, _ = hidden_states.shape
         query = self._heads(self.q_proj(hidden_states))
         if self.parse_head is not None:
             query = torch.cat([query, self._heads(self.parse_head.q_proj(hidden_states))], dim=1)
         key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, cache)
 
-        term_buckets = term_buckets or {}
-        terms = [(getattr(self, name), term_buckets[name]) for name in self.term_names if name in term_buckets]
+        key_terms = self._joined_terms("key_table", term_relations)
+        value_terms = self._joined_terms("value_table", term_relations)
         ordinary = slice(0, self.ordinary_heads)
         output, weights = self._attend(query[:, ordinary], key[:, ordinary], value[:, ordinary], attention_mask,
-                                       terms, output_attentions)
+                                       key_terms, value_terms, output_attentions)
         parse_log_probs = None
         if self.parse_head is not None:
             parse_output, parse_log_probs = self.parse_head.attend(query[:, -1:], key[:, -1:], value[:, -1:],
@@ -317,12 +355,30 @@ class SyntaxAttention(nn.Module):
                 key, value = cache.self_attention_cache.update(key, value, self.layer_idx)
         return key, value
 
-    def _attend(self, query, key, value, mask, terms, output_attentions):
+    def _joined_terms(self, table_name: str, relations: TermRelations | None):
+        """This layer's `table_name` tables ("key_table" / "value_table") of the terms `relations` covers, joined in
+        bucket order, with the one-hot cut to their buckets (a view where they are adjacent, as when every term has
+        the table); None when no term has one."""
+        if relations is None:
+            return None
+        parts = [(relations.spans[name], getattr(getattr(self, name), table_name))
+                 for name in self.term_names if name in relations.spans]
+        parts = [(span, table) for span, table in parts if table is not None]
+        if not parts:
+            return None
+        table = torch.cat([table for _, table in parts]) if len(parts) > 1 else parts[0][1]
+        spans = [span for span, _ in parts]
+        if all(before.stop == after.start for before, after in zip(spans, spans[1:])):
+            one_hot = relations.one_hot[:, :, spans[0].start:spans[-1].stop]
+        else:
+            one_hot = torch.cat([relations.one_hot[:, :, span] for span in spans], dim=2)
+        return table, one_hot
+
+    def _attend(self, query, key, value, mask, key_terms, value_terms, output_attentions):
         dropout = self.dropout if self.training else 0.0
         mask = mask_as(mask, query.dtype)
-        needs_weights = output_attentions or any(term.value_table is not None for term, _ in terms)
-        if not needs_weights:
-            bias = self._score_bias(query, mask, terms)
+        if not (output_attentions or value_terms):
+            bias = mask if key_terms is None else self._score_bias(query * self.scaling, mask, key_terms)
             output = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=bias, dropout_p=dropout, scale=self.scaling
             )
@@ -330,38 +386,34 @@ class SyntaxAttention(nn.Module):
         # Value terms need the (batch, heads, n, n) weights themselves, kept for backward (~1.35x the baseline's peak
         # memory at 512 tokens). Where memory matters, activation checkpointing (`training.gradient_checkpointing`,
         # HF's usual switch) recomputes whole layers in backward; recomputing here always cost every step.
-        output, weights = self._attend_explicitly(query, key, value, mask, terms, dropout)
+        output, weights = self._attend_explicitly(query, key, value, mask, key_terms, value_terms, dropout)
         return output, (weights if output_attentions else None)
 
-    def _score_bias(self, query, mask, terms):
-        """The padding/causal mask plus every key term, as one additive (batch, heads, queries, keys) bias."""
-        bias = mask
-        key_terms = [(term, buckets) for term, buckets in terms if term.key_table is not None]
-        if key_terms:
-            scaled_query = query * self.scaling
-            for term, buckets in key_terms:
-                score = term.score(scaled_query, buckets)
-                bias = score if bias is None else bias + score
-            if mask is not None and torch.finfo(bias.dtype).bits < 32:  # float16's minimum + a score may be -inf
+    @staticmethod
+    def _score_bias(scaled_query, mask, key_terms):
+        """The key terms' scores plus the padding/causal mask, as one additive (batch, heads, queries, keys) bias."""
+        bias = relation_scores(scaled_query, *key_terms)
+        if mask is not None:
+            bias = bias + mask
+            if torch.finfo(bias.dtype).bits < 32:  # float16's minimum + a score may be -inf
                 bias = bias.clamp(min=torch.finfo(bias.dtype).min)
         return bias
 
-    def _attend_explicitly(self, query, key, value, mask, terms, dropout):
+    def _attend_explicitly(self, query, key, value, mask, key_terms, value_terms, dropout):
         """Attention with materialised weights: content + key-term scores, softmax, values + value terms."""
-        scores = (query * self.scaling) @ key.transpose(-1, -2)
+        scaled_query = query * self.scaling
+        scores = scaled_query @ key.transpose(-1, -2)
         scores = scores.to(softmax_dtype(scores.dtype))  # the bias is added where it cannot overflow to -inf
-        bias = self._score_bias(query, mask, terms)
+        bias = mask if key_terms is None else self._score_bias(scaled_query, mask, key_terms)
         if bias is not None:
             scores = scores + bias
         weights = torch.softmax(scores, dim=-1).to(query.dtype)
         if dropout > 0:  # even p=0 dropout would keep a second (batch, heads, n, n) copy alive for backward
             weights = F.dropout(weights, p=dropout, training=self.training)
         output = weights @ value
-        for term, buckets in terms:
-            if term.value_table is not None:
-                output = output + term.value(weights, buckets)
+        if value_terms is not None:
+            output = output + relation_values(weights, *value_terms)
         return output, weights
-
 
 __all__ = [
     "AttentionOutput",
@@ -371,13 +423,18 @@ __all__ = [
     "RelativeTerm",
     "RelativeTermKind",
     "SyntaxAttention",
+    "TermRelations",
     "additive_mask",
     "causal_mask",
     "dependency_depth_buckets",
     "enabled_terms",
     "mask_as",
+    "matmul_dtype",
+    "one_hot_relations",
     "padding_mask",
+    "relation_scores",
+    "relation_values",
     "relative_position_buckets",
     "softmax_dtype",
-    "term_buckets",
+    "term_relations",
 ]

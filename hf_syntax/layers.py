@@ -72,7 +72,7 @@ class EncoderLayer(GradientCheckpointingLayer):
     """Self-attention + feed-forward, each followed by dropout, residual and LayerNorm (post-LN). Recomputed in
     backward under activation checkpointing, as every layer type here (`GradientCheckpointingLayer`)."""
 
-    stack_inputs = ("term_buckets",)
+    stack_inputs = ("term_relations",)
     """What the encoder stack passes besides hidden states and mask (see `SyntaxTransformerEncoder`)."""
 
     def __init__(self, config, layer_idx: int):
@@ -87,9 +87,9 @@ class EncoderLayer(GradientCheckpointingLayer):
         self.final_layer_norm = nn.LayerNorm(config.d_model)
         self.dropout = config.dropout
 
-    def forward(self, hidden_states, attention_mask, *, term_buckets=None, output_attentions=False) -> LayerOutput:
+    def forward(self, hidden_states, attention_mask, *, term_relations=None, output_attentions=False) -> LayerOutput:
         attention = self.self_attn(
-            hidden_states, attention_mask=attention_mask, term_buckets=term_buckets,
+            hidden_states, attention_mask=attention_mask, term_relations=term_relations,
             output_attentions=output_attentions,
         )
         hidden_states = self.self_attn_layer_norm(
@@ -120,10 +120,10 @@ class DecoderLayer(GradientCheckpointingLayer):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
-                cache=None, term_buckets=None, output_attentions=False) -> LayerOutput:
+                cache=None, term_relations=None, output_attentions=False) -> LayerOutput:
         attention = self.self_attn(
             hidden_states, attention_mask=attention_mask, cache=cache,
-            term_buckets=term_buckets, output_attentions=output_attentions,
+            term_relations=term_relations, output_attentions=output_attentions,
         )
         hidden_states = self.self_attn_layer_norm(
             hidden_states + F.dropout(attention.output, self.dropout, self.training))

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .columns import NO_WORD
-from .attention import BiaffineParseHead, term_buckets
+from .attention import BiaffineParseHead, matmul_dtype, term_relations
 from .layers import EncoderLayer
 from .parse_head_trees import word_heads_from_parse
 from .trees import WordTree
@@ -140,9 +140,10 @@ class SelfParser(nn.Module):
         """(batch, n, n) head log-probabilities from the encoder's input embeddings `hidden` (additive `mask`)."""
         length = hidden.shape[1]
         positions = torch.arange(length, device=hidden.device)
-        buckets = term_buckets(self.layer_config, "encoder", positions, length, {})
+        relations = term_relations(self.layer_config, "encoder", positions, length, {}, hidden.shape[0],
+                                   matmul_dtype(hidden))
         for layer in self.layers:
-            hidden = layer(hidden, mask, term_buckets=buckets)[0]
+            hidden = layer(hidden, mask, term_relations=relations)[0]
         return self.scorer(hidden, mask)
 
     def depths(self, parse_log_probs, input_ids, attention_mask, given: torch.Tensor | None) -> torch.Tensor:

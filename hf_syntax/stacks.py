@@ -1,6 +1,6 @@
 """The encoder and decoder stacks of the syntax-aware core: embeddings in, layer stack, hidden states out.
 
-`SyntaxTransformerEncoder` embeds tokens (+ syntax feature columns) and positions, builds the relative-term buckets
+`SyntaxTransformerEncoder` embeds tokens (+ syntax feature columns) and positions, builds the relative terms' relations
 once for the whole stack and runs the encoder layers chosen by `config.encoder_layer_type` (`ENCODER_LAYERS`);
 `SyntaxTransformerDecoder` does the same causally, cached through transformers' `EncoderDecoderCache`. Each stack
 takes its side's syntax columns as keyword arguments and reads those its terms and embeddings need. Layers return a
@@ -17,7 +17,7 @@ from torch.nn import functional as F
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 
-from .attention import causal_mask, padding_mask, term_buckets
+from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -137,8 +137,10 @@ class SyntaxTransformerEncoder(nn.Module):
                                                             kwargs.get("dep_depths"))
         positions = torch.arange(length, device=input_ids.device)
         # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
-        # terms' buckets, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
-        stack_inputs = {"term_buckets": term_buckets(config, "encoder", positions, length, columns), "streams": None}
+        # terms' relations, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
+        relations = term_relations(config, "encoder", positions, length, columns, input_ids.shape[0],
+                                   matmul_dtype(hidden))
+        stack_inputs = {"term_relations": relations, "streams": None}
 
         all_hidden = (hidden,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
@@ -201,7 +203,8 @@ class SyntaxTransformerDecoder(nn.Module):
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
         columns = needed_columns(config.term_columns("decoder"), input_ids, columns, "target")
-        buckets = term_buckets(config, "decoder", positions, total, columns)
+        relations = term_relations(config, "decoder", positions, total, columns, input_ids.shape[0],
+                                   matmul_dtype(hidden))
 
         all_hidden = (hidden,) if output_hidden_states else None
         self_attentions = () if output_attentions else None
@@ -209,7 +212,7 @@ class SyntaxTransformerDecoder(nn.Module):
         parse_log_probs = None
         for layer in self.layers:
             output = layer(hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
-                           term_buckets=buckets, output_attentions=bool(output_attentions))
+                           term_relations=relations, output_attentions=bool(output_attentions))
             hidden = output.hidden_states
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden = _kept(all_hidden, hidden)

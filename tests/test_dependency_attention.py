@@ -13,6 +13,7 @@ from hf_syntax.attention import (
     RelativeTerm,
     SyntaxAttention,
     dependency_depth_buckets,
+    one_hot_relations,
     padding_mask,
     relative_position_buckets,
 )
@@ -45,7 +46,7 @@ def make_attention(keys=True, values=True, positions=True, depths=True, parse_he
 
 
 def random_inputs(seed=1):
-    """Hidden states, a padded second sequence, depths with special tokens (-1) and the two bucket tensors."""
+    """Hidden states, a padded second sequence, depths with special tokens (-1) and the two terms' bucket ids."""
     generator = torch.Generator().manual_seed(seed)
     hidden = torch.randn(BATCH, LENGTH, D_MODEL, generator=generator, dtype=torch.float64)
     keep = torch.ones(BATCH, LENGTH, dtype=torch.bool)
@@ -56,6 +57,12 @@ def random_inputs(seed=1):
     buckets = {"relative_positions": relative_position_buckets(CLIP, torch.arange(LENGTH), LENGTH, {}),
                "dependency_depths": dependency_depth_buckets(CLIP, torch.arange(LENGTH), LENGTH, {"dep_depths": depths})}
     return hidden, keep, buckets
+
+
+def relations(buckets, dtype=torch.float64):
+    """The attention's input for these bucket ids of both terms (the layer picks the terms it has)."""
+    counts = {"relative_positions": 2 * CLIP + 1, "dependency_depths": 2 * CLIP + 2}
+    return one_hot_relations({name: (ids, counts[name]) for name, ids in buckets.items()}, BATCH, dtype)
 
 
 def naive_attention(attention, hidden, keep, term_buckets):
@@ -117,10 +124,12 @@ def test_relative_attention_equals_naive_reference(keys, values, positions, dept
     # With and without gradients (the explicit path either way when value terms are on): both must agree.
     for gradients in (True, False):
         with torch.set_grad_enabled(gradients):
-            output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), term_buckets=buckets)
+            output, _, _ = attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
+                                     term_relations=relations(buckets))
         torch.testing.assert_close(output, expected, rtol=1e-10, atol=1e-10)
     (output_grad,) = torch.autograd.grad(
-        attention(hidden, attention_mask=padding_mask(keep, hidden.dtype), term_buckets=buckets)[0].square().sum(),
+        attention(hidden, attention_mask=padding_mask(keep, hidden.dtype),
+                  term_relations=relations(buckets))[0].square().sum(),
         hidden)
     (expected_grad,) = torch.autograd.grad(expected.square().sum(), hidden)
     torch.testing.assert_close(output_grad, expected_grad, rtol=1e-10, atol=1e-10)
@@ -155,7 +164,8 @@ def test_gradients_of_every_term_pass_gradcheck():
     def attend(states, *values):
         output, _, parse_log_probs = functional_call(
             attention, dict(zip(names, values)), (states,),
-            {"attention_mask": mask, "term_buckets": {name: ids[:, :5, :5] for name, ids in buckets.items()}},
+            {"attention_mask": mask,
+             "term_relations": relations({name: ids[:, :5, :5] for name, ids in buckets.items()})},
         )
         return output, parse_log_probs.masked_fill(~keep[:, None, :], 0.0)
 

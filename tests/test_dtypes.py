@@ -10,7 +10,7 @@ import torch
 
 from device_support import MODEL_KINDS, build_model, logits_of, make_batch, source_inputs
 from hf_syntax.attention import (
-    RelativeTerm, SyntaxAttention, causal_mask, mask_as, padding_mask, relative_position_buckets,
+    RelativeTerm, SyntaxAttention, causal_mask, mask_as, one_hot_relations, padding_mask, relative_position_buckets,
 )
 
 HALF = {torch.bfloat16: 2e-2, torch.float16: 2e-3}
@@ -28,7 +28,7 @@ def _attention(key_terms: bool) -> SyntaxAttention:
 
 
 def _case(name: str, dtype: torch.dtype):
-    """(mask, term buckets, query length, key length) of one masking case, the mask built in `dtype`."""
+    """(mask, term relations, query length, key length) of one masking case, both built in `dtype`."""
     keep = torch.ones(2, 6, dtype=torch.long)
     if name == "padding":
         keep[1, 4:] = 0
@@ -40,20 +40,21 @@ def _case(name: str, dtype: torch.dtype):
         keep[1, :2] = 0
         return causal_mask(torch.arange(6), 6, keep, dtype), None, 6, 6
     keep[1, 4:] = 0  # key_terms: relative positions as an additive bias next to the padding mask
-    return padding_mask(keep, dtype), relative_position_buckets(CLIP, torch.arange(6), 6, {}), 6, 6
+    buckets = relative_position_buckets(CLIP, torch.arange(6), 6, {})
+    return padding_mask(keep, dtype), one_hot_relations({"relative_positions": (buckets, 2 * CLIP + 1)}, 2, dtype), 6, 6
 
 
 @pytest.mark.parametrize("dtype", list(TOLERANCE), ids=str)
 @pytest.mark.parametrize("case", ["padding", "cached_decoding", "left_padded_prompt", "key_terms"])
 def test_fused_attention_equals_the_explicit_path(case, dtype):
     attention = _attention(key_terms=case == "key_terms").to(dtype)
-    mask, buckets, queries, keys = _case(case, dtype)
+    mask, relations, queries, keys = _case(case, dtype)
     assert mask.dtype == dtype and mask.min() == torch.finfo(dtype).min
     generator = torch.Generator().manual_seed(1)
     query, key, value = (torch.randn(2, 2, n, 8, generator=generator).to(dtype) for n in (queries, keys, keys))
-    terms = [(attention.relative_positions, buckets)] if buckets is not None else []
-    fused, weights = attention._attend(query, key, value, mask, terms, output_attentions=False)
-    explicit, _ = attention._attend_explicitly(query, key, value, mask, terms, 0.0)
+    key_terms = attention._joined_terms("key_table", relations)
+    fused, weights = attention._attend(query, key, value, mask, key_terms, None, output_attentions=False)
+    explicit, _ = attention._attend_explicitly(query, key, value, mask, key_terms, None, 0.0)
     assert weights is None  # no value terms, no weights asked for: the fused path ran
     assert fused.dtype == dtype and torch.isfinite(fused).all()
     torch.testing.assert_close(fused.float(), explicit.float(), atol=TOLERANCE[dtype], rtol=TOLERANCE[dtype])
@@ -70,9 +71,10 @@ def test_autocast_float32_masks_stay_finite_in_half_precision(dtype):
     mask, _, queries, keys = _case("left_padded_prompt", torch.float32)
     generator = torch.Generator().manual_seed(1)
     query, key, value = (torch.randn(2, 2, n, 8, generator=generator) for n in (queries, keys, keys))
-    expected, _ = attention._attend(query, key, value, mask, [], output_attentions=False)
+    expected, _ = attention._attend(query, key, value, mask, None, None, output_attentions=False)
     with torch.autocast("cpu", dtype=dtype):
-        got, _ = attention._attend(query.to(dtype), key.to(dtype), value.to(dtype), mask, [], output_attentions=False)
+        got, _ = attention._attend(query.to(dtype), key.to(dtype), value.to(dtype), mask, None, None,
+                                   output_attentions=False)
     sees_no_key = (mask == mask.min()).all(-1, keepdim=True).expand_as(got[..., :1]).squeeze(-1)
     assert sees_no_key.sum() == 2 * 2  # row 1's first two queries, in both heads
     assert torch.isfinite(got).all() and (got[sees_no_key] != 0).any()
