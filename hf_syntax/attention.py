@@ -383,9 +383,10 @@ class SyntaxAttention(nn.Module):
                 query, key, value, attn_mask=bias, dropout_p=dropout, scale=self.scaling
             )
             return output, None
-        # Value terms need the (batch, heads, n, n) weights themselves, kept for backward (~1.35x the baseline's peak
-        # memory at 512 tokens). Where memory matters, activation checkpointing (`training.gradient_checkpointing`,
-        # HF's usual switch) recomputes whole layers in backward; recomputing here always cost every step.
+        # Value terms need the (batch, heads, n, n) weights themselves, kept for backward (with the one-hot relations,
+        # ~1.5x the baseline's peak memory at 512 tokens). Where memory matters, activation checkpointing
+        # (`training.gradient_checkpointing`, HF's usual switch) recomputes whole layers in backward; recomputing
+        # here always cost every step.
         output, weights = self._attend_explicitly(query, key, value, mask, key_terms, value_terms, dropout)
         return output, (weights if output_attentions else None)
 
