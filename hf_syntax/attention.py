@@ -377,7 +377,7 @@ class SyntaxAttention(nn.Module):
     def _attend(self, query, key, value, mask, key_terms, value_terms, output_attentions):
         dropout = self.dropout if self.training else 0.0
         mask = mask_as(mask, query.dtype)
-        if not (output_attentions or value_terms):
+        if not output_attentions and value_terms is None:
             bias = mask if key_terms is None else self._score_bias(query * self.scaling, mask, key_terms)
             output = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=bias, dropout_p=dropout, scale=self.scaling
@@ -415,6 +415,7 @@ class SyntaxAttention(nn.Module):
         if value_terms is not None:
             output = output + relation_values(weights, *value_terms)
         return output, weights
+
 
 __all__ = [
     "AttentionOutput",
