@@ -4,7 +4,8 @@ A training step of these small models on a GPU is bound by kernel launches (issu
 trained at 0.66x Marian's tokens/s while its arithmetic is a few percent more), so the number of operations a step
 dispatches predicts its GPU cost, and it can be counted on any machine. Counted: forward + backward of one batch of
 64 pairs x 24 tokens at the small size (every syntax column given), under torch.profiler on the CPU; each operator
-that does work counts once (a matrix product once, whatever it calls inside), views and no-op casts not at all. The
+that does work counts once (a matrix product once, whatever it calls inside), views, no-op casts and the host-side
+copies of Python numbers not at all. The
 optimizer step is left out (on a GPU AdamW runs as a few multi-tensor kernels, the same for every model type).
 
 Usage: python benchmarks/step_operations.py [--batch 64] [--length 24]
@@ -58,6 +59,11 @@ def syntax_model(architecture: str, overrides: dict, size: dict):
     return AutoModelForSeq2SeqLM.from_config(config)
 
 
+def copies_a_python_number(event) -> bool:
+    """A 0-dimensional copy: a Python float (`x * 0.125`) wrapped as a tensor on the host, no device work."""
+    return event.name == "aten::copy_" and bool(event.input_shapes) and event.input_shapes[0] == []
+
+
 def dispatched_operations(model, batch: dict) -> collections.Counter:
     """The working operators of one forward + backward of `model` on `batch`, by name."""
     accepted = set(inspect.signature(model.forward).parameters)
@@ -65,7 +71,7 @@ def dispatched_operations(model, batch: dict) -> collections.Counter:
     model.train()
     model(**inputs).loss.backward()  # warm-up: lazily built state does not count
     model.zero_grad(set_to_none=True)
-    with profile() as profiled:
+    with profile(record_shapes=True) as profiled:
         model(**inputs).loss.backward()
     events = [event for event in profiled.events() if event.name.startswith("aten::")]
     children = collections.defaultdict(list)
@@ -79,7 +85,7 @@ def dispatched_operations(model, batch: dict) -> collections.Counter:
             counts[event.name] += 1
             return 1
         inner = sum(count(child) for child in children[id(event)] if child.name.startswith("aten::"))
-        if inner == 0 and event.name not in NO_WORK:
+        if inner == 0 and event.name not in NO_WORK and not copies_a_python_number(event):
             counts[event.name] += 1
             return 1
         return inner
@@ -104,7 +110,7 @@ def markdown(report: dict) -> str:
         "",
         f"Forward + backward of {report['batch']} pairs x {report['length']} tokens at the small size (d=256, 3+3 "
         "layers, 4 heads), counted under torch.profiler on the CPU: every operator that does work once (a matrix "
-        "product once), views and no-op casts not at all; no optimizer step. On a GPU, where these small steps are "
+        "product once), views, no-op casts and host-side copies of Python numbers not at all; no optimizer step. On a GPU, where these small steps are "
         "bound by kernel launches, the count predicts the step's cost.",
         "",
         "| model type | operations | × Marian | × syntax_transformer | most added over syntax_transformer |",

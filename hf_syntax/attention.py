@@ -411,10 +411,11 @@ class SyntaxAttention(nn.Module):
         weights = torch.softmax(scores, dim=-1).to(query.dtype)
         if dropout > 0:  # even p=0 dropout would keep a second (batch, heads, n, n) copy alive for backward
             weights = F.dropout(weights, p=dropout, training=self.training)
-        output = weights @ value
-        if value_terms is not None:
-            output = output + relation_values(weights, *value_terms)
-        return output, weights
+        if value_terms is None:
+            return weights @ value, weights
+        # The value terms first: the sum takes their (batch, queries, heads, d) layout, which the caller's
+        # concatenation of the heads then reads without a copy.
+        return relation_values(weights, *value_terms) + weights @ value, weights
 
 
 __all__ = [
