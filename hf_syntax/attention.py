@@ -317,19 +317,21 @@ class SyntaxAttention(nn.Module):
     ) -> AttentionOutput:
         """`term_relations`: the stack's relations of the relative terms (see `term_relations`)."""
         batch, length, _ = hidden_states.shape
-        query = self._heads(self.q_proj(hidden_states))
-        if self.parse_head is not None:
-            query = torch.cat([query, self._heads(self.parse_head.q_proj(hidden_states))], dim=1)
+        query = self._project(hidden_states, "q_proj")
         key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, cache)
 
         key_terms = self._joined_terms("key_table", term_relations)
         value_terms = self._joined_terms("value_table", term_relations)
-        ordinary = slice(0, self.ordinary_heads)
-        output, weights = self._attend(query[:, ordinary], key[:, ordinary], value[:, ordinary], attention_mask,
-                                       key_terms, value_terms, output_attentions)
         parse_log_probs = None
-        if self.parse_head is not None:
-            parse_output, parse_log_probs = self.parse_head.attend(query[:, -1:], key[:, -1:], value[:, -1:],
+        if self.parse_head is None:
+            output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms,
+                                           output_attentions)
+        else:  # a split (unlike two slices) costs one concatenation in backward, not a zero-filled copy per slice
+            (query, parse_query), (key, parse_key), (value, parse_value) = (
+                states.split([self.ordinary_heads, 1], dim=1) for states in (query, key, value))
+            output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms,
+                                           output_attentions)
+            parse_output, parse_log_probs = self.parse_head.attend(parse_query, parse_key, parse_value,
                                                                    attention_mask)
             output = torch.cat([output, parse_output], dim=1)
         output = output.transpose(1, 2).reshape(batch, length, -1)
@@ -338,15 +340,20 @@ class SyntaxAttention(nn.Module):
     def _heads(self, states: torch.Tensor) -> torch.Tensor:
         return states.view(states.shape[0], states.shape[1], -1, self.head_dim).transpose(1, 2)
 
+    def _project(self, states: torch.Tensor, projection: str) -> torch.Tensor:
+        """Every head's `projection` ("q_proj" / "k_proj" / "v_proj") of `states`, (batch, heads, n, d_head), the
+        parse head last. Each projection stays a module call, so quantized or adapter-wrapped layers keep working."""
+        heads = self._heads(getattr(self, projection)(states))
+        if self.parse_head is None:
+            return heads
+        return torch.cat([heads, self._heads(getattr(self.parse_head, projection)(states))], dim=1)
+
     def _keys_values(self, states, cache):
         """Project (or fetch) keys and values, going through the transformers `EncoderDecoderCache`."""
         if cache is not None and self.is_cross_attention and cache.is_updated.get(self.layer_idx):
             layer = cache.cross_attention_cache.layers[self.layer_idx]
             return layer.keys, layer.values
-        key, value = self._heads(self.k_proj(states)), self._heads(self.v_proj(states))
-        if self.parse_head is not None:
-            key = torch.cat([key, self._heads(self.parse_head.k_proj(states))], dim=1)
-            value = torch.cat([value, self._heads(self.parse_head.v_proj(states))], dim=1)
+        key, value = self._project(states, "k_proj"), self._project(states, "v_proj")
         if cache is not None:
             if self.is_cross_attention:
                 key, value = cache.cross_attention_cache.update(key, value, self.layer_idx)
