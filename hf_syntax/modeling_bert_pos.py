@@ -23,6 +23,7 @@ from transformers import (
 from transformers import initialization as init
 from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
 
+from .attention import reads_values_eagerly
 from .configuration_bert_pos import BertPosConfig
 
 POS_FEATURIZER_HINT = (
@@ -188,7 +189,9 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
                 f"`pos_ids` has shape {tuple(pos_ids.shape)} but the tokens have shape {tuple(tokens.shape)}; "
                 f"they must align one to one. " + POS_FEATURIZER_HINT
             )
-        if pos_ids.numel() and not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:
+        if not reads_values_eagerly() or not pos_ids.numel():
+            return
+        if not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:
             raise ValueError(
                 f"`pos_ids` must lie in 0..{self.config.num_pos_tags - 1} (the config's pos_vocab "
                 f"{self.config.pos_vocab['name']!r}); got values from {int(pos_ids.min())} to "

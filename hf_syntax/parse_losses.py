@@ -10,6 +10,7 @@ decoder); a self-parsing model's bottom parser (`self_parse.py`) is scored the s
 import torch
 from torch.nn import functional as F
 
+from .attention import reads_values_eagerly
 from .columns import IGNORE_INDEX
 
 LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss", "self_parse_loss")
@@ -29,18 +30,19 @@ def shift_decoder_heads(heads: torch.Tensor) -> torch.Tensor:
 
 def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.Tensor | None = None) -> torch.Tensor:
     """`-log A[t, head(t)]` summed over supervised tokens and divided by `denominator` (default: their number, i.e.
-    the mean); zero (with a graph) when nothing is supervised."""
-    if not (heads != IGNORE_INDEX).any():
-        return log_probs.sum() * 0.0
+    the mean); zero (with a graph) when nothing is supervised. No branch on the heads' values: no wait for a GPU, no
+    break in a torch.compile graph."""
     log_probs, heads = log_probs.flatten(0, 1).float(), heads.flatten()
     if denominator is None:
-        return F.nll_loss(log_probs, heads, ignore_index=IGNORE_INDEX)
-    return F.nll_loss(log_probs, heads, ignore_index=IGNORE_INDEX, reduction="sum") / denominator
+        denominator = (heads != IGNORE_INDEX).sum()
+    return F.nll_loss(log_probs, heads, ignore_index=IGNORE_INDEX, reduction="sum") / denominator.clamp(min=1)
 
 
 def check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
     if heads.shape[-1] != length:
         raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
+    if not reads_values_eagerly():  # under torch.compile an index out of range fails in the loss instead
+        return
     bad = (heads != IGNORE_INDEX) & ((heads < 0) | (heads >= length))
     if bad.any():
         raise ValueError(
