@@ -23,6 +23,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 from torch.nn import functional as F
+from transformers.utils import is_torchdynamo_compiling
 
 
 def additive_mask(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -44,17 +45,11 @@ def softmax_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(dtype, torch.float32)
 
 
-def reads_values_eagerly() -> bool:
-    """Whether code may branch on a tensor's values: not while torch.compile traces (a branch there breaks the graph;
-    on a GPU it also waits for the device). Checks and shortcuts that read values are skipped then, as in
-    transformers' own models."""
-    return not torch.compiler.is_compiling()
-
-
 def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
-    """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask; None when nothing is masked (no work per step),
-    which is only looked at outside torch.compile."""
-    if attention_mask is None or (reads_values_eagerly() and attention_mask.all()):
+    """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask; None when nothing is masked (no work per step).
+    That shortcut reads the mask's values, so it is skipped while torch.compile traces (a branch on values breaks
+    the graph), as in transformers' own models."""
+    if attention_mask is None or (not is_torchdynamo_compiling() and attention_mask.all()):
         return None
     return additive_mask(attention_mask[:, None, None, :].bool(), dtype)
 
@@ -450,7 +445,6 @@ __all__ = [
     "matmul_dtype",
     "one_hot_relations",
     "padding_mask",
-    "reads_values_eagerly",
     "relation_scores",
     "relation_values",
     "relative_position_buckets",

@@ -4,8 +4,8 @@ import math
 
 import torch
 from torch import nn
+from transformers.utils import is_torchdynamo_compiling
 
-from .attention import reads_values_eagerly
 from .columns import EMBEDDED_FEATURES
 
 
@@ -49,7 +49,7 @@ class SourceFeatureEmbedding(nn.Module):
                     f"{column} has shape {tuple(ids.shape)} but input_ids has "
                     f"{tuple(word_embeddings.shape[:2])}: feature columns must be aligned to the subwords."
                 )
-            if reads_values_eagerly() and ids.numel() and (ids.min() < 0 or ids.max() >= table.num_embeddings):
+            if not is_torchdynamo_compiling() and ids.numel() and (ids.min() < 0 or ids.max() >= table.num_embeddings):
                 raise ValueError(
                     f"{column} holds ids outside [0, {table.num_embeddings}); the featurizer's label "
                     "vocabulary does not match this model's config."

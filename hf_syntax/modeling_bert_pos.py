@@ -22,8 +22,8 @@ from transformers import (
 )
 from transformers import initialization as init
 from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
+from transformers.utils import is_torchdynamo_compiling
 
-from .attention import reads_values_eagerly
 from .configuration_bert_pos import BertPosConfig
 
 POS_FEATURIZER_HINT = (
@@ -189,7 +189,7 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
                 f"`pos_ids` has shape {tuple(pos_ids.shape)} but the tokens have shape {tuple(tokens.shape)}; "
                 f"they must align one to one. " + POS_FEATURIZER_HINT
             )
-        if not reads_values_eagerly() or not pos_ids.numel():
+        if is_torchdynamo_compiling() or not pos_ids.numel():
             return
         if not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:
             raise ValueError(

@@ -9,8 +9,8 @@ decoder); a self-parsing model's bottom parser (`self_parse.py`) is scored the s
 
 import torch
 from torch.nn import functional as F
+from transformers.utils import is_torchdynamo_compiling
 
-from .attention import reads_values_eagerly
 from .columns import IGNORE_INDEX
 
 LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss", "self_parse_loss")
@@ -41,7 +41,7 @@ def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.
 def check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
     if heads.shape[-1] != length:
         raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
-    if not reads_values_eagerly():  # under torch.compile an index out of range fails in the loss instead
+    if is_torchdynamo_compiling():  # reading the values would break the graph; a bad index fails in the loss
         return
     bad = (heads != IGNORE_INDEX) & ((heads < 0) | (heads >= length))
     if bad.any():

@@ -16,8 +16,9 @@ from torch import nn
 from torch.nn import functional as F
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
+from transformers.utils import is_torchdynamo_compiling
 
-from .attention import causal_mask, matmul_dtype, padding_mask, reads_values_eagerly, term_relations
+from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -200,7 +201,7 @@ class SyntaxTransformerDecoder(nn.Module):
 
         # One new token (cached decoding) may see every key: no mask to build or add at each step.
         needs_self_mask = length > 1 or (attention_mask is not None
-                                         and not (reads_values_eagerly() and attention_mask.all()))
+                                         and (is_torchdynamo_compiling() or not attention_mask.all()))
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
         columns = needed_columns(config.term_columns("decoder"), input_ids, columns, "target")
