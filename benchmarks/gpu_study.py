@@ -11,6 +11,9 @@ that the driver's report takes up like any other (its record names the GPU it tr
     python benchmarks/gpu_study.py unpack benchmarks/studies/enja_converged.yaml OUT/runs.tgz
     python benchmarks/compare.py benchmarks/studies/enja_converged.yaml --report --blind SRC
 
+A study whose models read no tree (the Graph-Transformer's) is prepared without ``--parser``; its extra test pairs
+travel with it (``prepare --extra-test SRC REF``) and are scored there, since the weights stay there.
+
 The run folders travel without model weights and checkpoints: what the report reads (summary, dev translations,
 blind translation, the Trainer's log, the driver's wall time and settings, the model's config) is kept. Runs still
 training at the deadline come back as their logs alone (``unfinished/``), so that their speed can be read.
@@ -44,10 +47,12 @@ def shared_files(study: Study, study_file: Path) -> list[Path]:
     return sorted(path for path in named | {study.reference} if path.is_file() and SHARED in path.parents)
 
 
-def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: bool, out: Path = PREPARED) -> None:
+def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: bool, out: Path = PREPARED,
+            extra_tests: list[tuple[Path, Path]] = ()) -> None:
     """Write ``out``: the study's prepared data (``prepare`` steps' folders, without datasets' caches), the ../shared
-    files its runs read and the blind source (under ``out/shared``), the blind source's trees (with ``parser``; a
-    study whose models read no tree needs none), and the driver options that point at them (``compare_args``)."""
+    files its runs read, the blind source and the ``extra_tests`` pairs (under ``out/shared``), the blind source's
+    trees (with ``parser``; a study whose models read no tree needs none), and the driver options that point at them
+    (``compare_args``). The extra tests are scored there, where the weights are: they never come back."""
     study = Study.load(study_file)
     missing = [step["creates"] for step in study.prepare if not Path(step["creates"]).exists()]
     if missing:
@@ -56,16 +61,24 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
     if not blind.is_file() or SHARED not in blind.parents:
         raise StudyError(f"--blind {blind}: give a source under {SHARED}/ (the machine there gets a copy at the same "
                          f"relative path)")
+    extra_files = [path for pair in extra_tests for path in pair]
+    outside = [str(path) for path in extra_files if not path.is_file() or SHARED not in path.parents]
+    if outside:
+        raise StudyError(f"--extra-test {outside}: give existing files under {SHARED}/ (the machine there gets a copy "
+                         f"at the same relative path)")
+    if extra_tests and parser is not None:
+        raise StudyError("--extra-test with --parser: the extra tests would need the parser there (only the blind "
+                         "source's trees are made here); score them here on a run trained here instead")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     with tarfile.open(out / "prepared.tar.gz", "w:gz") as archive:
         for step in study.prepare:
             archive.add(step["creates"], filter=lambda member: None if "/cache-" in member.name else member)
-    for path in [*shared_files(study, study_file), blind]:
+    for path in [*shared_files(study, study_file), blind, *extra_files]:
         copy = out / "shared" / path.relative_to(SHARED)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy)
-    arguments = f"--blind {blind}"
+    arguments = f"--blind {blind}" + "".join(f" --extra-test {source} {reference}" for source, reference in extra_tests)
     if parser is not None:
         trees = out / f"{blind.name}.conllu"
         with trees.open("w", encoding="utf-8") as handle:
@@ -120,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     prepared.add_argument("--parser", help="the parser the study's feature runs read, e.g. spacy:ja_ginza (none: its "
                                            "models read no tree, e.g. the Graph-Transformer study)")
     prepared.add_argument("--pretokenized", action="store_true", help="the blind source is space-separated words")
+    prepared.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
+                          help="a test pair under ../shared/ every run there also scores, as the driver's --extra-test "
+                               "(repeatable; studies whose models read no tree)")
     packed = commands.add_parser("pack", help="there: the study's run folders without weights, into one archive")
     packed.add_argument("study", type=Path)
     packed.add_argument("archive", type=Path)
@@ -129,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         if options.command == "prepare":
-            prepare(options.study, options.blind, options.parser, options.pretokenized)
+            prepare(options.study, options.blind, options.parser, options.pretokenized,
+                    extra_tests=[tuple(pair) for pair in options.extra_test])
         elif options.command == "pack":
             pack(options.study, options.archive)
         else:

@@ -156,3 +156,26 @@ def test_a_study_whose_models_read_no_tree_is_prepared_without_a_parser(study_ro
         os.chdir(ROOT)
     assert (here / "plain" / "compare_args").read_text().split() == ["--blind", "../shared/data/blind/heldout.ja"]
     assert not list((here / "plain").glob("*.conllu"))
+
+
+def test_extra_tests_travel_with_a_tree_free_study_and_are_refused_where_they_would_need_the_parser(study_round_trip):
+    _, here, _, _, _, _ = study_round_trip
+    gpu_study = load_benchmark("gpu_study")
+    pair = (Path("../shared/data/tiny/valid.ja"), Path("../shared/data/tiny/valid.en"))
+    os.chdir(here)
+    try:
+        gpu_study.prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
+                          out=Path("with_test"), extra_tests=[pair])
+        with pytest.raises(gpu_study.StudyError, match="would need the parser there"):
+            gpu_study.prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), "spacy:ja_ginza", True,
+                              out=Path("refused"), extra_tests=[pair])
+        with pytest.raises(gpu_study.StudyError, match="under ../shared"):
+            gpu_study.prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False,
+                              out=Path("refused"), extra_tests=[(Path("study.yaml"), Path("tiny.yaml"))])
+    finally:
+        os.chdir(ROOT)
+    assert (here / "with_test" / "compare_args").read_text().split() == [
+        "--blind", "../shared/data/blind/heldout.ja",
+        "--extra-test", "../shared/data/tiny/valid.ja", "../shared/data/tiny/valid.en"]
+    assert (here / "with_test" / "shared" / "data" / "tiny" / "valid.en").is_file()
+    assert not (here / "refused").exists()
