@@ -52,7 +52,7 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
     """Write ``out``: the study's prepared data (``prepare`` steps' folders, without datasets' caches), the ../shared
     files its runs read, the blind source and the ``extra_tests`` pairs (under ``out/shared``), the blind source's
     trees (with ``parser``; a study whose models read no tree needs none), and the driver options that point at them
-    (``compare_args``). The extra tests are scored there, where the weights are: they never come back."""
+    (``compare_args``). The extra tests are scored there, since the weights never come back."""
     study = Study.load(study_file)
     missing = [step["creates"] for step in study.prepare if not Path(step["creates"]).exists()]
     if missing:
