@@ -232,6 +232,16 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
     (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
+def check_extra_tests(pairs: list[tuple[Path, Path]]) -> None:
+    """Refuse ``--extra-test`` pairs that are missing or whose sides differ in length, before anything trains."""
+    for source, reference in pairs:
+        for path in (source, reference):
+            if not path.is_file():
+                raise StudyError(f"--extra-test: no file {path}")
+        if len(read_lines(source)) != len(read_lines(reference)):
+            raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+
+
 def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
     """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
     record is committed. With ``retrain`` only a folder counts: a run of which only the committed record is left is
@@ -423,12 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(options.runs or []) - set(study.runs))
         if unknown:
             raise StudyError(f"--runs {unknown} are not in {options.study}; it has {sorted(study.runs)}")
-        for source, reference in options.extra_test:
-            for path in (source, reference):
-                if not path.is_file():
-                    raise StudyError(f"--extra-test: no file {path}")
-            if len(read_lines(source)) != len(read_lines(reference)):
-                raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+        check_extra_tests(options.extra_test)
         if options.blind is not None and not options.blind.is_file():
             raise StudyError(f"--blind: no file {options.blind}")
         if options.blind_trees is not None and (options.blind is None or not options.blind_trees.is_file()):

@@ -29,7 +29,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from compare import HF_SYNTAX, Study, StudyError, config_path
+from compare import HF_SYNTAX, Study, StudyError, check_extra_tests, config_path
 
 PREPARED = Path(".gpu_study")
 SHARED = Path("../shared")
@@ -58,14 +58,13 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
     if missing:
         raise StudyError(f"{missing} not made yet: run the study here once (its prepare steps run first), e.g. "
                          f"python benchmarks/compare.py {study_file} --runs {study.baseline} --seeds 1 --jobs 1")
-    if not blind.is_file() or SHARED not in blind.parents:
-        raise StudyError(f"--blind {blind}: give a source under {SHARED}/ (the machine there gets a copy at the same "
-                         f"relative path)")
     extra_files = [path for pair in extra_tests for path in pair]
-    outside = [str(path) for path in extra_files if not path.is_file() or SHARED not in path.parents]
-    if outside:
-        raise StudyError(f"--extra-test {outside}: give existing files under {SHARED}/ (the machine there gets a copy "
-                         f"at the same relative path)")
+    for option, paths in (("--blind", [blind]), ("--extra-test", extra_files)):
+        outside = [str(path) for path in paths if not path.is_file() or SHARED not in path.parents]
+        if outside:
+            raise StudyError(f"{option} {outside}: give existing files under {SHARED}/ (the machine there gets a "
+                             f"copy at the same relative path)")
+    check_extra_tests(extra_tests)
     if extra_tests and parser is not None:
         raise StudyError("--extra-test with --parser: the extra tests would need the parser there (only the blind "
                          "source's trees are made here); score them here on a run trained here instead")
