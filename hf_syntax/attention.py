@@ -320,21 +320,16 @@ class SyntaxAttention(nn.Module):
     ) -> AttentionOutput:
         """`term_relations`: the stack's relations of the relative terms (see `term_relations`)."""
         batch, length, _ = hidden_states.shape
-        query = self._project(hidden_states, "q_proj")
-        key, value = self._keys_values(hidden_states if key_value_states is None else key_value_states, cache)
+        (query, *parse_query) = self._project(hidden_states, "q_proj")
+        (key, *parse_key), (value, *parse_value) = self._keys_values(
+            hidden_states if key_value_states is None else key_value_states, cache)
 
         key_terms = self._joined_terms("key_table", term_relations)
         value_terms = self._joined_terms("value_table", term_relations)
+        output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms, output_attentions)
         parse_log_probs = None
-        if self.parse_head is None:
-            output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms,
-                                           output_attentions)
-        else:  # a split (unlike two slices) costs one concatenation in backward, not a zero-filled copy per slice
-            (query, parse_query), (key, parse_key), (value, parse_value) = (
-                states.split([self.ordinary_heads, 1], dim=1) for states in (query, key, value))
-            output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms,
-                                           output_attentions)
-            parse_output, parse_log_probs = self.parse_head.attend(parse_query, parse_key, parse_value,
+        if self.parse_head is not None:
+            parse_output, parse_log_probs = self.parse_head.attend(*parse_query, *parse_key, *parse_value,
                                                                    attention_mask)
             output = torch.cat([output, parse_output], dim=1)
         output = output.transpose(1, 2).reshape(batch, length, -1)
@@ -343,27 +338,36 @@ class SyntaxAttention(nn.Module):
     def _heads(self, states: torch.Tensor) -> torch.Tensor:
         return states.view(states.shape[0], states.shape[1], -1, self.head_dim).transpose(1, 2)
 
-    def _project(self, states: torch.Tensor, projection: str) -> torch.Tensor:
-        """Every head's `projection` ("q_proj" / "k_proj" / "v_proj") of `states`, (batch, heads, n, d_head), the
-        parse head last. Each projection stays a module call, so quantized or adapter-wrapped layers keep working."""
-        heads = self._heads(getattr(self, projection)(states))
-        if self.parse_head is None:
-            return heads
-        return torch.cat([heads, self._heads(getattr(self.parse_head, projection)(states))], dim=1)
+    def _project(self, states: torch.Tensor, projection: str) -> list[torch.Tensor]:
+        """Every head's `projection` ("q_proj" / "k_proj" / "v_proj") of `states`, (batch, heads, n, d_head): the
+        ordinary heads, then the parse head where the layer has one. Kept apart (joined only for the cache): a join
+        and a split cost a copy per projection and its backward, and traced by torch.compile with dynamic lengths,
+        the split's saved views got fixed strides. Each projection stays a module call, so quantized or
+        adapter-wrapped layers keep working."""
+        groups = [self._heads(getattr(self, projection)(states))]
+        if self.parse_head is not None:
+            groups.append(self._heads(getattr(self.parse_head, projection)(states)))
+        return groups
 
-    def _keys_values(self, states, cache):
-        """Project (or fetch) keys and values, going through the transformers `EncoderDecoderCache`."""
+    def _keys_values(self, states, cache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Project (or fetch) keys and values as head groups (see `_project`), going through the transformers
+        `EncoderDecoderCache`, which stores all heads of a layer together."""
         if cache is not None and self.is_cross_attention and cache.is_updated.get(self.layer_idx):
             layer = cache.cross_attention_cache.layers[self.layer_idx]
-            return layer.keys, layer.values
+            return self._head_groups(layer.keys), self._head_groups(layer.values)
         key, value = self._project(states, "k_proj"), self._project(states, "v_proj")
-        if cache is not None:
-            if self.is_cross_attention:
-                key, value = cache.cross_attention_cache.update(key, value, self.layer_idx)
-                cache.is_updated[self.layer_idx] = True
-            else:
-                key, value = cache.self_attention_cache.update(key, value, self.layer_idx)
-        return key, value
+        if cache is None:
+            return key, value
+        if self.is_cross_attention:
+            key, value = cache.cross_attention_cache.update(torch.cat(key, 1), torch.cat(value, 1), self.layer_idx)
+            cache.is_updated[self.layer_idx] = True
+        else:
+            key, value = cache.self_attention_cache.update(torch.cat(key, 1), torch.cat(value, 1), self.layer_idx)
+        return self._head_groups(key), self._head_groups(value)
+
+    def _head_groups(self, heads: torch.Tensor) -> list[torch.Tensor]:
+        """A cached (batch, heads, n, d_head) tensor as `_project`'s head groups."""
+        return list(heads.split([self.ordinary_heads, 1], dim=1)) if self.parse_head is not None else [heads]
 
     def _joined_terms(self, table_name: str, relations: TermRelations | None):
         """This layer's `table_name` tables ("key_table" / "value_table") of the terms `relations` covers, joined in

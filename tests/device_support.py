@@ -32,18 +32,19 @@ SEQ2SEQ_KINDS = {
 MODEL_KINDS = (*SEQ2SEQ_KINDS, "bert_pos")
 
 
-def build_model(kind: str, seed: int = 0, std: float = 0.2):
-    """A float32 model of `kind` on the CPU, in eval mode, with N(0, std^2) weights (LayerNorms at identity)."""
+def build_model(kind: str, seed: int = 0, std: float = 0.2, **overrides):
+    """A float32 model of `kind` on the CPU, in eval mode, with N(0, std^2) weights (LayerNorms at identity);
+    `overrides` change the translation models' config (e.g. `dropout=0.0`)."""
     torch.manual_seed(seed)
     if kind == "bert_pos":
         config = BertPosConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                intermediate_size=32, max_position_embeddings=32, num_labels=2)
         return spread_weights(BertPosForSequenceClassification(config), seed, std).eval()
     if SEQ2SEQ_KINDS[kind] is None:
-        config = SyntaxTransformerConfig(**TINY)
+        config = SyntaxTransformerConfig(**TINY, **overrides)
     else:
-        name, overrides = SEQ2SEQ_KINDS[kind]
-        config = config_for(name, **{**TINY, **overrides})
+        name, preset = SEQ2SEQ_KINDS[kind]
+        config = config_for(name, **{**TINY, **preset, **overrides})
     model = spread_weights(SyntaxTransformerForConditionalGeneration(config), seed, std)
     if config.self_parse_layers:  # word starts of the synthetic vocabulary: specials, then even ids start words
         roles = torch.tensor([NOT_A_WORD] * 3 + [STARTS if i % 2 == 0 else CONTINUES for i in range(3, VOCAB)])
@@ -52,16 +53,17 @@ def build_model(kind: str, seed: int = 0, std: float = 0.2):
     return model.eval()
 
 
-def make_batch(kind: str, seed: int = 1) -> dict[str, torch.Tensor]:
+def make_batch(kind: str, seed: int = 1, source_length: int = SOURCE_LENGTH,
+               target_length: int = TARGET_LENGTH) -> dict[str, torch.Tensor]:
     """A batch of two on the CPU: row 1 padded (source and target), every syntax column valid for `kind`."""
     generator = torch.Generator().manual_seed(seed)
 
     def draw(low, high, shape):
         return torch.randint(low, high, shape, generator=generator)
 
-    shape = (2, SOURCE_LENGTH)
+    shape = (2, source_length)
     mask = torch.ones(shape, dtype=torch.long)
-    mask[1, SOURCE_LENGTH - 3:] = 0
+    mask[1, source_length - 3:] = 0
     pad = mask == 0
     if kind == "bert_pos":
         input_ids = draw(3, VOCAB, shape).masked_fill(pad, 0)
@@ -79,10 +81,10 @@ def make_batch(kind: str, seed: int = 1) -> dict[str, torch.Tensor]:
     for column in EMBEDDED_FEATURES.values():
         size = getattr(SyntaxTransformerConfig(), column.size_field)
         batch[column.name] = draw(3, size, shape).masked_fill(pad, 0)
-    labels = draw(3, VOCAB, (2, TARGET_LENGTH))
-    labels[1, TARGET_LENGTH - 2:] = -100
+    labels = draw(3, VOCAB, (2, target_length))
+    labels[1, target_length - 2:] = -100
     batch["labels"] = labels
-    batch["decoder_dep_heads"] = draw(0, TARGET_LENGTH, labels.shape).masked_fill(labels == -100, -100)
+    batch["decoder_dep_heads"] = draw(0, target_length, labels.shape).masked_fill(labels == -100, -100)
     return batch
 
 
