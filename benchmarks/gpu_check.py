@@ -8,6 +8,7 @@ Two steps, because a GPU machine often has no parsers and no network:
     python benchmarks/gpu_check.py prepare --data .gpu_data      # here: parse the embedded sample once (GiNZA, spaCy)
     python benchmarks/gpu_check.py run --data .gpu_data --out OUT  # there: needs torch, transformers, datasets only
     python benchmarks/gpu_check.py run --data .gpu_data --out OUT --rows marian dep_rpe --profile  # where time goes
+    python benchmarks/gpu_check.py run --data .gpu_data --out OUT --compile  # training speed under torch.compile too
 
 The data is the first 4,000 pairs of the embedded small_parallel_enja sample (hf_syntax/sample_data), every
 feature column attached, and its 100 validation pairs; the recipe is training/configs/small_cpu_ja_en.yaml (d=256,
@@ -150,10 +151,10 @@ def synchronized(function, device: str):
     return timed
 
 
-def profile_training(train_calls: dict, device: str, folder: Path) -> None:
-    """One timed training call per row under torch.profiler: `<folder>/profile_<row>.txt`, the operations with the
-    most device (or, on CPU, host) time, headed by how many kernels the call launched; where a model's step time goes
-    on a GPU, whose short steps are bound by launches as much as by arithmetic."""
+def profile_training(train_calls: dict, device: str, folder: Path, suffix: str = "") -> None:
+    """One timed training call per row under torch.profiler: `<folder>/profile_<row><suffix>.txt`, the operations
+    with the most device (or, on CPU, host) time, headed by how many kernels the call launched; where a model's step
+    time goes on a GPU, whose short steps are bound by launches as much as by arithmetic."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if device == "cuda" else [])]
@@ -166,50 +167,96 @@ def profile_training(train_calls: dict, device: str, folder: Path) -> None:
         what = "kernel launches" if device == "cuda" else "aten operator calls"
         table = averages.table(sort_by="self_cuda_time_total" if device == "cuda" else "self_cpu_time_total",
                                row_limit=25)
-        (folder / f"profile_{row}.txt").write_text(f"{row}: {calls} {what} in one call\n{table}\n")
+        (folder / f"profile_{row}{suffix}.txt").write_text(f"{row}{suffix}: {calls} {what} in one call\n{table}\n")
 
 
-def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int, profile_dir: Path | None = None) -> dict:
+def training_call(model, train_batches: list[dict], device: str):
+    """One timed unit of training: a bf16-autocast (on CUDA) AdamW step on each batch, ended by a synchronize."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def train():
+        model.train()
+        for batch in train_batches:
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
+                loss = model(**batch).loss
+            loss.backward()
+            optimizer.step()
+    return synchronized(train, device)
+
+
+def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int, profile_dir: Path | None = None,
+          compiled: bool = False) -> dict:
     """Training tokens/s (bf16 autocast on CUDA, a fixed set of 64-pair batches) and beam-4 generation sentences/s
     (100 validation sentences, exactly 32 new tokens each so every model does the same decoding work), per row;
-    with `profile_dir`, a profile of one training call per row there too."""
-    train_calls, generate_calls, tokens = {}, {}, {}
+    with `profile_dir`, a profile of one training call per row there too. `compiled`: the training speed again with
+    each model under `torch.compile` (what `TrainingArguments(torch_compile=True)` does), Marian's too."""
+    models, train_batches, train_calls, generate_calls, tokens = {}, {}, {}, {}, {}
     for row, model_dir in model_dirs.items():
-        model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).to(device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        train_batches = [{name: value.to(device) for name, value in model_inputs(model, batch).items()}
-                         for batch in batches(data, "train", model, 64, 8)]
+        model = models[row] = AutoModelForSeq2SeqLM.from_pretrained(model_dir).to(device)
+        train_batches[row] = [{name: value.to(device) for name, value in model_inputs(model, batch).items()}
+                              for batch in batches(data, "train", model, 64, 8)]
         tokens[row] = sum(int(batch["attention_mask"].sum()) + int((batch["labels"] != -100).sum())
-                          for batch in train_batches)
+                          for batch in train_batches[row])
         (source,) = batches(data, "validation", model, 100, 1)
         source = {name: value.to(device) for name, value in model_inputs(model, source, source_only=True).items()}
-
-        def train(model=model, optimizer=optimizer, train_batches=train_batches):
-            model.train()
-            for batch in train_batches:
-                optimizer.zero_grad(set_to_none=True)
-                with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
-                    loss = model(**batch).loss
-                loss.backward()
-                optimizer.step()
 
         def generate(model=model, source=source):
             model.eval()
             with torch.no_grad():
                 model.generate(**source, num_beams=4, min_new_tokens=32, max_new_tokens=32)
 
-        train_calls[row], generate_calls[row] = synchronized(train, device), synchronized(generate, device)
+        train_calls[row] = training_call(model, train_batches[row], device)
+        generate_calls[row] = synchronized(generate, device)
     train_seconds = interleaved(train_calls, repeats)["wall"]
     generate_seconds = interleaved(generate_calls, repeats)["wall"]
     if profile_dir is not None:
         profile_training(train_calls, device, profile_dir)
     reference = next(iter(model_dirs))
-    return {row: {
+    measured = {row: {
         "train_tokens_per_second": round(tokens[row] / train_seconds[row]),
         "train_ratio": round(tokens[row] / train_seconds[row] / (tokens[reference] / train_seconds[reference]), 3),
         "generate_sentences_per_second": round(100 / generate_seconds[row], 1),
         "generate_ratio": round(generate_seconds[reference] / generate_seconds[row], 3),
     } for row in model_dirs}
+    if compiled:
+        compiled_seconds = compiled_training_speed(models, train_batches, device, repeats, profile_dir)
+        for row, seconds in compiled_seconds.items():
+            if "error" in seconds:
+                measured[row]["compile_error"] = seconds["error"]
+                continue
+            measured[row].update(compiled_train_tokens_per_second=round(tokens[row] / seconds["train"]),
+                                 compiled_speedup=round(train_seconds[row] / seconds["train"], 3),
+                                 compile_seconds=round(seconds["compile"], 1))
+            if "train" in compiled_seconds[reference]:
+                measured[row]["compiled_train_ratio"] = round(
+                    tokens[row] / seconds["train"] / (tokens[reference] / compiled_seconds[reference]["train"]), 3)
+    return measured
+
+
+def compiled_training_speed(models: dict, train_batches: dict, device: str, repeats: int,
+                            profile_dir: Path | None) -> dict:
+    """{row: {"compile": seconds of the first call, "train": median seconds of a call}} with every model under
+    `torch.compile(dynamic=True)`: the batches differ in length, and symbolic lengths are what the Trainer's compiled
+    model settles on after its first recompile. Each first call (the compilation) is printed as it ends, so a run
+    cut by its deadline still shows how far it got."""
+    calls, seconds = {}, {}
+    for row, model in models.items():
+        call = training_call(torch.compile(model, dynamic=True), train_batches[row], device)
+        started = time.perf_counter()
+        try:
+            call()
+        except Exception as error:  # a model that does not compile must not hide the others' speed
+            seconds[row] = {"error": f"{type(error).__name__}: {error}"[:400]}
+            print(f"[gpu_check] {row} failed to compile: {seconds[row]['error']}", flush=True)
+            continue
+        calls[row], seconds[row] = call, {"compile": time.perf_counter() - started}
+        print(f"[gpu_check] {row} compiled in {seconds[row]['compile']:.1f} s", flush=True)
+    for row, wall in interleaved(calls, repeats)["wall"].items():
+        seconds[row]["train"] = wall
+    if profile_dir is not None:
+        profile_training(calls, device, profile_dir, suffix="_compiled")
+    return seconds
 
 
 def device_description(device: str) -> dict:
@@ -246,6 +293,14 @@ def markdown(result: dict) -> str:
               "syntax variant; beam-4 generation ≥ 1.0× Marian for syntax_transformer. Speed: 8 batches of 64 pairs "
               "per call (bf16 autocast, AdamW), 100 validation sentences × 32 forced new tokens for generation, "
               f"median of {result['repeats']} interleaved calls."]
+    compiled = {row: fast for row, fast in result["speed"].items() if "compiled_train_ratio" in fast}
+    if compiled:
+        lines += ["", "Training under `torch.compile` (`--compile`; dynamic shapes, bf16 autocast; Marian compiled "
+                  "too; the first call, which compiles, is not timed):", "",
+                  "| model type | compile s | train tokens/s compiled | × Marian compiled | × its eager speed |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {'MarianMTModel (reference)' if row == 'marian' else row} | {fast['compile_seconds']} | {fast['compiled_train_tokens_per_second']} | "
+                  f"{fast['compiled_train_ratio']} | {fast['compiled_speedup']} |" for row, fast in compiled.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -268,7 +323,7 @@ def check_row(row: str, data: Path, work: Path, steps: int) -> dict:
 
 
 def run(data: Path, out: Path, work: Path, steps: int, repeats: int, rows: list[str], tests: str | None,
-        profile: bool = False) -> dict:
+        profile: bool = False, compiled: bool = False) -> dict:
     """Every row trained side by side (one process each: the GPU has room and the recipe is mostly Python), then
     the speed of the float32 models measured one at a time, interleaved."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -290,7 +345,7 @@ def run(data: Path, out: Path, work: Path, steps: int, repeats: int, rows: list[
     model_dirs = {row: checked["fp32"]["model_dir"] for row, checked in result["rows"].items() if "error" not in checked}
     if model_dirs:
         try:
-            result["speed"] = speed(model_dirs, data, device, repeats, out if profile else None)
+            result["speed"] = speed(model_dirs, data, device, repeats, out if profile else None, compiled)
         except Exception as error:
             result["speed_error"] = f"{type(error).__name__}: {error}"[:400]
     (out / "gpu_check.json").write_text(json.dumps(result, indent=1, default=str))
@@ -311,6 +366,8 @@ def main(argv=None) -> int:
     run_command.add_argument("--tests", help="the gpu-marked tests' summary line, for the report")
     run_command.add_argument("--profile", action="store_true",
                              help="also profile one training call per row into OUT/profile_<row>.txt")
+    run_command.add_argument("--compile", action="store_true",
+                             help="also time training with every model under torch.compile (Marian's too)")
     train_command = commands.add_parser("train", help="one row of `run` (run starts one process per row)")
     train_command.add_argument("--row", required=True, choices=list(ROWS))
     for command in (run_command, train_command):
@@ -325,7 +382,8 @@ def main(argv=None) -> int:
     elif args.command == "train":
         check_row(args.row, args.data, args.work, args.steps)
     else:
-        run(args.data, args.out, args.work, args.steps, args.repeats, args.rows, args.tests, args.profile)
+        run(args.data, args.out, args.work, args.steps, args.repeats, args.rows, args.tests, args.profile,
+            args.compile)
     return 0
 
 
