@@ -38,7 +38,8 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     CPU size: +2% of the run when logging every 50 steps; `benchmarks/dbsa_gradient_parts_overhead.py`), none on
     the others. With gradient accumulation the parts are summed over the step's micro-batches, scaled as the
     Trainer scales the loss. In a multi-process run the loss parts are averaged over the processes, as ``loss`` is;
-    the gradient norms are each process's own (rank 0's are logged).
+    the gradient norms are each process's own (rank 0's are logged). With ``torch_compile=True`` they are not
+    measured: a compiled backward frees the buffers it was given, so it cannot run again through a retained graph.
     """
 
     def __init__(self, *args, **kwargs):
@@ -56,7 +57,7 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
                 if value is not None:
                     self._loss_part_sums[name] = self._loss_part_sums.get(name, 0.0) + float(value.detach())
                     self._loss_part_counts[name] = self._loss_part_counts.get(name, 0) + 1
-            if self._step_will_be_logged():
+            if self._step_will_be_logged() and not self.args.torch_compile:
                 self._accumulate_gradient_parts(outputs)
         return (loss, outputs) if return_outputs else loss
 
