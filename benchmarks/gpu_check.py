@@ -219,7 +219,8 @@ def speed(model_dirs: dict[str, str], data: Path, device: str, repeats: int, pro
         "generate_sentences_per_second": round(100 / generate_seconds[row], 1),
         "generate_ratio": round(generate_seconds[reference] / generate_seconds[row], 3),
     } for row in model_dirs}
-    if compiled:
+    if compiled:  # compiling takes minutes: what is measured so far is printed first, in case the deadline comes
+        print(f"[gpu_check] eager speed: {json.dumps(measured)}", flush=True)
         compiled_seconds = compiled_training_speed(models, train_batches, device, repeats, profile_dir)
         for row, seconds in compiled_seconds.items():
             if "error" in seconds:
