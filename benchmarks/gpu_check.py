@@ -268,6 +268,10 @@ def device_description(device: str) -> dict:
     return described
 
 
+def row_label(row: str) -> str:
+    return "MarianMTModel (reference)" if row == "marian" else row
+
+
 def markdown(result: dict) -> str:
     about = result["machine"]
     lines = [f"# GPU check ({about.get('gpu', about['device'])})", "",
@@ -279,7 +283,7 @@ def markdown(result: dict) -> str:
              "| model type | loss fp32 | loss bf16 | bf16 vs fp32 | greedy CPU = GPU (fp32) | train tokens/s (bf16) "
              "| × Marian | beam-4 sentences/s | × Marian |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row, checked in result["rows"].items():
-        label = "MarianMTModel (reference)" if row == "marian" else row
+        label = row_label(row)
         if "error" in checked:
             lines.append(f"| {label} | failed: {checked['error']} |||||||| ")
             continue
@@ -300,7 +304,7 @@ def markdown(result: dict) -> str:
                   "too; the first call, which compiles, is not timed):", "",
                   "| model type | compile s | train tokens/s compiled | × Marian compiled | × its eager speed |",
                   "|---|---:|---:|---:|---:|"]
-        lines += [f"| {'MarianMTModel (reference)' if row == 'marian' else row} | {fast['compile_seconds']} | {fast['compiled_train_tokens_per_second']} | "
+        lines += [f"| {row_label(row)} | {fast['compile_seconds']} | {fast['compiled_train_tokens_per_second']} | "
                   f"{fast['compiled_train_ratio']} | {fast['compiled_speedup']} |" for row, fast in compiled.items()]
     return "\n".join(lines) + "\n"
 

@@ -358,11 +358,10 @@ class SyntaxAttention(nn.Module):
         key, value = self._project(states, "k_proj"), self._project(states, "v_proj")
         if cache is None:
             return key, value
+        stored = cache.cross_attention_cache if self.is_cross_attention else cache.self_attention_cache
+        key, value = stored.update(torch.cat(key, 1), torch.cat(value, 1), self.layer_idx)
         if self.is_cross_attention:
-            key, value = cache.cross_attention_cache.update(torch.cat(key, 1), torch.cat(value, 1), self.layer_idx)
             cache.is_updated[self.layer_idx] = True
-        else:
-            key, value = cache.self_attention_cache.update(torch.cat(key, 1), torch.cat(value, 1), self.layer_idx)
         return self._head_groups(key), self._head_groups(value)
 
     def _head_groups(self, heads: torch.Tensor) -> list[torch.Tensor]:
