@@ -18,13 +18,15 @@ is already counted in ``driver_seconds.json``; the threads and jobs it ran with 
 a wall time is set against the baseline's only when both ran with the same ones). Every model is
 compared with the baseline of the same seed by sacreBLEU's paired bootstrap, and over seeds by the mean of those
 paired differences with its 95% t-interval (seed noise, which the bootstrap does not see). ``--extra-test SRC REF``
-(repeatable) also translates another test pair with each run's best checkpoint and scores it; ``--blind SRC``
-translates a source whose references are kept elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored
-(``--blind-trees`` gives its parse made beforehand, where the parser is not installed, e.g. on a GPU machine).
+(repeatable) also translates another test pair with each run's best checkpoint, scores it and compares it the same
+way (bootstrap per seed, interval over seeds); ``--blind SRC`` translates a source whose references are kept
+elsewhere into ``<results>/blind/<run>.seed<N>.txt``, never scored (``--blind-trees`` gives its parse made
+beforehand, where the parser is not installed, e.g. on a GPU machine).
 
 A study with ``continues: <work_dir of another study>`` is a longer budget of the same schedule: each of its runs
 starts where that study's run of the same name and seed ended (its checkpoints, log and wall time are copied), and
-its early-stopping count starts from that run's evaluations.
+its early-stopping count starts from that run's evaluations. A run that study never trained (no checkpoint there)
+trains the longer budget from scratch: the same schedule, only without the shorter run's head start.
 
 This file runs the study (scheduling, wall-clock bookkeeping, translating, collecting each run's record);
 ``study_report.py`` beside it turns the records into scores, statistics over seeds, tables and plots.
@@ -183,12 +185,14 @@ def invocation_log(folder: Path, name: str) -> list:
 def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     """Start a run of a study that ``continues`` another (a longer budget of the same schedule) where that study's
     run of the same name and seed ended: its newest and its best checkpoint are copied (the copy of the best named
-    as the best), and so are its log, wall times, settings and tokenizer, so that the record is the whole run's."""
+    as the best), and so are its log, wall times, settings and tokenizer, so that the record is the whole run's.
+    Where that study has no checkpoint of the run, nothing is copied and the run trains from scratch."""
     source, target = study.continues / run / f"seed{seed}", study.output_dir(run, seed)
     checkpoints = sorted(source.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
     if not checkpoints:
-        raise StudyError(f"{run} seed {seed} continues {source}, which has no checkpoint: train it in its own study "
-                         f"first (its checkpoints must still be there)")
+        print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed}: {source} has no checkpoint to continue; it trains "
+              f"the whole budget from scratch", flush=True)
+        return
     best = json.loads((checkpoints[-1] / "trainer_state.json").read_text()).get("best_model_checkpoint")
     copies = {checkpoints[-1], *([source / Path(best).name] if best else [])}
     missing = [str(path) for path in copies if not path.is_dir()]
@@ -353,7 +357,8 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
             hypotheses = translate(folder / "model", read_lines(source))
             (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
             extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
-            (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
+        extra[name]["reference"] = str(reference)  # the report's paired bootstrap on this test reads it
+        (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
         (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
                                                        encoding="utf-8")
     if blind is not None:
@@ -370,9 +375,24 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
         "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
         "parameters": summary["parameters"],
-        "extra_tests": {name: {"bleu": value["bleu"], "chrf": value["chrf"]} for name, value in extra.items()},
+        "extra_tests": {name: {key: value[key] for key in ("bleu", "chrf", "reference") if key in value}
+                        for name, value in extra.items()},
         **({"blind": str(blind.source)} if blind is not None else {}),
     }
+
+
+def test_bootstrap(study: Study, name: str, base: dict, record: dict, reference: Path | None) -> None:
+    """The paired bootstrap of a run against the baseline of its seed on an extra test, from both runs' committed
+    translations of it; the reference is the one given with ``--extra-test`` or, failing that, the one the record
+    kept. Records from before references were kept, with no ``--extra-test`` given, stay without it."""
+    reference = reference or record["extra_tests"][name].get("reference") or base["extra_tests"][name].get("reference")
+    files = [study.results / "translations" / f"{study.tag(r['name'], r['seed'])}.{name}.txt" for r in (base, record)]
+    if reference is None or not all(path.is_file() for path in files):
+        return
+    for entry in (base, record):
+        entry["extra_tests"][name]["reference"] = str(reference)
+    hypotheses = [path.read_text(encoding="utf-8").splitlines() for path in files]
+    record["extra_tests"][name]["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, read_lines(Path(reference)))
 
 
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: BlindSource | None = None) -> list[dict]:
@@ -388,6 +408,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
     if not records:  # nothing to report yet: keep the results folder free of empty tables
         return records
     references = read_lines(study.reference)
+    test_references = {source.name.split(".")[0]: reference for source, reference in extra_tests}
     by_key = {(record["name"], record["seed"]): record for record in records}
     for record in records:
         base = by_key.get((study.baseline, record["seed"]))
@@ -396,6 +417,8 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
         hypotheses = [(translations / f"{study.tag(r['name'], r['seed'])}.dev.txt").read_text(encoding="utf-8").splitlines()
                       for r in (base, record)]
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
+        for name in set(record["extra_tests"]) & set(base["extra_tests"]):
+            test_bootstrap(study, name, base, record, test_references.get(name))
     (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
     (study.results / f"{study.results_name}_over_seeds.json").write_text(
         json.dumps(over_seeds(study, records), indent=2) + "\n")

@@ -97,18 +97,44 @@ def seed_interval(differences: list[float], confidence: float = 0.95) -> dict:
 
 
 def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
-    """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``."""
+    """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``: on the
+    study's split, and under ``extra_tests`` on every extra test both runs of a seed were scored on."""
     baseline = {r["seed"]: r for r in records if r["name"] == study.baseline}
     summaries = {}
     for run in study.runs:
         paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
         if run == study.baseline or not paired:
             continue
-        summaries[run] = {metric: seed_interval([r[f"{study.split}_{metric}"] - base[f"{study.split}_{metric}"]
-                                                 for r, base in paired])
-                          for metric in ("bleu", "chrf")}
-        summaries[run]["paired_seeds"] = [r["seed"] for r, _ in paired]
+        summaries[run] = _paired_summary([({metric: r[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")},
+                                           {metric: base[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")},
+                                           r["seed"]) for r, base in paired])
+        tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
+        summaries[run]["extra_tests"] = {
+            name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
+                                   if name in r["extra_tests"] and name in base["extra_tests"]])
+            for name in tests}
     return summaries
+
+
+def _paired_summary(pairs: list[tuple[dict, dict, int]]) -> dict:
+    """``seed_interval`` of BLEU and chrF over (run scores, baseline scores, seed) pairs, and the seeds paired."""
+    return {**{metric: seed_interval([run[metric] - base[metric] for run, base, _ in pairs]) for metric in ("bleu", "chrf")},
+            "paired_seeds": [seed for _, _, seed in pairs]}
+
+
+def _over_seeds_table(split: str, summaries: dict[str, dict], p_values: dict[str, str] | None = None) -> list[str]:
+    """One row per run of ``_paired_summary``; with ``p_values``, a column of each seed's paired bootstrap p."""
+    p_header, p_rule = (" p (BLEU) per seed |", " --- |") if p_values is not None else ("", "")
+    lines = [f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
+             f"wins |{p_header} verdict (BLEU) |",
+             f"| --- | --- | ---: | --- | ---: | ---: | --- | ---: |{p_rule} --- |"]
+    for run, summary in summaries.items():
+        bleu, chrf = summary["bleu"], summary["chrf"]
+        p_cell = f" {p_values[run] or '—'} |" if p_values is not None else ""
+        lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
+                     f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
+                     f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} |{p_cell} {bleu['verdict']} |")
+    return lines
 
 
 def _interval_cell(summary: dict) -> str:
@@ -156,14 +182,17 @@ def markdown(study: Study, records: list[dict]) -> str:
     if summaries:
         lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
                       f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0.",
-                  "", f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
-                      f"wins | verdict (BLEU) |",
-                  "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | --- |"]
-        for run, summary in summaries.items():
-            bleu, chrf = summary["bleu"], summary["chrf"]
-            lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
-                         f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
-                         f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} | {bleu['verdict']} |")
+                  "", *_over_seeds_table(split, summaries)]
+        for test in tests:
+            on_test = {run: summary["extra_tests"][test] for run, summary in summaries.items()
+                       if test in summary["extra_tests"]}
+            p_values = {run: ", ".join(f"{r['seed']}: {r['extra_tests'][test]['paired_bootstrap_p']['bleu']:.3f}"
+                                       for r in records if r["name"] == run
+                                       and "paired_bootstrap_p" in r["extra_tests"].get(test, {}))
+                        for run in on_test}
+            if on_test:
+                lines += ["", f"The same on {test}, with the paired bootstrap of each seed on it:", "",
+                          *_over_seeds_table(test, on_test, p_values)]
     loss_steps = study.loss_at_steps
     lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
               + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",

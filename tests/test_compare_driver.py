@@ -64,9 +64,12 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
     for record in records:
         assert record["steps"] == 4 and len(record["dev_bleu_per_epoch"]) == 2
         assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record) and record["device"] == "cpu"
-        assert set(record["extra_tests"]) == {"heldout"} and set(record["extra_tests"]["heldout"]) == {"bleu", "chrf"}
+        assert set(record["extra_tests"]) == {"heldout"}
+        assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
     assert 0 <= records[1]["paired_bootstrap_p"]["bleu"] <= 1 and "paired_bootstrap_p" not in records[0]
+    assert 0 <= records[1]["extra_tests"]["heldout"]["paired_bootstrap_p"]["chrf"] <= 1
+    assert "paired_bootstrap_p" not in records[0]["extra_tests"]["heldout"]
     heldout = (folder / "results" / "translations" / "rel.s3.heldout.txt").read_text().splitlines()
     assert len(heldout) == len((SAMPLE / "heldout.ja").read_text().splitlines())
     assert "| rel | Transformer_rel | 3 |" in (folder / "results" / "results.md").read_text()
@@ -135,6 +138,27 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
         "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
 
 
+def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tmp_path):
+    """A study chosen on its dev split and judged on a test (issue 37's test_2016): the test's differences are paired
+    by seed like the split's, a seed the baseline lacks on that test is left out, and each seed's p shows."""
+    driver, study = baseline_and_rel_study(tmp_path)
+
+    def record(name, seed, test_bleu, p=None):
+        test = {"bleu": test_bleu, "chrf": 60.0, **({"paired_bootstrap_p": {"bleu": p, "chrf": p}} if p else {})}
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": 40.0, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [40.0], "train_seconds": 10, "train_loss": {}, "extra_tests": {"test": test}}
+
+    records = [record("baseline", 42, 40.0), record("baseline", 43, 41.0), record("rel", 42, 39.0, 0.01),
+               record("rel", 43, 40.5, 0.2), record("rel", 44, 45.0)]
+    records[1]["extra_tests"] = {}  # seed 43's baseline was never scored on the test
+    summary = driver.over_seeds(study, records)["rel"]["extra_tests"]["test"]
+    assert summary["paired_seeds"] == [42] and summary["bleu"]["mean"] == -1.0 and summary["bleu"]["interval"] is None
+    records[1]["extra_tests"] = {"test": {"bleu": 41.0, "chrf": 61.0}}
+    lines = driver.markdown(study, records).splitlines()
+    assert ("| rel | 42, 43 | -0.75 | [-3.93, +2.43] | 0/2 | -0.50 | [-6.85, +5.85] | 0/2 | 42: 0.010, 43: 0.200 | "
+            "no difference detected at 2 seeds |") in lines  # t(0.975, 1) = 12.706, sd 0.354 (BLEU) / 0.707 (chrF)
+
+
 def test_committed_logs_carry_no_progress_bars(finished_study):
     folder, _, _ = finished_study
     logs = list((folder / "results" / "logs").glob("*.log"))
@@ -200,6 +224,11 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     assert (run_folder / "train.log").read_text().startswith((folder / "runs" / "rel" / "seed3" / "train.log").read_text())
     for state_file in run_folder.glob("checkpoint-*/trainer_state.json"):
         assert Path(json.loads(state_file.read_text())["best_model_checkpoint"]).parent == run_folder
+    # a seed the shorter study never trained: the longer budget from scratch, in one invocation
+    assert driver.main([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "4", "--jobs", "1"]) == 0
+    fresh = next(r for r in json.loads((folder / "results_longer" / "results.json").read_text()) if r["seed"] == 4)
+    assert fresh["steps"] == 6 and len(fresh["dev_bleu_per_epoch"]) == 3
+    assert len(json.loads((folder / "runs_longer" / "rel" / "seed4" / "driver_seconds.json").read_text())) == 1
 
 
 def test_finished_runs_are_skipped(finished_study):
