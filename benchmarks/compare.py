@@ -381,7 +381,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     }
 
 
-def test_bootstrap(study: Study, name: str, base: dict, record: dict, reference: Path | None) -> None:
+def extra_test_bootstrap(study: Study, name: str, base: dict, record: dict, reference: Path | None) -> None:
     """The paired bootstrap of a run against the baseline of its seed on an extra test, from both runs' committed
     translations of it; the reference is the one given with ``--extra-test`` or, failing that, the one the record
     kept. Records from before references were kept, with no ``--extra-test`` given, stay without it."""
@@ -418,7 +418,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
                       for r in (base, record)]
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
         for name in set(record["extra_tests"]) & set(base["extra_tests"]):
-            test_bootstrap(study, name, base, record, test_references.get(name))
+            extra_test_bootstrap(study, name, base, record, test_references.get(name))
     (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
     (study.results / f"{study.results_name}_over_seeds.json").write_text(
         json.dumps(over_seeds(study, records), indent=2) + "\n")
