@@ -35,6 +35,7 @@ This file runs the study (scheduling, wall-clock bookkeeping, translating, colle
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -236,6 +237,11 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
     (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
+def extra_test_name(source: Path) -> str:
+    """What an extra test is called in records and file names: its source file's name up to the first dot."""
+    return source.name.split(".")[0]
+
+
 def check_extra_tests(pairs: list[tuple[Path, Path]]) -> None:
     """Refuse ``--extra-test`` pairs that are missing or whose sides differ in length, before anything trains."""
     for source, reference in pairs:
@@ -352,7 +358,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         (logs / f"{tag}.log").write_text(without_redraws(folder / "train.log"))
     extra = json.loads((folder / "extra_tests.json").read_text()) if (folder / "extra_tests.json").exists() else {}
     for source, reference in extra_tests:
-        name = source.name.split(".")[0]
+        name = extra_test_name(source)
         if name not in extra:
             hypotheses = translate(folder / "model", read_lines(source))
             (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
@@ -392,7 +398,13 @@ def extra_test_bootstrap(study: Study, name: str, base: dict, record: dict, refe
     for entry in (base, record):
         entry["extra_tests"][name]["reference"] = str(reference)
     hypotheses = [path.read_text(encoding="utf-8").splitlines() for path in files]
-    record["extra_tests"][name]["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, read_lines(Path(reference)))
+    record["extra_tests"][name]["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, reference_lines(str(reference)))
+
+
+@functools.cache
+def reference_lines(path: str) -> list[str]:
+    """A test's references, read once per driver however many runs and seeds are compared on them."""
+    return read_lines(Path(path))
 
 
 def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: BlindSource | None = None) -> list[dict]:
@@ -408,7 +420,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
     if not records:  # nothing to report yet: keep the results folder free of empty tables
         return records
     references = read_lines(study.reference)
-    test_references = {source.name.split(".")[0]: reference for source, reference in extra_tests}
+    test_references = {extra_test_name(source): reference for source, reference in extra_tests}
     by_key = {(record["name"], record["seed"]): record for record in records}
     for record in records:
         base = by_key.get((study.baseline, record["seed"]))

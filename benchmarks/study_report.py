@@ -105,15 +105,19 @@ def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
         paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
         if run == study.baseline or not paired:
             continue
-        summaries[run] = _paired_summary([({metric: r[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")},
-                                           {metric: base[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")},
-                                           r["seed"]) for r, base in paired])
+        summaries[run] = _paired_summary([(_split_scores(study, r), _split_scores(study, base), r["seed"])
+                                          for r, base in paired])
         tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
         summaries[run]["extra_tests"] = {
             name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
                                    if name in r["extra_tests"] and name in base["extra_tests"]])
             for name in tests}
     return summaries
+
+
+def _split_scores(study: Study, record: dict) -> dict[str, float]:
+    """A record's BLEU and chrF on the study's split, keyed like an extra test's scores."""
+    return {metric: record[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")}
 
 
 def _paired_summary(pairs: list[tuple[dict, dict, int]]) -> dict:
