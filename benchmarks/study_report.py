@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scipy.stats import nct
 from scipy.stats import t as student_t
 
 if TYPE_CHECKING:
@@ -90,10 +91,38 @@ def seed_interval(differences: list[float], confidence: float = 0.95) -> dict:
     summary = {"seeds": n, "mean": round(mean, 2), "wins": sum(difference > 0 for difference in differences)}
     if n < 2:
         return {**summary, "interval": None, "verdict": "one seed: no interval"}
-    half = student_t.ppf((1 + confidence) / 2, n - 1) * statistics.stdev(differences) / n ** 0.5
+    stdev = statistics.stdev(differences)
+    half = student_t.ppf((1 + confidence) / 2, n - 1) * stdev / n ** 0.5
     low, high = mean - half, mean + half
     verdict = "helps" if low > 0 else "hurts" if high < 0 else f"no difference detected at {n} seeds"
-    return {**summary, "interval": [round(low, 2), round(high, 2)], "verdict": verdict}
+    return {**summary, "interval": [round(low, 2), round(high, 2)], "verdict": verdict,
+            "power": round(t_test_power(mean, stdev, n, confidence), 2),
+            "seeds_for_80_percent_power": seeds_for_power(mean, stdev, 0.8, confidence)}
+
+
+def t_test_power(mean: float, stdev: float, seeds: int, confidence: float = 0.95) -> float:
+    """Probability that the two-sided paired t-test over ``seeds`` seeds rejects 0 (the interval excludes it) when the
+    differences have this ``mean`` and spread (noncentral t)."""
+    if stdev == 0:
+        return float(mean != 0)
+    critical = student_t.ppf((1 + confidence) / 2, seeds - 1)
+    shift = abs(mean) / stdev * seeds ** 0.5
+    # the wrong-side tail as the upper tail of the mirrored shift: scipy's lower tail turns NaN far out
+    return float(nct.sf(critical, seeds - 1, shift) + nct.sf(critical, seeds - 1, -shift))
+
+
+def seeds_for_power(mean: float, stdev: float, power: float = 0.8, confidence: float = 0.95,
+                    most: int = 500) -> int | None:
+    """How many seeds would detect a difference of the observed size with probability ``power``, taking the observed
+    mean and spread as the truth: what a follow-up would cost, not a claim. None: more than ``most``. (The power grows
+    with the seeds, so a bisection finds the smallest.)"""
+    if t_test_power(mean, stdev, most, confidence) < power:
+        return None
+    low, high = 1, most  # the power is below the goal at low (one seed has none), reached at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if t_test_power(mean, stdev, middle, confidence) >= power else (middle, high)
+    return high
 
 
 def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
@@ -130,19 +159,27 @@ def _over_seeds_table(split: str, summaries: dict[str, dict], p_values: dict[str
     """One row per run of ``_paired_summary``; with ``p_values``, a column of each seed's paired bootstrap p."""
     p_header, p_rule = (" p (BLEU) per seed |", " --- |") if p_values is not None else ("", "")
     lines = [f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
-             f"wins |{p_header} verdict (BLEU) |",
-             f"| --- | --- | ---: | --- | ---: | ---: | --- | ---: |{p_rule} --- |"]
+             f"wins |{p_header} verdict (BLEU) | power · seeds for 80% (BLEU) |",
+             f"| --- | --- | ---: | --- | ---: | ---: | --- | ---: |{p_rule} --- | ---: |"]
     for run, summary in summaries.items():
         bleu, chrf = summary["bleu"], summary["chrf"]
         p_cell = f" {p_values[run] or '—'} |" if p_values is not None else ""
         lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
                      f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
-                     f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} |{p_cell} {bleu['verdict']} |")
+                     f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} |{p_cell} {bleu['verdict']} | "
+                     f"{_power_cell(bleu)} |")
     return lines
 
 
 def _interval_cell(summary: dict) -> str:
     return "—" if summary["interval"] is None else f"[{summary['interval'][0]:+.2f}, {summary['interval'][1]:+.2f}]"
+
+
+def _power_cell(summary: dict) -> str:
+    if summary["interval"] is None:
+        return "—"
+    needed = summary["seeds_for_80_percent_power"]
+    return f"{summary['power']:.2f} · {'> 500' if needed is None else needed}"
 
 
 def _settings(record: dict) -> tuple:
@@ -185,7 +222,9 @@ def markdown(study: Study, records: list[dict]) -> str:
     summaries = over_seeds(study, records)
     if summaries:
         lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
-                      f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0.",
+                      f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0. "
+                      "Power: how often a paired t-test at these seeds would detect a difference of the observed mean "
+                      "and spread, and how many seeds would detect it 80% of the time (a budget, not a claim).",
                   "", *_over_seeds_table(split, summaries)]
         for test in tests:
             on_test = {run: summary["extra_tests"][test] for run, summary in summaries.items()

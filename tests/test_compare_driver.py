@@ -6,6 +6,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -119,6 +120,24 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
 
 
+def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_detect_the_difference():
+    """Issue 36's five-seed dep+rel (mean +0.90, paired sd 0.90): checked against a simulation of the t-test itself;
+    the power grows with the seeds (the search for the smallest count relies on it) and never turns NaN far out."""
+    load_driver()
+    from study_report import seed_interval, seeds_for_power, t_test_power
+
+    differences = np.random.default_rng(0).normal(0.9, 0.902, (40000, 5))
+    t_statistics = differences.mean(axis=1) / (differences.std(axis=1, ddof=1) / 5 ** 0.5)
+    simulated = float(np.mean(np.abs(t_statistics) > 2.776))  # t(0.975, 4)
+    assert t_test_power(0.9, 0.902, 5) == pytest.approx(simulated, abs=0.01)
+    powers = [t_test_power(0.3, 1.0, seeds) for seeds in range(2, 400)]
+    assert not np.isnan(powers).any() and powers == sorted(powers)
+    assert t_test_power(0.9, 0.902, 9) < 0.8 <= t_test_power(0.9, 0.902, 10) and seeds_for_power(0.9, 0.902) == 10
+    assert seeds_for_power(-0.9, 0.902) == 10 and seeds_for_power(0.0, 1.0) is None
+    summary = seed_interval([1.0, 2.0, 3.0])
+    assert summary["power"] == round(t_test_power(2.0, 1.0, 3), 2) and summary["seeds_for_80_percent_power"] == 5
+
+
 def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):
     """Seeds a variant has but the baseline lacks are left out of its interval; the per-run table says which
     evaluation was chosen and what the last one scored (selection on the reported split is visible)."""
@@ -133,7 +152,7 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
     summary = driver.over_seeds(study, records)["rel"]
     assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 1.0 and summary["bleu"]["wins"] == 2
     lines = driver.markdown(study, records).splitlines()
-    assert "| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | helps |" in lines
+    assert "| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | helps | 1.00 · 2 |" in lines
     assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
         "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
 
@@ -156,7 +175,7 @@ def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tm
     records[1]["extra_tests"] = {"test": {"bleu": 41.0, "chrf": 61.0}}
     lines = driver.markdown(study, records).splitlines()
     assert ("| rel | 42, 43 | -0.75 | [-3.93, +2.43] | 0/2 | -0.50 | [-6.85, +5.85] | 0/2 | 42: 0.010, 43: 0.200 | "
-            "no difference detected at 2 seeds |") in lines  # t(0.975, 1) = 12.706, sd 0.354 (BLEU) / 0.707 (chrF)
+            "no difference detected at 2 seeds | 0.19 · 5 |") in lines  # t(0.975, 1) = 12.706, sd 0.354 (BLEU) / 0.707 (chrF)
 
 
 def test_committed_logs_carry_no_progress_bars(finished_study):
