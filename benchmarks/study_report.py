@@ -127,7 +127,9 @@ def seeds_for_power(mean: float, stdev: float, power: float = 0.8, confidence: f
 
 def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
     """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``: on the
-    study's split, and under ``extra_tests`` on every extra test both runs of a seed were scored on."""
+    study's split, and under ``extra_tests`` on every extra test both runs of a seed were scored on. The split's
+    BLEU also at the last evaluation both runs of a seed reached (``bleu_last_shared_evaluation``): the checkpoints
+    are chosen on the split they are scored on, and that comparison involves no choice."""
     baseline = {r["seed"]: r for r in records if r["name"] == study.baseline}
     summaries = {}
     for run in study.runs:
@@ -136,6 +138,11 @@ def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
             continue
         summaries[run] = _paired_summary([(_split_scores(study, r), _split_scores(study, base), r["seed"])
                                           for r, base in paired])
+        curves = [(r[f"{study.split}_bleu_per_epoch"], base[f"{study.split}_bleu_per_epoch"]) for r, base in paired]
+        if all(curve and base_curve for curve, base_curve in curves):
+            summaries[run]["bleu_last_shared_evaluation"] = seed_interval(
+                [curve[shared - 1] - base_curve[shared - 1] for curve, base_curve in curves
+                 for shared in [min(len(curve), len(base_curve))]])
         tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
         summaries[run]["extra_tests"] = {
             name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
@@ -156,18 +163,23 @@ def _paired_summary(pairs: list[tuple[dict, dict, int]]) -> dict:
 
 
 def _over_seeds_table(split: str, summaries: dict[str, dict], p_values: dict[str, str] | None = None) -> list[str]:
-    """One row per run of ``_paired_summary``; with ``p_values``, a column of each seed's paired bootstrap p."""
+    """One row per run of ``_paired_summary``; with ``p_values``, a column of each seed's paired bootstrap p; where
+    every run has it, the BLEU difference at the last shared evaluation with its interval."""
     p_header, p_rule = (" p (BLEU) per seed |", " --- |") if p_values is not None else ("", "")
+    with_last = all("bleu_last_shared_evaluation" in summary for summary in summaries.values())
+    last_header, last_rule = (" Δ BLEU, last shared evaluation [95%] |", " --- |") if with_last else ("", "")
     lines = [f"| run | paired seeds | Δ {split} BLEU | 95% interval | wins | Δ {split} chrF | 95% interval | "
-             f"wins |{p_header} verdict (BLEU) | power · seeds for 80% (BLEU) |",
-             f"| --- | --- | ---: | --- | ---: | ---: | --- | ---: |{p_rule} --- | ---: |"]
+             f"wins |{p_header}{last_header} verdict (BLEU) | power · seeds for 80% (BLEU) |",
+             f"| --- | --- | ---: | --- | ---: | ---: | --- | ---: |{p_rule}{last_rule} --- | ---: |"]
     for run, summary in summaries.items():
         bleu, chrf = summary["bleu"], summary["chrf"]
         p_cell = f" {p_values[run] or '—'} |" if p_values is not None else ""
+        last = summary.get("bleu_last_shared_evaluation")
+        last_cell = f" {last['mean']:+.2f} {_interval_cell(last)} |" if with_last else ""
         lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {bleu['mean']:+.2f} | "
                      f"{_interval_cell(bleu)} | {bleu['wins']}/{bleu['seeds']} | {chrf['mean']:+.2f} | "
-                     f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} |{p_cell} {bleu['verdict']} | "
-                     f"{_power_cell(bleu)} |")
+                     f"{_interval_cell(chrf)} | {chrf['wins']}/{chrf['seeds']} |{p_cell}{last_cell} "
+                     f"{bleu['verdict']} | {_power_cell(bleu)} |")
     return lines
 
 
@@ -224,7 +236,9 @@ def markdown(study: Study, records: list[dict]) -> str:
         lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
                       f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0. "
                       "Power: how often a paired t-test at these seeds would detect a difference of the observed mean "
-                      "and spread, and how many seeds would detect it 80% of the time (a budget, not a claim).",
+                      "and spread, and how many seeds would detect it 80% of the time (a budget, not a claim). "
+                      "The last shared evaluation compares each seed's pair at the last evaluation both reached, "
+                      "not at the checkpoints chosen on this split: the difference without selection.",
                   "", *_over_seeds_table(split, summaries)]
         for test in tests:
             on_test = {run: summary["extra_tests"][test] for run, summary in summaries.items()

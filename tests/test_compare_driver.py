@@ -152,9 +152,29 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
     summary = driver.over_seeds(study, records)["rel"]
     assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 1.0 and summary["bleu"]["wins"] == 2
     lines = driver.markdown(study, records).splitlines()
-    assert "| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | helps | 1.00 · 2 |" in lines
+    assert ("| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | +1.00 [+1.00, +1.00] | "
+            "helps | 1.00 · 2 |") in lines
     assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
         "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
+
+
+def test_the_difference_without_selection_pairs_the_last_evaluation_both_runs_of_a_seed_reached(tmp_path):
+    """Issue 36: checkpoints are chosen on dev and scored on dev, so the report also pairs each seed's curves at one
+    evaluation chosen by neither run; a run stopped early (the 16-epoch budget) is compared where both still ran."""
+    driver, study = baseline_and_rel_study(tmp_path)
+
+    def record(name, seed, curve):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": max(curve), "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": curve, "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    records = [record("baseline", 42, [30.0, 39.0, 38.0]), record("baseline", 43, [30.0, 41.0, 40.0, 39.5]),
+               record("rel", 42, [30.0, 38.0, 39.0, 40.0]), record("rel", 43, [30.0, 40.5, 40.5, 40.0])]
+    summary = driver.over_seeds(study, records)["rel"]
+    assert summary["bleu"]["mean"] == 0.25  # chosen: 40.0 - 39.0 and 40.5 - 41.0
+    last = summary["bleu_last_shared_evaluation"]
+    assert (last["mean"], last["wins"], last["seeds"]) == (0.75, 2, 2)  # 39.0 - 38.0 at the third, 40.0 - 39.5 at the fourth
+    assert any(line.startswith("| rel | 42, 43 | +0.25 |") and "| +0.75 [" in line
+               for line in driver.markdown(study, records).splitlines())
 
 
 def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tmp_path):
