@@ -7,7 +7,9 @@ The same trained `dbsa_dep_rel_self` weights translate `--source` twice through 
 depths of the model's own tree (how it serves, no parser), once with `self_parse_at_inference=False`, where the
 pipeline parses with the model's `source_parser` (GiNZA) and the depth term reads that tree's depths, as
 `dbsa_dep_rel` does. The BLEU difference is what the own tree costs (or gains) against the parser it was taught by.
-It also counts how often the two trees give a subword the same depth, and how many translations differ at all.
+It also counts how often the two trees give a subword the same depth and how many translations differ, and asks
+sacreBLEU's paired bootstrap whether the difference is more than the test set's sampling noise; with `--output`,
+both translations are kept beside it (`<output>.own_tree.txt`, `<output>.parser_tree.txt`) so the scores recompute.
 The own parse's attachment score is `dependency_parse_score.py --head self_parse`.
 """
 
@@ -25,6 +27,7 @@ from hf_syntax.metrics.translation import score_translations
 from hf_syntax.parse_head_trees import encoder_parse
 from hf_syntax.pipelines import syntax_pipeline
 from hf_syntax.self_parse import word_ids_from_roles
+from study_report import paired_bootstrap  # this script's sibling, like compare.py's
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja"
 
@@ -87,11 +90,14 @@ def main():
               **{name: score_translations(found, references, pretokenized=pretokenized)
                  for name, found in hypotheses.items()}}
     scores["translations_that_differ"] = sum(a != b for a, b in zip(*hypotheses.values()))
+    scores["paired_bootstrap_p"] = paired_bootstrap(hypotheses["own_tree"], hypotheses["parser_tree"], references)
     scores["depths"] = depth_agreement(model, own_tree.tokenizer, lines, args.batch_size)
     print(json.dumps(scores, indent=2))
     if args.output:
         args.output.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
         args.output.with_suffix(".md").write_text(markdown(scores), encoding="utf-8")
+        for name, found in hypotheses.items():
+            args.output.with_suffix(f".{name}.txt").write_text("\n".join(found) + "\n", encoding="utf-8")
 
 
 def markdown(scores: dict) -> str:
@@ -102,7 +108,9 @@ def markdown(scores: dict) -> str:
     return (f"# {scores['model']}: its own tree against its parser's\n\n"
             f"{scores['sentences']} sentences of `{scores['source']}`; the same weights, the depth term reading each "
             "tree's depths.\n\n| tree | BLEU | chrF |\n|---|---:|---:|\n" + rows +
-            f"\n{scores['translations_that_differ']} translations differ. The two trees give "
+            f"\n{scores['translations_that_differ']} translations differ (paired bootstrap p = "
+            f"{scores['paired_bootstrap_p']['bleu']:.3f} BLEU, {scores['paired_bootstrap_p']['chrf']:.3f} chrF). "
+            "The two trees give "
             f"{100 * depths['same_depth_share']:.1f}% of {depths['subwords']} subwords the same depth; "
             f"{depths['sentences_with_identical_depths']} sentences have identical depths.\n")
 
