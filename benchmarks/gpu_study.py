@@ -70,7 +70,7 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
                          "source's trees are made here); score them here on a run trained here instead")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    with tarfile.open(out / "prepared.tar.gz", "w:gz") as archive:
+    with tarfile.open(out / "prepared.tar.gz", "w:gz", dereference=True) as archive:
         for step in study.prepare:
             archive.add(step["creates"], filter=lambda member: None if "/cache-" in member.name else member)
     for path in [*shared_files(study, study_file), blind, *extra_files]:
