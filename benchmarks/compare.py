@@ -2,6 +2,7 @@
 
     python benchmarks/compare.py benchmarks/studies/enja_converged.yaml --seeds 42 43 --jobs 2
     python benchmarks/compare.py STUDY --runs baseline dbsa_enc_dec --extra-test test.ja test.en
+    python benchmarks/compare.py STUDY --runs baseline:43 dbsa_dep_rel:43,44 --jobs 3   # seeds per run
     python benchmarks/compare.py STUDY --report            # rebuild the tables from finished runs only
     python benchmarks/compare.py STUDY --progress          # where every run stands, finished or still training
 
@@ -252,6 +253,24 @@ def check_extra_tests(pairs: list[tuple[Path, Path]]) -> None:
             raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
 
 
+def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[tuple[str, int]]:
+    """The (run, seed) pairs that ``--runs`` and ``--seeds`` name, seed by seed from the lowest (a seed's runs start
+    together, so its baseline is there to compare with early). ``RUN:SEED,SEED`` trains that run at its own seeds instead of
+    ``--seeds``: one driver, and one queue for ``--jobs``, for runs that lack different seeds."""
+    wanted = {}
+    for entry in runs or list(study.runs):
+        name, _, own_seeds = entry.partition(":")
+        if name not in study.runs:
+            raise StudyError(f"--runs {name!r} is not in the study; it has {sorted(study.runs)}")
+        try:
+            wanted[name] = [int(seed) for seed in own_seeds.split(",")] if own_seeds else seeds
+        except ValueError:
+            raise StudyError(f"--runs {entry!r}: after ':' come the run's seeds, integers separated by commas "
+                             f"(e.g. {name}:43,44)") from None
+    every_seed = sorted({seed for run_seeds in wanted.values() for seed in run_seeds})
+    return [(run, seed) for seed in every_seed for run, run_seeds in wanted.items() if seed in run_seeds]
+
+
 def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
     """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
     record is committed. With ``retrain`` only a folder counts: a run of which only the committed record is left is
@@ -442,7 +461,9 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("study", type=Path, help="study file (benchmarks/studies/*.yaml)")
-    parser.add_argument("--runs", nargs="+", help="only these runs of the study (default: all)")
+    parser.add_argument("--runs", nargs="+", metavar="RUN[:SEEDS]",
+                        help="only these runs of the study (default: all); RUN:43,44 trains RUN at seeds 43 and 44 "
+                             "instead of --seeds")
     parser.add_argument("--seeds", nargs="+", type=int, default=[42])
     parser.add_argument("--jobs", type=int, default=2, help="runs side by side")
     parser.add_argument("--threads", type=int, default=1,
@@ -465,9 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         study = Study.load(options.study)
-        unknown = sorted(set(options.runs or []) - set(study.runs))
-        if unknown:
-            raise StudyError(f"--runs {unknown} are not in {options.study}; it has {sorted(study.runs)}")
+        chosen = chosen_runs(study, options.runs, options.seeds)
         check_extra_tests(options.extra_test)
         if options.blind is not None and not options.blind.is_file():
             raise StudyError(f"--blind: no file {options.blind}")
@@ -481,8 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         study.results.mkdir(parents=True, exist_ok=True)
         if not options.report:
             prepare(study)
-            todo = [(run, seed) for seed in options.seeds for run in (options.runs or study.runs)
-                    if not is_finished(study, run, seed, options.retrain)]
+            todo = [(run, seed) for run, seed in chosen if not is_finished(study, run, seed, options.retrain)]
             run_all(study, todo, options.jobs, options.extra_test, options.threads, blind, options.retrain)
         records = report(study, options.extra_test, blind)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs of a study on a CUDA machine, one command with a deadline (issues 36 and 41):
 #   bash scripts/gpu_study.sh OUT_DIR SECONDS STUDY [benchmarks/compare.py options: --runs, --seeds, --jobs, --threads]
+# (runs lacking different seeds go in one queue as --runs RUN:SEED,SEED ...; six 8-epoch enja runs side by side
+# took 5-8 minutes each on one H200, 2026-11-28)
 # needs .gpu_study/ (python benchmarks/gpu_study.py prepare, where the parsers are) and, for what the image lacks,
 # .whl/ (scripts/gpu_env.sh). The driver trains for at most SECONDS, translating the blind source of every finished
 # run from the trees made beforehand; OUT_DIR/runs.tgz then holds the finished run folders without weights (and

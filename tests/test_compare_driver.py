@@ -227,6 +227,15 @@ def test_a_pending_run_finished_elsewhere_in_the_meantime_is_not_started(tmp_pat
     assert "skip rel seed 9: finished elsewhere" in capsys.readouterr().out and not (folder / "train.log").exists()
 
 
+def test_a_run_can_name_its_own_seeds_and_the_queue_goes_seed_by_seed(tmp_path):
+    """One GPU call trained two runs at seeds 42-43 and a third at 43-44: ``RUN:SEEDS`` puts them in one queue
+    instead of two drivers side by side; the others keep ``--seeds``."""
+    driver, study = baseline_and_rel_study(tmp_path)
+    assert driver.chosen_runs(study, ["rel:44,43", "baseline"], [42, 43]) == [
+        ("baseline", 42), ("rel", 43), ("baseline", 43), ("rel", 44)]
+    assert driver.chosen_runs(study, None, [7]) == [("baseline", 7), ("rel", 7)]
+
+
 def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(tmp_path):
     """A committed record counts as finished (its folder may be gone with ``runs/``), except under ``--retrain``,
     which trains such a run again (e.g. for a blind translation); a run folder with its summary counts either way."""
@@ -314,7 +323,10 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     folder, driver, _ = finished_study
     with pytest.raises(SystemExit) as stopped:
         driver.main([str(folder / "study.yaml"), "--runs", "nope"])
-    assert stopped.value.code == 2 and "--runs ['nope'] are not in" in capsys.readouterr().err
+    assert stopped.value.code == 2 and "--runs 'nope' is not in the study" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        driver.main([str(folder / "study.yaml"), "--runs", "rel:4x"])
+    assert "after ':' come the run's seeds" in capsys.readouterr().err
     one_line = folder / "one_line.en"
     one_line.write_text("just one line\n")
     with pytest.raises(SystemExit):

@@ -146,6 +146,23 @@ def test_prepare_carries_the_data_without_caches_the_shared_files_and_the_blind_
     assert trees.count("# sent_id") == len(BLIND)
 
 
+def test_a_prepared_data_folder_that_is_a_link_travels_as_its_files(study_round_trip):
+    """A checkout whose runs/ data is a link to another (a worktree sharing one parse of the corpus) packs the files
+    the link points to: the archive once held the link alone, and the GPU machine had no data."""
+    top, here, _, _, _, _ = study_round_trip
+    linked = repository(top / "linked")
+    write_study(linked)
+    (linked / "runs" / "tiny").mkdir(parents=True)
+    (linked / "runs" / "tiny" / "data").symlink_to(here / "runs" / "tiny" / "data")
+    os.chdir(linked)
+    try:
+        load_benchmark("gpu_study").prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), None, False)
+    finally:
+        os.chdir(ROOT)
+    with tarfile.open(linked / ".gpu_study" / "prepared.tar.gz") as archive:
+        assert archive.getmember("runs/tiny/data/dataset_dict.json").isfile()
+
+
 def test_a_study_whose_models_read_no_tree_is_prepared_without_a_parser(study_round_trip):
     _, here, _, _, _, _ = study_round_trip
     os.chdir(here)
