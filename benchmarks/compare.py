@@ -335,11 +335,16 @@ class BlindSource:
     trees: Path | None = None
 
 
+def blind_cache(folder: Path, source: Path) -> Path:
+    """Where a run folder keeps its translation of a blind source."""
+    return folder / f"predictions_blind_{source.name.split('.')[0]}.txt"
+
+
 def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> None:
     """Translate a blind source with the run's chosen checkpoint, exactly as an extra test, into
     ``<results>/blind/``: translated once and cached in the run folder, one line per source line."""
     folder = study.output_dir(run, seed)
-    cached = folder / f"predictions_blind_{blind.source.name.split('.')[0]}.txt"
+    cached = blind_cache(folder, blind.source)
     if not cached.exists():
         lines = read_lines(blind.source)
         hypotheses = translate(folder / "model", lines, blind.trees)
@@ -434,7 +439,12 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
     seeds = sorted({int(folder.name[4:]) for folder in study.work_dir.glob("*/seed*") if folder.name[4:].isdigit()})
     collected = {(run, seed): record for run in study.runs for seed in seeds
                  if (record := collect(study, run, seed, list(extra_tests), translations, blind)) is not None}
-    records = sorted({**committed_records(study), **collected}.values(),
+    committed = committed_records(study)
+    for key, record in collected.items():  # a report without --blind keeps what the run folder translated before
+        earlier = committed.get(key, {}).get("blind")
+        if "blind" not in record and earlier and blind_cache(study.output_dir(*key), Path(earlier)).exists():
+            record["blind"] = earlier
+    records = sorted({**committed, **collected}.values(),
                      key=lambda record: (list(study.runs).index(record["name"]), record["seed"]))
     if not records:  # nothing to report yet: keep the results folder free of empty tables
         return records

@@ -141,14 +141,19 @@ def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
         curves = [(r[f"{study.split}_bleu_per_epoch"], base[f"{study.split}_bleu_per_epoch"]) for r, base in paired]
         if all(curve and base_curve for curve, base_curve in curves):
             summaries[run]["bleu_last_shared_evaluation"] = seed_interval(
-                [curve[shared - 1] - base_curve[shared - 1] for curve, base_curve in curves
-                 for shared in [min(len(curve), len(base_curve))]])
+                [_at_last_shared_evaluation(curve, base_curve) for curve, base_curve in curves])
         tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
         summaries[run]["extra_tests"] = {
             name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
                                    if name in r["extra_tests"] and name in base["extra_tests"]])
             for name in tests}
     return summaries
+
+
+def _at_last_shared_evaluation(curve: list[float], base_curve: list[float]) -> float:
+    """A run's score minus its baseline's at the last evaluation both reached (one may have stopped early)."""
+    shared = min(len(curve), len(base_curve))
+    return curve[shared - 1] - base_curve[shared - 1]
 
 
 def _split_scores(study: Study, record: dict) -> dict[str, float]:

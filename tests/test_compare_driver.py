@@ -92,6 +92,15 @@ def test_blind_sources_are_translated_line_for_line_and_never_scored(finished_st
                for record in records)
 
 
+def test_a_report_without_blind_keeps_the_blind_source_its_runs_translated(finished_study):
+    """Rebuilding the tables (``--report``) without ``--blind`` once stripped the field from every record whose
+    folder was still there, though its translation stayed committed."""
+    folder, driver, _ = finished_study
+    assert driver.main([str(folder / "study.yaml"), "--report"]) == 0
+    records = json.loads((folder / "results" / "results.json").read_text())
+    assert [record["blind"] for record in records] == [str(SAMPLE / "valid.ja")] * 2
+
+
 def test_a_missing_blind_source_is_one_error_line(finished_study, capsys):
     folder, driver, _ = finished_study
     with pytest.raises(SystemExit) as stopped:
