@@ -255,8 +255,8 @@ def check_extra_tests(pairs: list[tuple[Path, Path]]) -> None:
 
 def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[tuple[str, int]]:
     """The (run, seed) pairs that ``--runs`` and ``--seeds`` name, seed by seed from the lowest (a seed's runs start
-    together, so its baseline is there to compare with early). ``RUN:SEED,SEED`` trains that run at its own seeds instead of
-    ``--seeds``: one driver, and one queue for ``--jobs``, for runs that lack different seeds."""
+    together, so its baseline is there to compare with early). ``RUN:SEED,SEED`` trains that run at its own seeds
+    instead of ``--seeds``: one driver, and one queue for ``--jobs``, for runs that lack different seeds."""
     wanted = {}
     for entry in runs or list(study.runs):
         name, _, own_seeds = entry.partition(":")
