@@ -8,7 +8,9 @@
 
 A study file (YAML, see benchmarks/studies/) names a base recipe config, shared ``--set`` overrides, ``prepare``
 commands run once (e.g. ``hf-syntax preprocess``, so feature runs share one parse of the corpus), the baseline and
-the runs (label + ``--set`` overrides each). Run from the repository root: the study's paths are relative to it.
+the runs (label + ``--set`` overrides each), and optionally ``against``: runs to pair by seed with other references
+than the baseline (``{transformer_rel: [transformer_dep_rel]}``: does the tree add to the relative positions?). Run
+from the repository root: the study's paths are relative to it.
 
 Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>`` at ``--threads`` (1), ``--jobs`` of them side by side; a run
 whose folder holds ``summary.json`` or whose record is already in the results file is finished and skipped (delete
@@ -45,13 +47,13 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 from study_report import (
-    DEFAULT_SETTINGS, committed_records, log_history, markdown, over_seeds, paired_bootstrap, plot_learning_curves,
-    progress, scores,
+    DEFAULT_SETTINGS, against_references, committed_records, log_history, markdown, over_seeds, paired_bootstrap,
+    plot_learning_curves, progress, scores,
 )
 
 TREE = Path(__file__).resolve().parents[1]  # the code this driver runs (its own checkout)
@@ -86,6 +88,7 @@ class Study:
     prepare: list[dict]
     runs: dict[str, dict]
     continues: Path | None = None  # work_dir of a shorter budget of the same schedule whose runs these continue
+    against: dict[str, list[str]] = field(default_factory=dict)  # other references: {reference: [runs paired with it]}
 
     @classmethod
     def load(cls, path: Path) -> "Study":
@@ -95,13 +98,17 @@ class Study:
             raise StudyError(f"{path}: missing keys {sorted(missing)}")
         if raw["baseline"] not in raw["runs"]:
             raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
+        against = {reference: list(runs) for reference, runs in (raw.get("against") or {}).items()}
+        unknown = sorted({name for reference, runs in against.items() for name in [reference, *runs]} - set(raw["runs"]))
+        if unknown:
+            raise StudyError(f"{path}: 'against' names {unknown}, which are not runs of the study {sorted(raw['runs'])}")
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
                    work_dir=Path(raw["work_dir"]), results=Path(raw["results"]), reference=Path(raw["reference"]),
                    baseline=raw["baseline"], split=raw.get("split", "dev"),
                    loss_at_steps=list(raw.get("loss_at_steps", [])), config_fields=list(raw.get("config_fields", [])),
                    reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
                    prepare=list(raw.get("prepare", [])), runs=raw["runs"],
-                   continues=Path(raw["continues"]) if raw.get("continues") else None)
+                   continues=Path(raw["continues"]) if raw.get("continues") else None, against=against)
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
@@ -463,6 +470,9 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
     (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
     (study.results / f"{study.results_name}_over_seeds.json").write_text(
         json.dumps(over_seeds(study, records), indent=2) + "\n")
+    if study.against:
+        (study.results / f"{study.results_name}_against.json").write_text(
+            json.dumps(against_references(study, records), indent=2) + "\n")
     (study.results / f"{study.results_name}.md").write_text(markdown(study, records))
     plot_learning_curves(study, records)
     return records

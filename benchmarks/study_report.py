@@ -125,16 +125,19 @@ def seeds_for_power(mean: float, stdev: float, power: float = 0.8, confidence: f
     return high
 
 
-def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
-    """Per run, BLEU and chrF differences to the baseline paired by seed, summarised by ``seed_interval``: on the
-    study's split, and under ``extra_tests`` on every extra test both runs of a seed were scored on. The split's
-    BLEU also at the last evaluation both runs of a seed reached (``bleu_last_shared_evaluation``): the checkpoints
-    are chosen on the split they are scored on, and that comparison involves no choice."""
-    baseline = {r["seed"]: r for r in records if r["name"] == study.baseline}
+def over_seeds(study: Study, records: list[dict], reference: str | None = None,
+               runs: list[str] | None = None) -> dict[str, dict]:
+    """Per run, BLEU and chrF differences to the baseline (or ``reference``) paired by seed, summarised by
+    ``seed_interval``: on the study's split, and under ``extra_tests`` on every extra test both runs of a seed were
+    scored on. The split's BLEU also at the last evaluation both runs of a seed reached
+    (``bleu_last_shared_evaluation``): the checkpoints are chosen on the split they are scored on, and that
+    comparison involves no choice."""
+    reference = reference or study.baseline
+    baseline = {r["seed"]: r for r in records if r["name"] == reference}
     summaries = {}
-    for run in study.runs:
+    for run in runs or study.runs:
         paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
-        if run == study.baseline or not paired:
+        if run == reference or not paired:
             continue
         summaries[run] = _paired_summary([(_split_scores(study, r), _split_scores(study, base), r["seed"])
                                           for r, base in paired])
@@ -148,6 +151,13 @@ def over_seeds(study: Study, records: list[dict]) -> dict[str, dict]:
                                    if name in r["extra_tests"] and name in base["extra_tests"]])
             for name in tests}
     return summaries
+
+
+def against_references(study: Study, records: list[dict]) -> dict[str, dict]:
+    """``over_seeds`` against each of the study's other references (``against``): whether two variants differ needs
+    the spread of their own paired differences, which their two intervals against the baseline do not give."""
+    return {reference: summaries for reference, runs in study.against.items()
+            if (summaries := over_seeds(study, records, reference, runs))}
 
 
 def _at_last_shared_evaluation(curve: list[float], base_curve: list[float]) -> float:
@@ -245,6 +255,9 @@ def markdown(study: Study, records: list[dict]) -> str:
                       "The last shared evaluation compares each seed's pair at the last evaluation both reached, "
                       "not at the checkpoints chosen on this split: the difference without selection.",
                   "", *_over_seeds_table(split, summaries)]
+        for reference, against in against_references(study, records).items():
+            lines += ["", f"The same against `{reference}` (Δ = run − {reference}, paired by seed):", "",
+                      *_over_seeds_table(split, against)]
         for test in tests:
             on_test = {run: summary["extra_tests"][test] for run, summary in summaries.items()
                        if test in summary["extra_tests"]}

@@ -207,6 +207,39 @@ def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tm
             "no difference detected at 2 seeds | 0.19 · 5 |") in lines  # t(0.975, 1) = 12.706, sd 0.354 (BLEU) / 0.707 (chrF)
 
 
+def test_variants_are_paired_by_seed_with_the_other_references_a_study_names(tmp_path, capsys):
+    """Issues 36/39 ask how two syntax models differ (dep+rel against Transformer_rel, the self-parsing model against
+    dep+rel): ``against`` pairs runs with a reference other than the baseline, in the report and its own json."""
+    driver = load_driver()
+    study_file = tmp_path / "study.yaml"
+    runs = {name: {"label": name} for name in ("baseline", "rel", "dep_rel")}
+    study_file.write_text(yaml.safe_dump({"config": "unused.yaml", "work_dir": "runs", "results": "results",
+                                          "reference": "ref.en", "baseline": "baseline", "runs": runs,
+                                          "against": {"rel": ["dep_rel"]}}))
+    study = driver.Study.load(study_file)
+
+    def record(name, seed, bleu):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [bleu], "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    records = [record("baseline", 42, 39.0), record("baseline", 43, 41.0), record("rel", 42, 40.0),
+               record("rel", 43, 41.5), record("dep_rel", 42, 41.0), record("dep_rel", 43, 42.0), record("dep_rel", 44, 45.0)]
+    against = driver.against_references(study, records)
+    assert list(against) == ["rel"] and list(against["rel"]) == ["dep_rel"]
+    summary = against["rel"]["dep_rel"]
+    assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 0.75  # 41.0 - 40.0 and 42.0 - 41.5
+    assert summary["bleu"]["interval"] == [-2.43, 3.93]  # t(0.975, 1) = 12.706, sd 0.354
+    assert driver.over_seeds(study, records)["dep_rel"]["bleu"]["mean"] == 1.5  # the baseline's table is unchanged
+    lines = driver.markdown(study, records).splitlines()
+    table = lines.index("The same against `rel` (Δ = run − rel, paired by seed):")
+    assert lines[table + 4].startswith("| dep_rel | 42, 43 | +0.75 | [-2.43, +3.93] | 2/2 |")
+
+    study_file.write_text(study_file.read_text().replace("- dep_rel", "- dep+rel"))
+    with pytest.raises(SystemExit) as stopped:
+        driver.main([str(study_file), "--report"])
+    assert stopped.value.code == 2 and "'against' names ['dep+rel'], which are not runs of the study" in capsys.readouterr().err
+
+
 def test_committed_logs_carry_no_progress_bars(finished_study):
     folder, _, _ = finished_study
     logs = list((folder / "results" / "logs").glob("*.log"))
