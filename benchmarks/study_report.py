@@ -133,10 +133,11 @@ def over_seeds(study: Study, records: list[dict], reference: str | None = None,
     (``bleu_last_shared_evaluation``): the checkpoints are chosen on the split they are scored on, and that
     comparison involves no choice."""
     reference = reference or study.baseline
-    baseline = {r["seed"]: r for r in records if r["name"] == reference}
+    reference_by_seed = {r["seed"]: r for r in records if r["name"] == reference}
     summaries = {}
     for run in runs or study.runs:
-        paired = [(r, baseline[r["seed"]]) for r in records if r["name"] == run and r["seed"] in baseline]
+        paired = [(r, reference_by_seed[r["seed"]]) for r in records
+                  if r["name"] == run and r["seed"] in reference_by_seed]
         if run == reference or not paired:
             continue
         summaries[run] = _paired_summary([(_split_scores(study, r), _split_scores(study, base), r["seed"])
