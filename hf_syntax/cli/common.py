@@ -29,19 +29,22 @@ def positive_int(text: str) -> int:
 
 
 def read_input_lines(path: str | None) -> list[str]:
-    """The lines of a UTF-8 text file, or of stdin without a path. Bytes that are not UTF-8 (a Latin-1 file, say)
-    are a user error naming the line, not a traceback and not text silently changed."""
+    r"""The lines of a UTF-8 text file, or of stdin without a path, broken at ``\n`` only (``split_lines``: one output
+    line per input line). Bytes that are not UTF-8 (a Latin-1 file, say) are a user error naming the line, not a
+    traceback and not text silently changed."""
+    from hf_syntax.data.corpus import split_lines
+
     name = path or "stdin"
     if path is None:
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:  # an already decoded stream (a test, an embedding program)
-            return sys.stdin.read().splitlines()
+            return split_lines(sys.stdin.read())
         data = stream.read()
     else:
         with open(path, "rb") as handle:
             data = handle.read()
     try:
-        return data.decode("utf-8").splitlines()
+        return split_lines(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise CliError(f"{name} is not UTF-8 text: byte 0x{data[error.start]:02x} on line {line} is not valid UTF-8. "

@@ -44,6 +44,15 @@ def read_lines(path: str | Path) -> list[str]:
         raise CorpusError(f"{path} is not UTF-8 text ({error}); convert it with iconv first") from error
     except (OSError, EOFError) as error:
         raise CorpusError(f"cannot read {path}: {error}") from error
+    return split_lines(text)
+
+
+def split_lines(text: str) -> list[str]:
+    r"""The lines of a text file's contents, broken at ``\n`` only (the ``\r`` of a ``\r\n`` dropped).
+
+    ``str.splitlines`` also breaks at ``\v``, ``\f``, ``\x1c``-``\x1e``, ``\x85``, U+2028 and U+2029; output
+    written one line per input line would then no longer line up with the input.
+    """
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final line break ends the last line, it does not start a new one
