@@ -23,6 +23,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_syntax.align import word_heads_from_subword_heads
+from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 from hf_syntax.conllu import read_conllu
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parse_head_trees import (
@@ -30,7 +31,6 @@ from hf_syntax.parse_head_trees import (
     AttachmentScore,
     attachment_score,
     encoder_parse,
-    gold_tree_attachment_score,
     word_heads_from_parse,
 )
 from hf_syntax.parsers import load_parser

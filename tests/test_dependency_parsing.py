@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from hf_syntax.align import NO_WORD, subword_columns
+from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 from hf_syntax.parse_head_trees import (
     AttachmentScore,
     attachment_score,
-    gold_tree_attachment_score,
     maximum_spanning_tree,
     predicted_heads,
     word_heads_from_parse,

@@ -1,9 +1,17 @@
 """The folder tree tells the story: the top level of ``hf_syntax/`` is exactly the portable set an exported model
-folder carries (``hf_syntax.hub.portable``), and those modules reach each other only by single-dot relative imports."""
+folder carries (``hf_syntax.hub.portable``), those modules reach each other only by single-dot relative imports, and
+the model core reaches nothing on the text side."""
 
 import ast
 
-from hf_syntax.hub.portable import PACKAGE_DIR, portable_modules
+from hf_syntax.hub.portable import PACKAGE_DIR, portable_modules, relative_imports
+
+MODEL_CORE = ("attention", "layers", "stacks", "self_parse", "parse_losses", "parse_head_trees",
+              "modeling_syntax_transformer", "modeling_bert_pos", "configuration_syntax_transformer",
+              "configuration_bert_pos", "embeddings", "graph_transformer", "variants")
+"""The modules that define and run the models: what loading a model needs."""
+TEXT_SIDE = ("featurizer", "parsers", "align", "pipelines", "source_reading", "conllu")
+"""Modules that read text: parsers, alignment of words to subwords, the pipelines."""
 
 
 def other_hf_syntax_imports(module: str) -> set[str]:
@@ -32,6 +40,24 @@ def test_top_level_modules_import_each_other_only_relatively():
     for path in PACKAGE_DIR.glob("*.py"):
         if path.stem != "__init__":
             assert not other_hf_syntax_imports(path.stem), f"{path.name} imports hf_syntax absolutely or from a parent"
+
+
+def test_the_model_core_imports_nothing_from_the_text_side():
+    """Every import statement of the core, at module level or inside a function, and of everything it reaches: loading
+    a model never pulls in a parser, the aligner or the pipelines (nor ``data/`` or ``recipes/``, which the test
+    above already keeps out of the top level)."""
+    reached, todo, imported_by = set(), list(MODEL_CORE), {}
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            for imported in relative_imports(module):
+                imported_by.setdefault(imported, module)
+                todo.append(imported)
+    assert set(MODEL_CORE) <= reached
+    text_side = {module: imported_by[module] for module in reached & set(TEXT_SIDE)}
+    assert not text_side, f"the model core reaches the text side (module: imported by): {text_side}"
+    assert not any(other_hf_syntax_imports(module) for module in reached)
 
 
 def test_the_demos_time_and_score_read_the_same_in_every_doc():

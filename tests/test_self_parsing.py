@@ -249,7 +249,7 @@ def test_the_recipe_reads_word_starts_from_the_source_vocabulary_and_asks_for_bo
 
 def test_the_own_parse_is_scored_on_gold_trees(corpus, batch):
     from hf_syntax.conllu import read_conllu
-    from hf_syntax.parse_head_trees import gold_tree_attachment_score
+    from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 
     tokenizer, _, _ = corpus
     model = train(tiny("dbsa_dep_rel_self", tokenizer, source_pretokenized=True), batch)

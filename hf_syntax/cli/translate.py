@@ -79,7 +79,7 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
     from tqdm.auto import tqdm
 
     from hf_syntax.conllu import read_conllu
-    from hf_syntax.parse_head_trees import gold_tree_attachment_score
+    from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 
     trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
     try:
