@@ -21,12 +21,12 @@ import torch
 
 from hf_syntax.cli.translate import translate_lines
 from hf_syntax.data.corpus import read_parallel
-from hf_syntax.fast_inference import load_pipeline
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.metrics.translation import score_translations
 from hf_syntax.parse_head_trees import encoder_parse
 from hf_syntax.pipelines import syntax_pipeline
 from hf_syntax.self_parse import word_ids_from_roles
+from hf_syntax.serving.loading import load_pipeline
 from study_report import paired_bootstrap  # this script's sibling, like compare.py's
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja"

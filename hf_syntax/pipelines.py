@@ -30,14 +30,13 @@ from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
 
 from .columns import pad_columns
 from .featurizer import InvalidTextError, SyntaxFeaturizer
+from .folder_layout import TARGET_TOKENIZER_DIR
 from .parsers import get_parser
 from .source_reading import EmptyInputError, SourceReader, SourceReading, check_texts, featurizer_max_length
 from .trees import WordTree
 
 TRANSLATION_TASK = "translation"
 CLASSIFICATION_TASK = "text-classification"
-TARGET_TOKENIZER_DIR = "target_tokenizer"
-"""Subfolder holding the target-side tokenizer of a model trained with separate vocabularies."""
 
 class SyntaxTranslationPipeline(Pipeline):
     """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.

@@ -23,11 +23,11 @@ from hf_syntax.fast_inference import (  # noqa: E402
     CTranslate2Seq2SeqModel,
     NotExpressibleError,
     export_ctranslate2,
-    load_pipeline,
     optimize_for_cpu,
 )
 from hf_syntax.convert.marian import from_marian  # noqa: E402
 from hf_syntax.recipes.translation.data import resolve_data_path  # noqa: E402
+from hf_syntax.serving.loading import load_pipeline  # noqa: E402
 
 JAPANESE_PARSER = "spacy:ja_ginza"
 SIZES = dict(d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,

@@ -60,6 +60,16 @@ def test_the_model_core_imports_nothing_from_the_text_side():
     assert not any(other_hf_syntax_imports(module) for module in reached)
 
 
+def test_fast_inference_loads_models_without_the_pipelines():
+    """The backends give a model; the pipeline around it is built by ``serving.loading``. Both read the export
+    folder's layout from ``folder_layout``."""
+    for path in (PACKAGE_DIR / "fast_inference").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert not {"pipelines", "hf_syntax.pipelines"} & imported, f"fast_inference/{path.name} imports the pipelines"
+
+
 def test_the_demos_time_and_score_read_the_same_in_every_doc():
     """README, training/README.md, demo.sh and the demo's config state one time and one score for the demo."""
     import re

@@ -54,9 +54,10 @@ def read_input_lines(path: str | None) -> list[str]:
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,
                    **generate_kwargs):
     """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
-    from hf_syntax.fast_inference import NotExpressibleError, load_pipeline
+    from hf_syntax.fast_inference import NotExpressibleError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
+    from hf_syntax.serving.loading import load_pipeline
 
     try:
         return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,

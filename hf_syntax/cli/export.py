@@ -65,7 +65,7 @@ def _is_repo_id(name: str) -> bool:
 def _export_ctranslate2(options) -> None:
     from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
     from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
-    from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
+    from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
 
     try:
         model, tokenizer = load_model_folder(Path(options.model_dir))

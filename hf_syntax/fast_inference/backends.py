@@ -1,7 +1,6 @@
-"""One entry point for translating with a saved model on CPU, whichever backend runs it.
+"""One entry point for loading a saved model on CPU, whichever backend runs it.
 
-``load_pipeline(folder)`` gives the hf_syntax pipeline of a saved model; for a translation model it is a
-``SyntaxTranslationPipeline`` (same preprocessing, featurizing and decoding) over:
+``load_model(folder)`` gives the model of a saved folder, ready for ``generate``, and its tokenizer:
 
 * ``backend="ctranslate2"``: a folder written by ``export_ctranslate2`` (picked automatically), or a PyTorch model
   folder converted on the fly into a temporary CTranslate2 folder (refused with the reason when CTranslate2 cannot
@@ -9,6 +8,9 @@
 * ``backend="pytorch"``: the model itself through ``optimize_for_cpu`` (generation through ``DecodingCache``, the
   same outputs; optionally int8 linear layers with ``quantization="int8"``); this is also the backend of BERT+POS
   classifiers.
+
+The pipeline around it (the same preprocessing, featurizing and decoding on either backend) is
+``hf_syntax.serving.loading.load_pipeline``'s: the backends know nothing of the pipelines.
 """
 
 from __future__ import annotations
@@ -16,21 +18,21 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ..folder_layout import TARGET_TOKENIZER_DIR
+
 BACKENDS = ("auto", "pytorch", "ctranslate2")
 
 
-def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = None, workers: int = 1,
-                  **pipeline_kwargs):
-    """The pipeline of ``model_dir`` on ``backend`` ("auto": CTranslate2 for a CTranslate2 export, else PyTorch).
+def load_model(model_dir, backend: str = "auto", quantization: str | None = None, workers: int = 1):
+    """``(model, tokenizer)`` of ``model_dir`` on ``backend`` ("auto": CTranslate2 for a CTranslate2 export, else
+    PyTorch).
 
     ``quantization``: for CTranslate2 its compute type ("int8", "int8_float32", "float32"; default: what the folder
     was exported with), for PyTorch None or "int8". ``workers``: how many parts each batch is split into, decoded in
-    parallel (throughput on several cores; 1 for the latency of single sentences). ``pipeline_kwargs`` go to the
-    pipeline (generation options, ``target_tokenizer``).
+    parallel (throughput on several cores; 1 for the latency of single sentences).
     """
     from transformers import AutoTokenizer
 
-    from ..pipelines import syntax_pipeline
     from .ctranslate2_model import CTranslate2Seq2SeqModel, is_ctranslate2_folder
 
     if backend not in BACKENDS:
@@ -48,17 +50,16 @@ def load_pipeline(model_dir, backend: str = "auto", quantization: str | None = N
             model_dir = Path(temporary.name)
         model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default", workers=workers)
         model.temporary_folder = temporary
-        return syntax_pipeline(model, AutoTokenizer.from_pretrained(model_dir), **pipeline_kwargs)
+        return model, AutoTokenizer.from_pretrained(model_dir)
     from hf_syntax.hub.model_folder import load_model_folder
     from .torch_path import optimize_for_cpu
 
     model, tokenizer = load_model_folder(model_dir)
-    return syntax_pipeline(optimize_for_cpu(model, quantization, workers), tokenizer, **pipeline_kwargs)
+    return optimize_for_cpu(model, quantization, workers), tokenizer
 
 
 def _convert_folder(model_dir: Path, out_dir: Path) -> None:
     from hf_syntax.hub.model_folder import load_model_folder
-    from ..pipelines import TARGET_TOKENIZER_DIR
     from .ctranslate2_export import export_ctranslate2
 
     model, tokenizer = load_model_folder(model_dir)
@@ -71,4 +72,4 @@ def _convert_folder(model_dir: Path, out_dir: Path) -> None:
     export_ctranslate2(model, tokenizer, out_dir, target_tokenizer=target, overwrite=True)
 
 
-__all__ = ["BACKENDS", "load_pipeline"]
+__all__ = ["BACKENDS", "load_model"]

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import torch
 
+from ..folder_layout import CTRANSLATE2_METADATA_FILE, TARGET_TOKENIZER_DIR
 from .ctranslate2_spec import NotExpressibleError, build_spec, check_expressible, feature_streams, import_ctranslate2
 
-METADATA_FILE = "hf_syntax_ctranslate2.json"
-"""Written beside CTranslate2's ``model.bin``: the model's Hugging Face config and how to build the source streams."""
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 FEATURE_SEPARATOR = "\uffe8"
 """CTranslate2 splits a source token into its streams on this character (``word￨12``)."""
@@ -84,13 +83,11 @@ def _single_eos(config) -> int:
 def export_ctranslate2(model, tokenizer, out_dir, *, target_tokenizer=None, quantization: str | None = None,
                        overwrite: bool = False) -> Path:
     """Write a CTranslate2 folder for ``model``: ``model.bin`` + CTranslate2's config and vocabularies, the
-    tokenizer(s), ``generation_config.json`` and ``hf_syntax_ctranslate2.json`` (our config, with the parser spec
+    tokenizer(s), ``generation_config.json`` and ``CTRANSLATE2_METADATA_FILE`` (our config, with the parser spec
     a feature model needs, and the source streams). Returns the folder.
 
     ``quantization``: None/"float32", "int8", "int8_float32" or "int16" (CTranslate2's weight types for CPU).
     """
-    from ..pipelines import TARGET_TOKENIZER_DIR
-
     if quantization not in (None, *QUANTIZATIONS):
         raise ValueError(f"quantization={quantization!r} is not supported; choose one of {QUANTIZATIONS}.")
     check_expressible(model.config)
@@ -113,8 +110,8 @@ def export_ctranslate2(model, tokenizer, out_dir, *, target_tokenizer=None, quan
         "feature_streams": [asdict(stream) for stream in feature_streams(model.config)],
         "model_config": model.config.to_dict(),
     }
-    (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    (out_dir / CTRANSLATE2_METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     return out_dir
 
 
-__all__ = ["FEATURE_SEPARATOR", "METADATA_FILE", "QUANTIZATIONS", "export_ctranslate2"]
+__all__ = ["FEATURE_SEPARATOR", "QUANTIZATIONS", "export_ctranslate2"]

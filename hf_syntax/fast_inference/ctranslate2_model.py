@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, GenerationConfig
 
-from .ctranslate2_export import FEATURE_SEPARATOR, METADATA_FILE
+from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
+from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
 from .parallel_generation import check_workers
 
@@ -36,7 +37,7 @@ benchmarks/results/ctranslate2_agreement/baseline.md). ``"never"`` has no counte
 
 
 def is_ctranslate2_folder(path) -> bool:
-    return (Path(path) / METADATA_FILE).is_file() and (Path(path) / "model.bin").is_file()
+    return (Path(path) / CTRANSLATE2_METADATA_FILE).is_file() and (Path(path) / CTRANSLATE2_WEIGHTS_FILE).is_file()
 
 
 def _read_vocabulary(folder: Path, names: tuple[str, ...]) -> list[str]:
@@ -65,9 +66,10 @@ class CTranslate2Seq2SeqModel:
         ctranslate2 = import_ctranslate2()
         folder = Path(folder)
         if not is_ctranslate2_folder(folder):
-            raise ValueError(f"{folder} is not a CTranslate2 export (no {METADATA_FILE} and model.bin); write one "
-                             f"with `hf-syntax export MODEL_DIR OUT --format ctranslate2`.")
-        metadata = json.loads((folder / METADATA_FILE).read_text())
+            raise ValueError(f"{folder} is not a CTranslate2 export (no {CTRANSLATE2_METADATA_FILE} and "
+                             f"{CTRANSLATE2_WEIGHTS_FILE}); write one with `hf-syntax export MODEL_DIR OUT --format "
+                             f"ctranslate2`.")
+        metadata = json.loads((folder / CTRANSLATE2_METADATA_FILE).read_text())
         import hf_syntax  # noqa: F401  (registers our config classes with AutoConfig)
 
         model_config = dict(metadata["model_config"])

@@ -43,7 +43,7 @@ from ..embeddings import sinusoidal_positions
 
 MAX_COMBINED_FEATURE_ROWS = 100_000
 PYTORCH_PATH_HINT = (
-    "Use the PyTorch path instead: `hf_syntax.fast_inference.load_pipeline(model_dir, backend='pytorch', "
+    "Use the PyTorch path instead: `hf_syntax.serving.loading.load_pipeline(model_dir, backend='pytorch', "
     "quantization='int8')` or `hf-syntax translate --model DIR --backend pytorch --quantization int8`."
 )
 INSTALL_HINT = "CTranslate2 is not installed: `pip install 'hf-syntax[ctranslate2]'` (or `pip install ctranslate2`)."

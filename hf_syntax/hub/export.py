@@ -19,10 +19,11 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+from hf_syntax.folder_layout import ENDPOINT_HANDLER_FILE, MODEL_CARD_FILE, REQUIREMENTS_FILE
 from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
 from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
 from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
-from hf_syntax.pipelines import TARGET_TOKENIZER_DIR, save_pipeline, syntax_pipeline
+from hf_syntax.pipelines import save_pipeline, syntax_pipeline
 from hf_syntax.segmenters import SEGMENTER_REQUIREMENTS, segmenter_requirements
 
 TRANSLATION_SUMMARY = "summary.json"
@@ -31,7 +32,7 @@ CODE_FILES = portable_files()
 """Code files that travel with every exported model: the whole portable set (``hub.portable``)."""
 HANDLER_SOURCE = ("hf_syntax.serving", "endpoint_handler.py")
 """The Inference Endpoint handler, copied as a file (never imported here: it imports the inference backends)."""
-SERVING_FILES = ("handler.py", "requirements.txt")
+SERVING_FILES = (ENDPOINT_HANDLER_FILE, REQUIREMENTS_FILE)
 """The Inference Endpoint's entry point and what it installs before loading the model."""
 BASE_REQUIREMENTS = ("torch", "transformers>=5.0,<6", "tokenizers", "safetensors")
 WEIGHT_FILES_NOT_ALLOWED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack")
@@ -147,7 +148,7 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     pipe = syntax_pipeline(model.eval(), tokenizer, load_parser=False, **extra)
     save_pipeline(pipe, str(out_dir))
     drop_loading_flags(out_dir)
-    card.save(out_dir / "README.md")
+    card.save(out_dir / MODEL_CARD_FILE)
     write_endpoint_files(model.config, out_dir)
     check_export_folder(out_dir)
     return out_dir
@@ -184,7 +185,7 @@ def write_endpoint_files(config, out_dir: Path) -> None:
     libraries the folder's code imports plus the parser packages the config names) and the portable modules
     ``save_pretrained`` did not copy (those the model classes do not import, such as the demos' tree views)."""
     handler = resources.files(HANDLER_SOURCE[0]).joinpath(HANDLER_SOURCE[1]).read_text(encoding="utf-8")
-    (out_dir / "handler.py").write_text(handler, encoding="utf-8")
+    (out_dir / ENDPOINT_HANDLER_FILE).write_text(handler, encoding="utf-8")
     for name in CODE_FILES:
         if not (out_dir / name).is_file():
             (out_dir / name).write_text((PACKAGE_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
@@ -192,7 +193,7 @@ def write_endpoint_files(config, out_dir: Path) -> None:
     for spec in inference_parsers(config):
         needs = segmenter_requirements if spec.partition(":")[0] in SEGMENTER_REQUIREMENTS else parser_requirements
         requirements += [name for name in needs(spec) if name not in requirements]
-    (out_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
+    (out_dir / REQUIREMENTS_FILE).write_text("\n".join(requirements) + "\n", encoding="utf-8")
 
 
 def check_export_folder(folder: Path) -> None:
@@ -218,5 +219,5 @@ def check_export_folder(folder: Path) -> None:
         raise ExportError(f"export folder {folder} is incomplete: {'; '.join(problems)}.")
 
 
-__all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "TARGET_TOKENIZER_DIR", "check_export_folder", "export",
+__all__ = ["CODE_FILES", "ExportError", "SERVING_FILES", "check_export_folder", "export",
            "results_from_glue_run", "results_from_run", "results_from_summary"]

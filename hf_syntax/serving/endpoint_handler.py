@@ -43,7 +43,7 @@ def load_ctranslate2_pipeline(path: str):
     """The same translation pipeline decoding with CTranslate2 (the folder is converted once, at start-up). Needs
     ``pip install 'hf-syntax[ctranslate2]'``; refused with the reason for models CTranslate2 cannot express."""
     try:
-        from hf_syntax.fast_inference import load_pipeline
+        from hf_syntax.serving.loading import load_pipeline
     except ImportError as error:
         raise ImportError("the ctranslate2 backend needs hf_syntax and CTranslate2: pip install "
                           "'hf-syntax[ctranslate2]' (or use HF_SYNTAX_BACKEND=pytorch).") from error

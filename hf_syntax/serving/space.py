@@ -15,6 +15,7 @@ import yaml
 from huggingface_hub import ModelCard
 
 from hf_syntax.analysis import attention_plots
+from hf_syntax.folder_layout import MODEL_CARD_FILE, REQUIREMENTS_FILE
 from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
 
 APP_TEMPLATE = Path(__file__).with_name("space_app.py")
@@ -41,7 +42,7 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     space_dir = Path(space_dir)
     if space_dir.exists() and any(space_dir.iterdir()) and not overwrite:
         raise SpaceError(f"{space_dir} exists and is not empty; choose a new Space folder or pass overwrite=True.")
-    model_requirements = Path(model_folder) / "requirements.txt"
+    model_requirements = Path(model_folder) / REQUIREMENTS_FILE
     if not model_requirements.is_file():
         raise SpaceError(f"{model_folder} has no requirements.txt; export the model first (hf-syntax export).")
     space_dir.mkdir(parents=True, exist_ok=True)
@@ -63,7 +64,7 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     if not on_hub:  # no repo named yet: the Space neither lists nor links a model that does not exist
         del front_matter["models"]
         front_matter["title"] = Path(model_folder).name
-    card = Path(model_folder) / "README.md"
+    card = Path(model_folder) / MODEL_CARD_FILE
     title = (ModelCard.load(card).data.model_name if card.is_file() else None) or model_id
     (space_dir / "README.md").write_text(
         f"---\n{yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False)}---\n\n"

@@ -10,7 +10,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerBase, Seq2SeqTraining
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import train_translation_tokenizers
-from hf_syntax.pipelines import TARGET_TOKENIZER_DIR
+from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation.schema import TranslationRecipeConfig
 
