@@ -2,6 +2,7 @@
 prediction files, a tiny real Trainer run."""
 
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -14,7 +15,10 @@ from hf_syntax.recipes.glue.data import check_task_dataset, handle_empty_texts, 
 from hf_syntax.recipes.glue.features import featurize
 from hf_syntax.recipes.glue.model import PosLearningRateTrainer
 from hf_syntax.recipes.glue.run import run_glue
-from hf_syntax.recipes.glue.schema import DEFAULT_POS_LEARNING_RATE, GlueRunConfig, parse_arguments, pos_gate_for
+from hf_syntax.recipes.config import ConfigError
+from hf_syntax.recipes.glue.schema import (
+    DEFAULT_POS_LEARNING_RATE, GlueRunConfig, check_run_config, parse_arguments, pos_gate_for,
+)
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import get_task
 
@@ -229,6 +233,16 @@ def test_the_command_line_is_config_and_set_only(capsys):
     error = capsys.readouterr().err
     assert ("write --set task=rte --set use_pos=false --set 'learning_rates=[2e-5, 3e-5]' --set pos_gate=false"
             in error)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"learning_rates": (2e-5, 0.0)}, "learning_rates = [2e-05, 0.0] cannot train: every rate must be > 0"),
+    ({"training": {"weight_decay": -0.1}}, "training.weight_decay = -0.1 cannot train: it must be >= 0"),
+    ({"training": {"per_device_eval_batch_size": 0}}, "training.per_device_eval_batch_size = 0 cannot train"),
+])
+def test_glue_values_that_cannot_train_are_refused_before_any_data(options, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_run_config(GlueRunConfig(task="rte", output_dir="out", model_name_or_path=MINILM, **options))
 
 
 @pytest.mark.parametrize(("options", "gate"), [

@@ -188,10 +188,55 @@ def test_missing_required_sections(tmp_path):
     ],
 )
 def test_bad_model_settings_name_the_key(tmp_path, overrides, message):
-    config = load_with(tmp_path, valid_config(tmp_path), overrides)
     tokenizer = train_tokenizer(["a b c x y z w"], vocab_size=40, min_frequency=1)
-    with pytest.raises(ConfigError, match=message):
-        build_model(config, tokenizer, tokenizer)
+    with pytest.raises(ConfigError, match=message):  # settings the config alone shows are refused as it loads
+        build_model(load_with(tmp_path, valid_config(tmp_path), overrides), tokenizer, tokenizer)
+
+
+BAD_CONFIGS = [
+    # (--set overrides, what the one error line must say); the issue's cases first
+    (["training.learning_rate=0"], "training.learning_rate = 0 cannot train: it must be > 0, e.g. "
+                                   "training.learning_rate=5e-4"),
+    (["training.learning_rate=-1"], "training.learning_rate = -1 cannot train"),
+    (["training.per_device_train_batch_size=0"], "training.per_device_train_batch_size = 0 cannot train: it must be "
+                                                 ">= 1, e.g. training.per_device_train_batch_size=32"),
+    (["model.type=dbsa_dep_rel_self", "model.kwargs={encoder_layers: 1}"],
+     "model.type='dbsa_dep_rel_self' with model.kwargs {'encoder_layers': 1}: parse_layer_encoder=4 must be between "
+     "1 and encoder_layers=1 (0 disables it); change the model.kwargs key it names"),
+    (["training.per_device_eval_batch_size=0"], "training.per_device_eval_batch_size = 0 cannot train"),
+    (["training.gradient_accumulation_steps=0"], "training.gradient_accumulation_steps = 0 cannot train"),
+    (["training.num_train_epochs=0"], "training.num_train_epochs = 0 cannot train"),
+    (["training.max_steps=0"], "training.max_steps must be >= 1"),
+    (["training.eval_steps=0"], "training.eval_steps = 0 cannot train"),
+    (["training.warmup_steps=-5"], "training.warmup_steps = -5 cannot train"),
+    (["data.max_source_length=1"], "data.max_source_length must be >= 2"),
+    (["model.kwargs.max_position_embeddings=16"], "exceed model.kwargs.max_position_embeddings = 16"),
+    (["model.kwargs.d_model=30"], "d_model=30 is not divisible by encoder_attention_heads=8; change the model.kwargs"),
+    (["generation.num_beams=0"], "generation.num_beams and generation.max_new_tokens must be >= 1"),
+]
+
+
+def test_configs_that_cannot_train_are_one_error_line_before_any_data_work(tmp_path, capsys):
+    """Each used to fail only after the corpus was parsed (a traceback ~150 s in) or to train nothing and exit 0;
+    the Latin-1 config file was a UnicodeDecodeError naming no file."""
+    from hf_syntax.cli import main as hf_syntax
+
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump(valid_config(tmp_path)))
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(config_file.read_bytes() + "# caf\u00e9\n".encode("latin-1"))
+    cases = [(["--config", str(config_file), *(f"--set={override}" for override in overrides)], message)
+             for overrides, message in BAD_CONFIGS]
+    line = config_file.read_text().count("\n") + 1
+    cases.append((["--config", str(latin1)], f"{latin1} is not UTF-8 text: byte 0xe9 on line {line}; save it as UTF-8"))
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            hf_syntax(["train", *argv])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "Traceback" not in err, (argv, err)
+        (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+        assert message in line, (argv, line)
+        assert not (tmp_path / "run").exists()  # no tokenizer trained, no data prepared
 
 
 def test_command_line_reports_config_errors_without_traceback(tmp_path, capsys):

@@ -30,7 +30,13 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    raw_bytes = path.read_bytes()
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw_bytes.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{path} is not UTF-8 text: byte 0x{raw_bytes[error.start]:02x} on line {line}; save it as "
+                          f"UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its real encoding)") from None
     try:
         raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
@@ -164,6 +170,36 @@ def check_arguments(values: dict[str, Any], cls: type, where: str) -> dict[str, 
             )
         checked[key] = value
     return checked
+
+
+TRAINING_VALUE_FLOORS = {
+    # key: (lowest value, whether that value itself is allowed, a value that trains)
+    "learning_rate": (0, False, "5e-4"),
+    "per_device_train_batch_size": (1, True, "32"),
+    "per_device_eval_batch_size": (1, True, "32"),
+    "gradient_accumulation_steps": (1, True, "1"),
+    "num_train_epochs": (0, False, "3"),
+    "logging_steps": (0, False, "50"),
+    "eval_steps": (0, False, "500"),
+    "save_steps": (0, False, "500"),
+    "warmup_steps": (0, True, "0"),
+    "weight_decay": (0, True, "0.0"),
+    "max_grad_norm": (0, True, "1.0"),
+}
+"""TrainingArguments values below which a run cannot train: transformers accepts them and fails (or trains nothing)
+only once the data is prepared, or never."""
+
+
+def check_training_values(values: dict[str, Any], where: str = "training") -> None:
+    """Refuse a TrainingArguments value no run can train with (``learning_rate: 0``, a batch of 0), naming the key
+    and a value that works, before any data is read. ``num_train_epochs`` is unused when ``max_steps`` is set."""
+    for key, (lowest, allowed, example) in TRAINING_VALUE_FLOORS.items():
+        value = values.get(key)
+        if value is None or (key == "num_train_epochs" and values.get("max_steps", -1) > 0):
+            continue
+        if value < lowest or (value == lowest and not allowed):
+            raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
+                              f"{lowest}, e.g. {where}.{key}={example}")
 
 
 def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import Any
 
@@ -18,14 +17,9 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
     ``feature_settings`` (parsers, label vocabularies) are stored in the config where the config has the field,
     so the exported model can featurize raw text at inference the way it was trained.
     """
-    section = config.model
+    section = config.model  # checked by schema.check_model_section when the config was loaded
     config_class, preset = resolve_model_type(section.type)
     accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
-    for key in section.kwargs:
-        if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"unknown config key model.kwargs.{key}{hint}: {config_class.__name__} has no such setting")
     derived = {
         "vocab_size": len(source),
         "pad_token_id": target.pad_token_id,
@@ -52,20 +46,13 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
             f"training.label_smoothing_factor must stay 0 for {section.type}: it smooths in its own loss; "
             "set model.kwargs.label_smoothing instead"
         )
-    max_positions = kwargs.get("max_position_embeddings", getattr(config_class(), "max_position_embeddings", None))
-    longest = max(config.data.max_source_length, config.data.max_target_length + 1)  # +1: decoder start token
-    if max_positions is not None and longest > max_positions:
-        raise ConfigError(
-            f"data.max_source_length/max_target_length ({longest} positions with the decoder start) exceed "
-            f"model.kwargs.max_position_embeddings = {max_positions}; lower the lengths or raise the positions"
-        )
     model_config = config_class(**kwargs)
     try:
         model = AutoModelForSeq2SeqLM.from_config(model_config)
     except ValueError as error:
         raise ConfigError(f"model.type = {section.type!r} is not a sequence-to-sequence model: {error}") from error
-    if getattr(model_config, "self_parse_layers", 0):  # it reads word boundaries from the source vocabulary
-        model.get_encoder().self_parser.set_word_roles(source)
+    if hasattr(model, "read_source_tokenizer"):  # an hf_syntax model (the recipe also trains transformers' Marian)
+        model.read_source_tokenizer(source)
     # max_length (not max_new_tokens): Seq2SeqTrainer fills in max_length=20 otherwise, and generate then warns.
     model.generation_config.update(
         num_beams=config.generation.num_beams,

@@ -7,17 +7,19 @@ wrong types are errors naming the key), then ``validate_recipe_config`` checks w
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from huggingface_hub.errors import StrictDataclassError
 from transformers import Seq2SeqTrainingArguments
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS
 from hf_syntax.recipes.config import (
-    ConfigError, check_arguments, check_choice, check_recipe, load_config, recipe_of,
+    ConfigError, check_arguments, check_choice, check_recipe, check_training_values, load_config, recipe_of,
 )
 from hf_syntax.variants import ARCHITECTURES
 
@@ -160,7 +162,7 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     for key in ("max_source_length", "max_target_length"):
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
-    resolve_model_type(config.model.type)
+    check_model_section(config)
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
@@ -177,6 +179,34 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
                           f"got {config.early_stopping_patience}")
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
+    check_training_values(config.training)
+
+
+def check_model_section(config: TranslationRecipeConfig) -> None:
+    """Build the model's config from ``model.type`` and ``model.kwargs`` now, so that a setting it cannot hold (an
+    unknown key, fewer layers than its parse layers, positions shorter than the data's lengths) is refused in one
+    line before any data is read (the vocabulary and special ids are filled in later, from the tokenizer)."""
+    section = config.model
+    config_class, preset = resolve_model_type(section.type)
+    accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
+    for key in section.kwargs:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key model.kwargs.{key}{hint}: {config_class.__name__} has no such setting")
+    try:
+        model_config = config_class(**{**preset, **section.kwargs})
+    except (StrictDataclassError, TypeError, ValueError) as error:
+        reason = str(error.__cause__ or error).rstrip(".")  # huggingface_hub wraps the config's check in more text
+        raise ConfigError(f"model.type={section.type!r} with model.kwargs {section.kwargs}: {reason}; change the "
+                          f"model.kwargs key it names") from None
+    longest = max(config.data.max_source_length, config.data.max_target_length + 1)  # +1: decoder start token
+    max_positions = getattr(model_config, "max_position_embeddings", None)
+    if max_positions is not None and longest > max_positions:
+        raise ConfigError(
+            f"data.max_source_length/max_target_length ({longest} positions with the decoder start) exceed "
+            f"model.kwargs.max_position_embeddings = {max_positions}; lower the lengths or raise the positions"
+        )
 
 
 def resolve_model_type(name: str) -> tuple[type, dict[str, Any]]:
