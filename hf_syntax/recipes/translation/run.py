@@ -16,6 +16,7 @@ from hf_syntax.align import AlignmentError
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.parsers import ParserNotAvailableError
+from hf_syntax.recipes.checkpoint_averaging import average_final_weights, checkpoint_folders
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import (
     add_config_arguments,
@@ -33,7 +34,7 @@ from hf_syntax.recipes.translation.features import (
 )
 from hf_syntax.recipes.translation.model import build_model
 from hf_syntax.recipes.translation.publish import hub_upload, print_summary, push_model_folder, save_model_folder
-from hf_syntax.recipes.translation.schema import TranslationRecipeConfig, load_recipe_config
+from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
 from hf_syntax.recipes.translation.tokenization import SaveTargetTokenizer, prepare_tokenizers
 from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
 from hf_syntax.trees import TreeError
@@ -42,9 +43,29 @@ FINAL_MODEL_DIR = "model"
 SUMMARY_FILE = "summary.json"
 
 
-def best_validation_scores(trainer: Seq2SeqTrainer) -> dict[str, float]:
+def average_last_checkpoints(trainer: Seq2SeqTrainer, count: int) -> list[int]:
+    """Make the trainer's model the mean of its final weights and its ``count - 1`` newest checkpoints before the
+    final step; returns the steps averaged, the final one last (``[final]`` alone for ``count`` 1)."""
+    final = trainer.state.global_step
+    if count == 1:
+        return [final]
+    folders = checkpoint_folders(Path(trainer.args.output_dir))
+    earlier = [folder for folder in folders if checkpoint_step(folder) < final]
+    if len(earlier) < count - 1:
+        raise ConfigError(f"training.{AVERAGING_OPTION}={count}: the run has {len(earlier)} checkpoint(s) before its "
+                          f"final step {final}, not {count - 1}; save more often (training.save_steps) or average "
+                          f"fewer")
+    earlier = earlier[-(count - 1):]
+    average_final_weights(trainer.model, earlier)
+    return [*(checkpoint_step(folder) for folder in earlier), final]
+
+
+def best_validation_scores(trainer: Seq2SeqTrainer, averaged: bool) -> dict[str, float]:
     """Validation scores of the model the trainer ended with: taken from the log when training already evaluated
-    that checkpoint (saves a generation pass), computed otherwise."""
+    that checkpoint (saves a generation pass), computed otherwise (always for averaged weights, which no
+    checkpoint holds)."""
+    if averaged:
+        return trainer.evaluate(metric_key_prefix="validation")
     evaluations = [entry for entry in trainer.state.log_history if "eval_bleu" in entry]
     best = trainer.state.best_metric
     if trainer.args.load_best_model_at_end and best is not None:
@@ -142,12 +163,13 @@ def train_translation(
     resumed_at = checkpoint_step(resume_dir)
     train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
     train_seconds = time.perf_counter() - started
+    averaged_steps = average_last_checkpoints(trainer, config.training.get(AVERAGING_OPTION, 1))
 
     final_split = "test" if "test" in encoded else "validation"
     prediction = trainer.predict(encoded[final_split], metric_key_prefix=final_split)
     results = {final_split: prediction.metrics}
     if final_split != "validation":
-        results["validation"] = best_validation_scores(trainer)
+        results["validation"] = best_validation_scores(trainer, averaged=len(averaged_steps) > 1)
     hypotheses = scorer.decode(np.asarray(prediction.predictions))
     examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
 
@@ -165,7 +187,11 @@ def train_translation(
         "optimizer_steps": trainer.state.global_step,
         "epochs": trainer.state.epoch,
         **whole_run_training_loss(trainer.state.log_history, train_result, resumed_at),
-        "best_checkpoint": trainer.state.best_model_checkpoint,
+        # The checkpoint the final model was chosen as (None: nothing chosen on dev, the run ended where it ended).
+        "best_checkpoint": trainer.state.best_model_checkpoint if trainer.args.load_best_model_at_end else None,
+        # The final model is the mean of the states at these steps (one step: the final weights as they are).
+        AVERAGING_OPTION: len(averaged_steps),
+        "averaged_steps": averaged_steps,
         "seconds": round(time.perf_counter() - started, 1),
         "train_seconds": round(train_seconds, 1),
         "parameters": sum(parameter.numel() for parameter in model.parameters()),

@@ -40,6 +40,10 @@ RECIPE_OWNED_ARGUMENTS = {
     "hub_model_id": "set the top-level hub_model_id (--hub-model-id)",
     "hub_strategy": "the recipe uploads the exported model folder once, at the end of the run",
 }
+AVERAGING_OPTION = "average_last_checkpoints"
+"""The ``training`` key that is the recipe's own rather than a Seq2SeqTrainingArguments field: the final model is the
+mean of the run's last N states (``hf_syntax.recipes.checkpoint_averaging``); 1, the default, keeps the last or, with
+load_best_model_at_end, the best checkpoint."""
 
 
 @dataclass
@@ -166,7 +170,10 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
+    averaging = config.training.pop(AVERAGING_OPTION, 1)
     config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
+    check_averaging(averaging, config)
+    config.training[AVERAGING_OPTION] = averaging
     max_steps = config.training.get("max_steps", -1)
     if max_steps != -1 and max_steps < 1:  # transformers would quietly train the epoch schedule instead
         raise ConfigError(f"training.max_steps must be >= 1 (or -1, the default: train num_train_epochs), got "
@@ -180,6 +187,25 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
     check_training_values(config.training)
+
+
+def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
+    """Averaging needs its checkpoints kept and excludes choosing one on dev."""
+    key = f"training.{AVERAGING_OPTION}"
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(f"{key} must be a whole number >= 1 (1 keeps the final model as it is), got {count!r}")
+    if count == 1:
+        return
+    if config.training.get("load_best_model_at_end"):
+        raise ConfigError(f"{key}={count} averages the last checkpoints and chooses none on dev; it excludes "
+                          f"training.load_best_model_at_end=true: leave that unset or false")
+    if config.early_stopping_patience is not None:
+        raise ConfigError(f"{key}={count} averages the last checkpoints and chooses none on dev; it excludes "
+                          f"early_stopping_patience (set it to null)")
+    limit = config.training.get("save_total_limit", count)
+    if limit is not None and limit < count:
+        raise ConfigError(f"training.save_total_limit={limit} keeps fewer checkpoints than {key}={count} averages: "
+                          f"set it to at least {count}, or null to keep all")
 
 
 def check_model_section(config: TranslationRecipeConfig) -> None:

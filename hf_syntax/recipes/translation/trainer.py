@@ -12,7 +12,7 @@ from transformers.trainer_utils import IntervalStrategy
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
 from hf_syntax.parse_losses import LOSS_PARTS
-from hf_syntax.recipes.translation.schema import TranslationRecipeConfig
+from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig
 
 
 class ParseLossWarmupCallback(TrainerCallback):
@@ -122,7 +122,10 @@ def collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqC
 
 
 def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArguments:
-    """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices."""
+    """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices. A run that averages
+    its last N checkpoints keeps N of them and loads no best one."""
+    training = dict(config.training)
+    averaging = training.pop(AVERAGING_OPTION, 1)
     defaults = {
         "lr_scheduler_type": "inverse_sqrt",
         "eval_strategy": "steps",
@@ -132,6 +135,8 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
         "save_total_limit": 3,
         "dataloader_pin_memory": torch.cuda.is_available(),
     }
+    if averaging > 1:
+        defaults.update(load_best_model_at_end=False, save_total_limit=averaging)
     if launched_on_cpus_only():
         defaults["use_cpu"] = True
     return Seq2SeqTrainingArguments(
@@ -140,7 +145,7 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
         predict_with_generate=True,
         metric_for_best_model="bleu",
         greater_is_better=True,
-        **{**defaults, **config.training},
+        **{**defaults, **training},
     )
 
 

@@ -1,0 +1,126 @@
+"""Checkpoint averaging: the parameter mean of a run's last checkpoints as its final model.
+
+Why: the last epochs of a run sit around one point of the loss surface, and a dev set of a few hundred lines is too
+small to pick one of them with (a pick swings by up to 3 BLEU between adjacent epochs). Their mean is one model that
+is usually at least as good as the best of them and chosen by nothing. The behaviour follows fairseq's
+``average_checkpoints.py``: every floating-point parameter and buffer is averaged; other tensors (integer ids, step
+counters) are the newest checkpoint's.
+
+Two users: the translation recipe (``training.average_last_checkpoints: N``) and ``hf-syntax average``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import torch
+
+TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json", "training_args.bin")
+"""What a Trainer checkpoint carries besides the model: meaningless for an average, so not copied to one."""
+CONFIG_KEYS_THAT_MAY_DIFFER = {"_name_or_path", "transformers_version", "dtype", "torch_dtype"}
+"""Config entries that record where or with what a folder was saved, not what the model is."""
+AVERAGING_RECORD = "averaged_from.json"
+
+
+class CheckpointAveragingError(ValueError):
+    """Checkpoints that cannot be averaged (different models, missing files): the message names them."""
+
+
+def checkpoint_folders(output_dir: Path) -> list[Path]:
+    """The ``checkpoint-<step>`` folders of a Trainer output_dir, oldest first."""
+    folders = [path for path in Path(output_dir).glob("checkpoint-*") if path.name.split("-", 1)[1].isdigit()]
+    return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
+
+
+def average_state_dicts(state_dicts: Iterable[Mapping[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The mean of floating-point tensors (summed in float64, then cast back to each tensor's dtype, so two float32
+    values average to the correctly rounded mean); the other tensors of the last state dict unchanged. Key sets and
+    shapes must agree."""
+    totals: dict[str, torch.Tensor] = {}
+    newest: Mapping[str, torch.Tensor] = {}
+    count = 0
+    for state_dict in state_dicts:
+        if count and set(state_dict) != set(newest):
+            difference = sorted(set(state_dict) ^ set(newest))
+            raise CheckpointAveragingError(f"the checkpoints hold different parameters ({difference[:3]} ...); "
+                                           f"average checkpoints of one model")
+        for name, tensor in state_dict.items():
+            if count and tensor.shape != newest[name].shape:
+                raise CheckpointAveragingError(f"parameter {name} has shape {tuple(tensor.shape)} in one checkpoint "
+                                               f"and {tuple(newest[name].shape)} in another; average checkpoints "
+                                               f"of one model")
+            if tensor.is_floating_point():
+                value = tensor.detach().to(torch.float64)
+                totals[name] = value.clone() if name not in totals else totals[name].add_(value)
+        newest, count = state_dict, count + 1
+    if not count:
+        raise CheckpointAveragingError("no checkpoints to average")
+    return {name: (totals[name] / count).to(tensor.dtype) if name in totals else tensor.detach().clone()
+            for name, tensor in newest.items()}
+
+
+def check_one_model(configs: Mapping[Path, dict]) -> None:
+    """Refuse checkpoints of different architectures or configs, naming the first entry that differs."""
+    (first_path, first), *others = configs.items()
+    for path, config in others:
+        for key in sorted((set(first) | set(config)) - CONFIG_KEYS_THAT_MAY_DIFFER):
+            if first.get(key) != config.get(key):
+                raise CheckpointAveragingError(
+                    f"{first_path} and {path} are not checkpoints of one model: config.json's {key!r} is "
+                    f"{first.get(key)!r} in one and {config.get(key)!r} in the other; average checkpoints of one "
+                    f"run (one architecture and config)")
+
+
+def read_config(folder: Path) -> dict:
+    """A saved folder's full config (defaults included: ``config.json`` stores only what differs from them)."""
+    from hf_syntax.hub.model_folder import ModelFolderError, load_model_config
+
+    try:
+        return load_model_config(folder).to_dict()
+    except ModelFolderError as error:
+        raise CheckpointAveragingError(f"{error} (give checkpoint-* folders or saved model folders)") from None
+
+
+def average_checkpoints(folders: list[Path], output: Path) -> Path:
+    """Write the average of saved model folders (Trainer checkpoints or exported folders of one model) to
+    ``output``: the newest folder's files (tokenizer, generation config, remote code, card) with the averaged
+    weights, and ``averaged_from.json`` naming the folders. The Trainer's optimizer and scheduler states are not
+    copied: an average is a model, not a point to resume from."""
+    from hf_syntax.hub.model_folder import load_model_folder
+
+    folders = [Path(folder) for folder in folders]
+    if not folders:
+        raise CheckpointAveragingError("give at least one checkpoint folder to average")
+    output = Path(output)
+    if output.resolve() in {folder.resolve() for folder in folders}:
+        raise CheckpointAveragingError(f"--output {output} is one of the checkpoints; write the average elsewhere")
+    if output.exists() and any(output.iterdir()):
+        raise CheckpointAveragingError(f"--output {output} exists and is not empty; choose a new folder")
+    check_one_model({folder: read_config(folder) for folder in folders})
+    model, _ = load_model_folder(folders[-1])
+    model.load_state_dict(average_state_dicts(load_model_folder(folder)[0].state_dict() for folder in folders))
+    newest = folders[-1]
+    shutil.copytree(newest, output, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+        *TRAINER_STATE_FILES, "rng_state*.pth", "model*.safetensors", "model.safetensors.index.json", "*.bin"))
+    with tempfile.TemporaryDirectory() as saved:  # only the weights: the newest folder's config.json stays as it was
+        model.save_pretrained(saved)
+        for weights in Path(saved).glob("model*.safetensors*"):
+            shutil.move(str(weights), output / weights.name)
+    (output / AVERAGING_RECORD).write_text(json.dumps({"averaged_checkpoints": [str(f) for f in folders]}, indent=2)
+                                          + "\n", encoding="utf-8")
+    return output
+
+
+def average_final_weights(model: torch.nn.Module, earlier_checkpoints: list[Path]) -> None:
+    """Make ``model`` (a run's final weights) the mean of itself and ``earlier_checkpoints`` (its newest
+    checkpoints before the final step): the run's last ``1 + len(earlier_checkpoints)`` states. Its own weights
+    count once even where the final step was also checkpointed."""
+    check_one_model({Path("the final model"): model.config.to_dict(),
+                     **{folder: read_config(folder) for folder in earlier_checkpoints}})
+    earlier = (type(model).from_pretrained(folder).state_dict() for folder in earlier_checkpoints)
+    model.load_state_dict(average_state_dicts(itertools.chain(earlier, [model.state_dict()])))

@@ -1,0 +1,154 @@
+"""Checkpoint averaging: the recipe's ``training.average_last_checkpoints`` and ``hf-syntax average``, on real tiny
+runs and hand-made checkpoints."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+from transformers import AutoModelForSeq2SeqLM
+
+from fresh_process import run_without_hf_syntax
+from hub_support import tiny_model, tiny_tokenizer
+from test_training_recipe import CHECKPOINT_STEP, TOTAL_STEPS, tiny_config
+
+from hf_syntax.cli import main as cli
+from hf_syntax.hub.export import export
+from hf_syntax.recipes.checkpoint_averaging import (
+    CheckpointAveragingError, average_checkpoints, average_state_dicts,
+)
+from hf_syntax.recipes.config import ConfigError
+from hf_syntax.recipes.translation.run import train_translation
+from hf_syntax.recipes.translation.schema import load_recipe_config
+
+
+def write_config(tmp_path: Path, name: str, **training) -> Path:
+    config_file = tmp_path / f"{name}.yaml"
+    config_file.write_text(yaml.safe_dump(tiny_config(tmp_path / name, **training)))
+    return config_file
+
+
+@pytest.fixture(scope="module")
+def averaged_run(tmp_path_factory):
+    """A tiny run on a schedule that ends (linear decay to 0) whose final model averages its last two states."""
+    tmp_path = tmp_path_factory.mktemp("averaging")
+    config = load_recipe_config(write_config(tmp_path, "run", average_last_checkpoints=2, lr_scheduler_type="linear",
+                                             save_total_limit=None))
+    return tmp_path / "run", train_translation(config)
+
+
+def weights(folder: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_the_final_model_is_the_mean_of_the_last_two_checkpoints(averaged_run):
+    output_dir, summary = averaged_run
+    assert summary["average_last_checkpoints"] == 2
+    assert summary["averaged_steps"] == [CHECKPOINT_STEP, TOTAL_STEPS]
+    assert summary["best_checkpoint"] is None  # nothing was chosen on dev
+    first, last = (weights(output_dir / f"checkpoint-{step}") for step in (CHECKPOINT_STEP, TOTAL_STEPS))
+    final = weights(output_dir / "model")
+    assert set(final) == set(last)
+    for name, tensor in final.items():
+        assert not torch.equal(first[name], last[name]) or "layer_norm" in name or "embed_positions" in name
+        torch.testing.assert_close(tensor, ((first[name].double() + last[name].double()) / 2).float(),
+                                   rtol=0, atol=0)
+
+
+def test_the_averaged_run_reports_the_averaged_weights_dev_score(averaged_run):
+    output_dir, summary = averaged_run
+    evaluations = [entry for entry in json.loads(
+        (output_dir / f"checkpoint-{TOTAL_STEPS}" / "trainer_state.json").read_text())["log_history"]
+        if "eval_bleu" in entry]
+    assert [entry["step"] for entry in evaluations] == [CHECKPOINT_STEP, TOTAL_STEPS]
+    hypotheses = Path(summary["predictions_file"]).read_text(encoding="utf-8").splitlines()
+    assert len(hypotheses) == summary["pairs"]["test"]
+    assert "validation_bleu" in summary and summary["validation_bleu"] >= 0
+
+
+def test_a_linear_schedule_ends_at_learning_rate_zero(averaged_run):
+    """The log shows the rate each step trained with: after the last one, one more equal decrement reaches 0."""
+    output_dir, _ = averaged_run
+    history = json.loads((output_dir / f"checkpoint-{TOTAL_STEPS}" / "trainer_state.json").read_text())["log_history"]
+    rates = [entry["learning_rate"] for entry in history if "learning_rate" in entry]
+    assert len(rates) == TOTAL_STEPS and max(rates) > rates[-1] > 0
+    assert rates[-1] - (rates[-2] - rates[-1]) == pytest.approx(0, abs=1e-12)
+
+
+def test_averaging_one_checkpoint_gives_it_back_exactly(averaged_run, tmp_path):
+    output_dir, _ = averaged_run
+    last = output_dir / f"checkpoint-{TOTAL_STEPS}"
+    assert cli(["average", str(last), "--output", str(tmp_path / "one")]) == 0
+    original, averaged = weights(last), weights(tmp_path / "one")
+    assert set(original) == set(averaged)
+    assert all(torch.equal(original[name], averaged[name]) for name in original)
+    assert not (tmp_path / "one" / "optimizer.pt").exists()  # a model, not a point to resume from
+    assert (tmp_path / "one" / "tokenizer_config.json").is_file()
+
+
+@pytest.fixture(scope="module")
+def two_exports(tmp_path_factory):
+    """Two exported folders of one tiny dep-free model with hand-set weights: all 1.0 and all 4.0."""
+    tmp_path = tmp_path_factory.mktemp("hand_made")
+    tokenizer = tiny_tokenizer()
+    folders = []
+    for value in (1.0, 4.0):
+        model = tiny_model("baseline", tokenizer)
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.fill_(value)
+        with pytest.warns(UserWarning):  # exported without results: the card warns it is untrained
+            folders.append(export(model, tokenizer, tmp_path / f"weights_{value:g}"))
+    return folders
+
+
+def test_two_hand_made_checkpoints_average_exactly_and_load_anywhere(two_exports, tmp_path):
+    averaged = average_checkpoints(two_exports, tmp_path / "averaged")
+    model = AutoModelForSeq2SeqLM.from_pretrained(averaged)
+    assert all(torch.equal(parameter, torch.full_like(parameter, 2.5)) for parameter in model.parameters())
+    assert json.loads((averaged / "averaged_from.json").read_text())["averaged_checkpoints"] == [
+        str(folder) for folder in two_exports]
+    output = run_without_hf_syntax(
+        "from transformers import AutoModelForSeq2SeqLM\n"
+        f"model = AutoModelForSeq2SeqLM.from_pretrained({str(averaged)!r}, trust_remote_code=True)\n"
+        "print(sorted({float(value) for p in model.parameters() for value in p.flatten().unique()}))\n",
+        tmp_path,
+    )
+    assert output.strip() == "[2.5]"
+
+
+def test_floating_tensors_are_averaged_and_the_others_are_the_newest(tmp_path):
+    older = {"weight": torch.tensor([1.0, 2.0]), "step": torch.tensor([3])}
+    newer = {"weight": torch.tensor([2.0, 5.0]), "step": torch.tensor([7])}
+    mean = average_state_dicts([older, newer])
+    assert torch.equal(mean["weight"], torch.tensor([1.5, 3.5])) and torch.equal(mean["step"], torch.tensor([7]))
+
+
+def test_checkpoints_of_different_configs_are_refused_in_one_line(two_exports, tmp_path, capsys):
+    tokenizer = tiny_tokenizer()
+    other = tiny_model("dbsa", tokenizer)
+    other.save_pretrained(tmp_path / "dbsa")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        cli(["average", str(two_exports[0]), str(tmp_path / "dbsa"), "--output", str(tmp_path / "mixed")])
+    assert stopped.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert "\n" not in message and message.startswith("error: ") and "not checkpoints of one model" in message
+    assert not (tmp_path / "mixed").exists()
+
+
+def test_different_shapes_are_refused():
+    with pytest.raises(CheckpointAveragingError, match="shape"):
+        average_state_dicts([{"weight": torch.zeros(2)}, {"weight": torch.zeros(3)}])
+
+
+@pytest.mark.parametrize("training, message", [
+    ({"average_last_checkpoints": 0}, "whole number >= 1"),
+    ({"average_last_checkpoints": 2, "load_best_model_at_end": True}, "load_best_model_at_end"),
+    ({"average_last_checkpoints": 3, "save_total_limit": 2}, "save_total_limit=2"),
+])
+def test_averaging_settings_that_cannot_work_are_refused(tmp_path, training, message):
+    with pytest.raises(ConfigError, match=message):
+        load_recipe_config(write_config(tmp_path, "bad", **training))
