@@ -97,8 +97,7 @@ def untrained_model(architecture: str, overrides: dict, tokenizer, tiny: bool, *
                         eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
                         decoder_start_token_id=tokenizer.bos_token_id, **settings)
     model = AutoModelForSeq2SeqLM.from_config(config).eval()
-    if config.self_parse_layers:
-        model.get_encoder().self_parser.set_word_roles(tokenizer)
+    model.read_source_tokenizer(tokenizer)
     return model
 
 

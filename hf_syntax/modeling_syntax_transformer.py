@@ -27,6 +27,7 @@ from .parse_losses import (
     decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
     weighted_parse_losses,
 )
+from .saved_files import CheckedFromPretrained
 from .stacks import (
     CACHE_NAME,
     FEATURIZER_HINT,
@@ -94,12 +95,18 @@ CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, Gener
 (assisted and contrastive decoding also crop and re-batch it)."""
 
 
-class SyntaxTransformerPreTrainedModel(PreTrainedModel):
+class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     config_class = SyntaxTransformerConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
+
+    def read_source_tokenizer(self, tokenizer) -> None:
+        """Take from the source tokenizer what the model needs besides the token ids, once before training: a
+        self-parsing model learns which vocabulary entries start a word (saved with the weights from then on); the
+        others need nothing. The columns a source needs at inference are `config.needs_source_features`."""
+        self.get_encoder().read_source_tokenizer(tokenizer)
 
     @torch.no_grad()
     def _init_weights(self, module):

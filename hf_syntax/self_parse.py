@@ -74,7 +74,7 @@ def word_ids_from_roles(input_ids: torch.Tensor, roles: torch.Tensor,
     if (role == UNSET).any():
         raise ValueError(
             "the self-parser does not know the tokenizer's word boundaries: call "
-            "`model.get_encoder().self_parser.set_word_roles(tokenizer)` once (the translation recipe does)."
+            "`model.read_source_tokenizer(tokenizer)` once (the translation recipe does)."
         )
     content = role != NOT_A_WORD
     if attention_mask is not None:

@@ -104,6 +104,11 @@ class SyntaxTransformerEncoder(nn.Module):
         self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
         self.self_parser = SelfParser(config) if config.self_parse_layers else None
 
+    def read_source_tokenizer(self, tokenizer) -> None:
+        """What the encoder reads of its source vocabulary besides the ids: a self-parser's word starts."""
+        if self.self_parser is not None:
+            self.self_parser.set_word_roles(tokenizer)
+
     def forward(
         self,
         input_ids: torch.LongTensor,

@@ -50,8 +50,7 @@ def tiny_model(variant: str, tokenizer):
         **overrides,
     )
     model = AutoModelForSeq2SeqLM.from_config(config)
-    if config.self_parse_layers:
-        model.get_encoder().self_parser.set_word_roles(tokenizer)
+    model.read_source_tokenizer(tokenizer)
     model.generation_config.update(num_beams=2, max_new_tokens=8)
     return model
 

@@ -70,6 +70,15 @@ def test_fast_inference_loads_models_without_the_pipelines():
         assert not {"pipelines", "hf_syntax.pipelines"} & imported, f"fast_inference/{path.name} imports the pipelines"
 
 
+def test_the_recipes_and_tools_use_the_models_own_api():
+    """Training, export and serving ask the model (``read_source_tokenizer``, ``config.needs_source_features``)
+    rather than reaching into its encoder or self-parser."""
+    for package in ("recipes", "cli", "hub", "serving", "data"):
+        for path in (PACKAGE_DIR / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert "get_encoder()." not in text and ".self_parser" not in text, f"{path} reaches into the encoder"
+
+
 def test_the_demos_time_and_score_read_the_same_in_every_doc():
     """README, training/README.md, demo.sh and the demo's config state one time, one install time and the score the
     recorded demo run (benchmarks/results/demo_ja_en/summary.json) printed."""

@@ -65,8 +65,7 @@ def tiny(architecture, tokenizer, seed=0, **overrides):
         parse_layer_encoder=2, parse_layer_decoder=2, **overrides,
     )
     model = AutoModelForSeq2SeqLM.from_config(config)
-    if config.self_parse_layers:
-        model.get_encoder().self_parser.set_word_roles(tokenizer)
+    model.read_source_tokenizer(tokenizer)
     model.generation_config.update(num_beams=2, max_new_tokens=6)
     return model
 
@@ -156,7 +155,7 @@ def test_unknown_word_boundaries_and_bad_options_are_clear_errors(corpus, batch)
     tokenizer, _, _ = corpus
     model = tiny("dbsa_dep_rel_self", tokenizer)
     model.get_encoder().self_parser.word_roles.fill_(-1)
-    with pytest.raises(ValueError, match="set_word_roles"):
+    with pytest.raises(ValueError, match=r"model.read_source_tokenizer\(tokenizer\)"):
         model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
     for options, message in (({"self_parse_sampling": 1.5}, "0 to 1"), ({"self_parse_layers": -1}, ">= 0"),
                              ({"dependency_depth_clip": 0}, "dependency_depth_clip"),
