@@ -5,7 +5,7 @@
         --split test_2016_flickr ../shared/data/multi30k/test_2016_flickr.de.gz ../shared/data/multi30k/test_2016_flickr.en.gz
 
 A corpus-level difference can hide where it is made: a model may lose on mid-length sentences and tie on the
-rest. This reads the translations ``compare.py`` committed (``<results>/translations/<tag>.<split>.txt``, so it
+rest. This reads the translations ``hf-syntax study`` committed (``<results>/translations/<tag>.<split>.txt``, so it
 works after ``runs/`` is gone), splits each test set into source-length quartiles (whitespace words; the bounds
 are the split's own quartiles, so every bucket holds about a quarter of the sentences) and scores every bucket with
 sacreBLEU and its paired bootstrap against the baseline. Writes ``<results_name>_by_length.{json,md}`` next to the
@@ -22,8 +22,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from compare import Study, StudyError, read_lines
-from study_report import paired_bootstrap
+from hf_syntax.data.corpus import read_lines
+from hf_syntax.study.significance import paired_bootstrap
+from hf_syntax.study.study_file import Study, StudyError
 
 
 def length_buckets(sources: list[str], count: int = 4) -> list[tuple[int, int]]:

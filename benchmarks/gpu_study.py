@@ -9,7 +9,7 @@ that the driver's report takes up like any other (its record names the GPU it tr
     bash scripts/gpu_study.sh OUT 480 benchmarks/studies/enja_converged.yaml --runs baseline --seeds 45 --jobs 4
     # back here: the finished run folders go into the study's work_dir, and the report collects them
     python benchmarks/gpu_study.py unpack benchmarks/studies/enja_converged.yaml OUT/runs.tgz
-    python benchmarks/compare.py benchmarks/studies/enja_converged.yaml --report --blind SRC
+    hf-syntax study benchmarks/studies/enja_converged.yaml --report --blind SRC
 
 A study whose models read no tree (the Graph-Transformer's) is prepared without ``--parser``; its extra test pairs
 travel with it (``prepare --extra-test SRC REF``) and are scored there, since the weights stay there.
@@ -29,7 +29,9 @@ import sys
 import tarfile
 from pathlib import Path
 
-from compare import HF_SYNTAX, Study, StudyError, check_extra_tests, config_path
+from hf_syntax.study.processes import HF_SYNTAX, config_path
+from hf_syntax.study.records import check_extra_tests
+from hf_syntax.study.study_file import Study, StudyError
 
 PREPARED = Path(".gpu_study")
 SHARED = Path("../shared")
@@ -57,7 +59,7 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
     missing = [step["creates"] for step in study.prepare if not Path(step["creates"]).exists()]
     if missing:
         raise StudyError(f"{missing} not made yet: run the study here once (its prepare steps run first), e.g. "
-                         f"python benchmarks/compare.py {study_file} --runs {study.baseline} --seeds 1 --jobs 1")
+                         f"hf-syntax study {study_file} --runs {study.baseline} --seeds 1 --jobs 1")
     extra_files = [path for pair in extra_tests for path in pair]
     for option, paths in (("--blind", [blind]), ("--extra-test", extra_files)):
         outside = [str(path) for path in paths if not path.is_file() or SHARED not in path.parents]

@@ -27,7 +27,7 @@ from hf_syntax.parse_head_trees import encoder_parse
 from hf_syntax.pipelines import syntax_pipeline
 from hf_syntax.self_parse import word_ids_from_roles
 from hf_syntax.serving.loading import load_pipeline
-from study_report import paired_bootstrap  # this script's sibling, like compare.py's
+from hf_syntax.study.significance import paired_bootstrap
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja"
 

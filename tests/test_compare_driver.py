@@ -1,4 +1,4 @@
-"""benchmarks/compare.py end to end: two tiny real runs side by side, results table, bootstrap, extra test, resume."""
+"""``hf-syntax study`` end to end: two tiny real runs side by side, results table, bootstrap, extra test, resume."""
 
 import importlib.util
 import json
@@ -12,27 +12,31 @@ import yaml
 
 from test_training_recipe import tiny_config
 
+from hf_syntax.cli import main as hf_syntax_main
+from hf_syntax.study.processes import without_redraws
+from hf_syntax.study.records import log_history
+from hf_syntax.study.scheduling import chosen_runs, is_finished, run_all
+from hf_syntax.study.significance import (
+    against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
+)
+from hf_syntax.study.study_file import Study
+from hf_syntax.study.tables import markdown
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(str(resources.files("hf_syntax") / "sample_data" / "small_parallel_enja"))
 
 
-def load_driver():
-    if str(ROOT / "benchmarks") not in sys.path:  # as when run by path: its sibling study_report.py is importable
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("compare", ROOT / "benchmarks" / "compare.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["compare"] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+def study_command(arguments: list[str]) -> int:
+    """``hf-syntax study ARGUMENTS``, in this process."""
+    return hf_syntax_main(["study", *arguments])
 
 
 def baseline_and_rel_study(tmp_path):
-    """The driver and a study of a baseline and one variant, for tests that hand the report records directly."""
-    driver = load_driver()
+    """A study of a baseline and one variant, for tests that hand the report records directly."""
     (tmp_path / "study.yaml").write_text(yaml.safe_dump({
         "config": "unused.yaml", "work_dir": "runs", "results": "results", "reference": "ref.en",
         "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
-    return driver, driver.Study.load(tmp_path / "study.yaml")
+    return Study.load(tmp_path / "study.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -51,15 +55,14 @@ def finished_study(tmp_path_factory):
                  "rel": {"label": "Transformer_rel", "set": ["model.type=transformer_rel"]}},
     }
     (folder / "study.yaml").write_text(yaml.safe_dump(study))
-    driver = load_driver()
     arguments = [str(folder / "study.yaml"), "--seeds", "3", "--jobs", "2",
                  "--extra-test", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en"), "--blind", str(SAMPLE / "valid.ja")]
-    assert driver.main(arguments) == 0
-    return folder, driver, arguments
+    assert study_command(arguments) == 0
+    return folder, arguments
 
 
 def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     records = json.loads((folder / "results" / "results.json").read_text())
     assert [(r["name"], r["seed"]) for r in records] == [("baseline", 3), ("rel", 3)]
     for record in records:
@@ -68,9 +71,17 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
         assert set(record["extra_tests"]) == {"heldout"}
         assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
-    assert 0 <= records[1]["paired_bootstrap_p"]["bleu"] <= 1 and "paired_bootstrap_p" not in records[0]
-    assert 0 <= records[1]["extra_tests"]["heldout"]["paired_bootstrap_p"]["chrf"] <= 1
-    assert "paired_bootstrap_p" not in records[0]["extra_tests"]["heldout"]
+    translated = {(run, test): (folder / "results" / "translations" / f"{run}.s3.{test}.txt").read_text().splitlines()
+                  for run in ("baseline", "rel") for test in ("dev", "heldout")}
+    dev_references = (SAMPLE / "valid.en").read_text().splitlines()[: len(translated["rel", "dev"])]
+    assert records[1]["paired_bootstrap_p"] == paired_bootstrap(
+        translated["baseline", "dev"], translated["rel", "dev"], dev_references)  # the pair is the same seed's
+    assert records[1]["extra_tests"]["heldout"]["paired_bootstrap_p"] == paired_bootstrap(
+        translated["baseline", "heldout"], translated["rel", "heldout"], (SAMPLE / "heldout.en").read_text().splitlines())
+    assert "paired_bootstrap_p" not in records[0] and "paired_bootstrap_p" not in records[0]["extra_tests"]["heldout"]
+    summaries = [json.loads((folder / "runs" / run / "seed3" / "summary.json").read_text()) for run in ("baseline", "rel")]
+    assert [record["average_last_checkpoints"] for record in records] == [
+        summary.get("average_last_checkpoints") for summary in summaries]  # null where the recipe wrote none
     heldout = (folder / "results" / "translations" / "rel.s3.heldout.txt").read_text().splitlines()
     assert len(heldout) == len((SAMPLE / "heldout.ja").read_text().splitlines())
     assert "| rel | Transformer_rel | 3 |" in (folder / "results" / "results.md").read_text()
@@ -80,7 +91,7 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
 def test_blind_sources_are_translated_line_for_line_and_never_scored(finished_study):
     """Every finished run's best checkpoint translates the blind source into blind/<run>.seed<N>.txt, the same text
     the extra test's pipeline gives; no BLEU of it appears anywhere."""
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     source_lines = (SAMPLE / "valid.ja").read_text(encoding="utf-8").splitlines()
     for run in ("baseline", "rel"):
         translated = (folder / "results" / "blind" / f"{run}.seed3.txt").read_text(encoding="utf-8").splitlines()
@@ -95,20 +106,41 @@ def test_blind_sources_are_translated_line_for_line_and_never_scored(finished_st
 def test_a_report_without_blind_keeps_the_blind_source_its_runs_translated(finished_study):
     """Rebuilding the tables (``--report``) without ``--blind`` once stripped the field from every record whose
     folder was still there, though its translation stayed committed."""
-    folder, driver, _ = finished_study
-    assert driver.main([str(folder / "study.yaml"), "--report"]) == 0
+    folder, _ = finished_study
+    assert study_command([str(folder / "study.yaml"), "--report"]) == 0
     records = json.loads((folder / "results" / "results.json").read_text())
     assert [record["blind"] for record in records] == [str(SAMPLE / "valid.ja")] * 2
 
 
 def test_a_missing_blind_source_is_one_error_line(finished_study, capsys):
-    folder, driver, _ = finished_study
+    folder, _ = finished_study
     with pytest.raises(SystemExit) as stopped:
-        driver.main([str(folder / "study.yaml"), "--report", "--blind", str(folder / "absent.ja")])
+        study_command([str(folder / "study.yaml"), "--report", "--blind", str(folder / "absent.ja")])
     assert stopped.value.code == 2 and f"--blind: no file {folder / 'absent.ja'}" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stopped:  # trees made beforehand belong to a blind source
-        driver.main([str(folder / "study.yaml"), "--report", "--blind-trees", str(folder / "study.yaml")])
+        study_command([str(folder / "study.yaml"), "--report", "--blind-trees", str(folder / "study.yaml")])
     assert stopped.value.code == 2 and "needs --blind SRC" in capsys.readouterr().err
+
+
+def test_the_paired_bootstrap_p_is_worked_out_by_hand_on_two_sentences(monkeypatch):
+    """Each hypothesis is either the reference (BLEU and chrF 100) or a miss sharing no word or character with it
+    (0). sacreBLEU's bootstrap draws 1000 resamples of the two sentences (numpy's default_rng(12345)): 266 draw
+    sentence 0 twice, 254 sentence 1 twice, 480 both. Its p is (1 + the resamples whose difference, less the mean
+    difference over resamples, exceeds the real difference) / 1001."""
+    monkeypatch.delenv("SACREBLEU_SEED", raising=False)
+    draws = np.random.default_rng(12345).choice(2, size=(1000, 2), replace=True)
+    assert (int(((draws[:, 0] == 0) & (draws[:, 1] == 0)).sum()), int(((draws[:, 0] == 1) & (draws[:, 1] == 1)).sum())) == (
+        266, 254)
+    references = ["a b c d", "e f g h"]
+    # Each system right on one sentence: real difference 0 (50 each); 100 on a resample of one sentence twice, 0 on
+    # one of both. The mean is 100 * 520 / 1000 = 52, so the 520 resamples of one sentence twice exceed it.
+    assert paired_bootstrap(["a b c d", "w x y z"], ["s t u v", "e f g h"], references) == {
+        "bleu": round(521 / 1001, 4), "chrf": round(521 / 1001, 4)}
+    # The system right on both, the baseline on sentence 0 only: real difference 50; 0 on sentence 0 twice, 100 on
+    # sentence 1 twice, 50 on both. The mean is (100 * 254 + 50 * 480) / 1000 = 49.4: only the 254 differences of
+    # 100 exceed 49.4 + 50.
+    assert paired_bootstrap(["a b c d", "w x y z"], references, references) == {
+        "bleu": round(255 / 1001, 4), "chrf": round(255 / 1001, 4)}
 
 
 @pytest.mark.parametrize(
@@ -121,9 +153,6 @@ def test_a_missing_blind_source_is_one_error_line(finished_study, capsys):
     ],
 )
 def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_helps(differences, interval, verdict):
-    load_driver()  # the statistics are the driver's sibling module's
-    from study_report import seed_interval
-
     summary = seed_interval(differences)
     assert summary["interval"] == interval and summary["verdict"] == verdict
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
@@ -132,9 +161,6 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
 def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_detect_the_difference():
     """Issue 36's five-seed dep+rel (mean +0.90, paired sd 0.90): checked against a simulation of the t-test itself;
     the power grows with the seeds (the search for the smallest count relies on it) and never turns NaN far out."""
-    load_driver()
-    from study_report import seed_interval, seeds_for_power, t_test_power
-
     differences = np.random.default_rng(0).normal(0.9, 0.902, (40000, 5))
     t_statistics = differences.mean(axis=1) / (differences.std(axis=1, ddof=1) / 5 ** 0.5)
     simulated = float(np.mean(np.abs(t_statistics) > 2.776))  # t(0.975, 4)
@@ -150,7 +176,7 @@ def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_dete
 def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):
     """Seeds a variant has but the baseline lacks are left out of its interval; the per-run table says which
     evaluation was chosen and what the last one scored (selection on the reported split is visible)."""
-    driver, study = baseline_and_rel_study(tmp_path)
+    study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, curve):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": max(curve), "dev_chrf": 50.0,
@@ -158,9 +184,9 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
 
     records = [record("baseline", 42, [30.0, 39.0]), record("baseline", 43, [30.0, 40.0]),
                record("rel", 42, [30.0, 40.0]), record("rel", 43, [30.0, 41.0]), record("rel", 44, [41.0, 35.0])]
-    summary = driver.over_seeds(study, records)["rel"]
+    summary = over_seeds(study, records)["rel"]
     assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 1.0 and summary["bleu"]["wins"] == 2
-    lines = driver.markdown(study, records).splitlines()
+    lines = markdown(study, records).splitlines()
     assert ("| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | +1.00 [+1.00, +1.00] | "
             "helps | 1.00 · 2 |") in lines
     assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
@@ -170,7 +196,7 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
 def test_the_difference_without_selection_pairs_the_last_evaluation_both_runs_of_a_seed_reached(tmp_path):
     """Issue 36: checkpoints are chosen on dev and scored on dev, so the report also pairs each seed's curves at one
     evaluation chosen by neither run; a run stopped early (the 16-epoch budget) is compared where both still ran."""
-    driver, study = baseline_and_rel_study(tmp_path)
+    study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, curve):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": max(curve), "dev_chrf": 50.0,
@@ -178,18 +204,18 @@ def test_the_difference_without_selection_pairs_the_last_evaluation_both_runs_of
 
     records = [record("baseline", 42, [30.0, 39.0, 38.0]), record("baseline", 43, [30.0, 41.0, 40.0, 39.5]),
                record("rel", 42, [30.0, 38.0, 39.0, 40.0]), record("rel", 43, [30.0, 40.5, 40.5, 40.0])]
-    summary = driver.over_seeds(study, records)["rel"]
+    summary = over_seeds(study, records)["rel"]
     assert summary["bleu"]["mean"] == 0.25  # chosen: 40.0 - 39.0 and 40.5 - 41.0
     last = summary["bleu_last_shared_evaluation"]
     assert (last["mean"], last["wins"], last["seeds"]) == (0.75, 2, 2)  # 39.0 - 38.0 at the third, 40.0 - 39.5 at the fourth
     assert any(line.startswith("| rel | 42, 43 | +0.25 |") and "| +0.75 [" in line
-               for line in driver.markdown(study, records).splitlines())
+               for line in markdown(study, records).splitlines())
 
 
 def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tmp_path):
     """A study chosen on its dev split and judged on a test (issue 37's test_2016): the test's differences are paired
     by seed like the split's, a seed the baseline lacks on that test is left out, and each seed's p shows."""
-    driver, study = baseline_and_rel_study(tmp_path)
+    study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, test_bleu, p=None):
         test = {"bleu": test_bleu, "chrf": 60.0, **({"paired_bootstrap_p": {"bleu": p, "chrf": p}} if p else {})}
@@ -199,10 +225,10 @@ def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tm
     records = [record("baseline", 42, 40.0), record("baseline", 43, 41.0), record("rel", 42, 39.0, 0.01),
                record("rel", 43, 40.5, 0.2), record("rel", 44, 45.0)]
     records[1]["extra_tests"] = {}  # seed 43's baseline was never scored on the test
-    summary = driver.over_seeds(study, records)["rel"]["extra_tests"]["test"]
+    summary = over_seeds(study, records)["rel"]["extra_tests"]["test"]
     assert summary["paired_seeds"] == [42] and summary["bleu"]["mean"] == -1.0 and summary["bleu"]["interval"] is None
     records[1]["extra_tests"] = {"test": {"bleu": 41.0, "chrf": 61.0}}
-    lines = driver.markdown(study, records).splitlines()
+    lines = markdown(study, records).splitlines()
     assert ("| rel | 42, 43 | -0.75 | [-3.93, +2.43] | 0/2 | -0.50 | [-6.85, +5.85] | 0/2 | 42: 0.010, 43: 0.200 | "
             "no difference detected at 2 seeds | 0.19 · 5 |") in lines  # t(0.975, 1) = 12.706, sd 0.354 (BLEU) / 0.707 (chrF)
 
@@ -210,13 +236,12 @@ def test_extra_tests_get_their_own_interval_over_seeds_and_per_seed_bootstrap(tm
 def test_variants_are_paired_by_seed_with_the_other_references_a_study_names(tmp_path, capsys):
     """Issues 36/39 ask how two syntax models differ (dep+rel against Transformer_rel, the self-parsing model against
     dep+rel): ``against`` pairs runs with a reference other than the baseline, in the report and its own json."""
-    driver = load_driver()
     study_file = tmp_path / "study.yaml"
     runs = {name: {"label": name} for name in ("baseline", "rel", "dep_rel")}
     study_file.write_text(yaml.safe_dump({"config": "unused.yaml", "work_dir": "runs", "results": "results",
                                           "reference": "ref.en", "baseline": "baseline", "runs": runs,
                                           "against": {"rel": ["dep_rel"]}}))
-    study = driver.Study.load(study_file)
+    study = Study.load(study_file)
 
     def record(name, seed, bleu):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
@@ -224,24 +249,24 @@ def test_variants_are_paired_by_seed_with_the_other_references_a_study_names(tmp
 
     records = [record("baseline", 42, 39.0), record("baseline", 43, 41.0), record("rel", 42, 40.0),
                record("rel", 43, 41.5), record("dep_rel", 42, 41.0), record("dep_rel", 43, 42.0), record("dep_rel", 44, 45.0)]
-    against = driver.against_references(study, records)
+    against = against_references(study, records)
     assert list(against) == ["rel"] and list(against["rel"]) == ["dep_rel"]
     summary = against["rel"]["dep_rel"]
     assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 0.75  # 41.0 - 40.0 and 42.0 - 41.5
     assert summary["bleu"]["interval"] == [-2.43, 3.93]  # t(0.975, 1) = 12.706, sd 0.354
-    assert driver.over_seeds(study, records)["dep_rel"]["bleu"]["mean"] == 1.5  # the baseline's table is unchanged
-    lines = driver.markdown(study, records).splitlines()
+    assert over_seeds(study, records)["dep_rel"]["bleu"]["mean"] == 1.5  # the baseline's table is unchanged
+    lines = markdown(study, records).splitlines()
     table = lines.index("The same against `rel` (Δ = run − rel, paired by seed):")
     assert lines[table + 4].startswith("| dep_rel | 42, 43 | +0.75 | [-2.43, +3.93] | 2/2 |")
 
     study_file.write_text(study_file.read_text().replace("- dep_rel", "- dep+rel"))
     with pytest.raises(SystemExit) as stopped:
-        driver.main([str(study_file), "--report"])
+        study_command([str(study_file), "--report"])
     assert stopped.value.code == 2 and "'against' names ['dep+rel'], which are not runs of the study" in capsys.readouterr().err
 
 
 def test_committed_logs_carry_no_progress_bars(finished_study):
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     logs = list((folder / "results" / "logs").glob("*.log"))
     assert logs
     for log in logs:
@@ -254,49 +279,49 @@ def test_a_finished_progress_bar_is_dropped_and_every_other_line_kept(tmp_path):
     log = tmp_path / "train.log"
     log.write_bytes("{'loss': '3.1'}\nWriting model shards:   0%|    | 0/1 [00:00<?, ?it/s]\rWriting model shards: "
                     "100%|████| 1/1 [00:00<00:00, 46.79it/s]\nsaved 100% | 3/4 of it\n".encode())
-    assert load_driver().without_redraws(log) == "{'loss': '3.1'}\nsaved 100% | 3/4 of it\n"
+    assert without_redraws(log) == "{'loss': '3.1'}\nsaved 100% | 3/4 of it\n"
 
 
 def test_a_pending_run_finished_elsewhere_in_the_meantime_is_not_started(tmp_path, capsys):
     """The driver lists its runs when it starts; one that a GPU machine trained and gpu_study.py unpacked while the
     driver worked through the others is skipped when its turn comes, not trained a second time."""
-    driver, study = baseline_and_rel_study(tmp_path)
-    study = driver.Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
+    study = baseline_and_rel_study(tmp_path)
+    study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
     folder = study.output_dir("rel", 9)
     folder.mkdir(parents=True)
     (folder / "summary.json").write_text("{}")
-    driver.run_all(study, [("rel", 9)], jobs=1, extra_tests=[])
+    run_all(study, [("rel", 9)], jobs=1, extra_tests=[])
     assert "skip rel seed 9: finished elsewhere" in capsys.readouterr().out and not (folder / "train.log").exists()
 
 
 def test_a_run_can_name_its_own_seeds_and_the_queue_goes_seed_by_seed(tmp_path):
     """One GPU call trained two runs at seeds 42-43 and a third at 43-44: ``RUN:SEEDS`` puts them in one queue
     instead of two drivers side by side; the others keep ``--seeds``."""
-    driver, study = baseline_and_rel_study(tmp_path)
-    assert driver.chosen_runs(study, ["rel:44,43", "baseline"], [42, 43]) == [
+    study = baseline_and_rel_study(tmp_path)
+    assert chosen_runs(study, ["rel:44,43", "baseline"], [42, 43]) == [
         ("baseline", 42), ("rel", 43), ("baseline", 43), ("rel", 44)]
-    assert driver.chosen_runs(study, None, [7]) == [("baseline", 7), ("rel", 7)]
+    assert chosen_runs(study, None, [7]) == [("baseline", 7), ("rel", 7)]
 
 
 def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(tmp_path):
     """A committed record counts as finished (its folder may be gone with ``runs/``), except under ``--retrain``,
     which trains such a run again (e.g. for a blind translation); a run folder with its summary counts either way."""
-    driver, study = baseline_and_rel_study(tmp_path)
-    study = driver.Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
+    study = baseline_and_rel_study(tmp_path)
+    study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
     study.results.mkdir()
     (study.results / "results.json").write_text(json.dumps([{"name": "rel", "seed": 9}]))
-    assert driver.is_finished(study, "rel", 9) and not driver.is_finished(study, "rel", 9, retrain=True)
-    assert not driver.is_finished(study, "baseline", 9)
+    assert is_finished(study, "rel", 9) and not is_finished(study, "rel", 9, retrain=True)
+    assert not is_finished(study, "baseline", 9)
     (study.output_dir("rel", 9)).mkdir(parents=True)
     (study.output_dir("rel", 9) / "summary.json").write_text("{}")
-    assert driver.is_finished(study, "rel", 9, retrain=True)
+    assert is_finished(study, "rel", 9, retrain=True)
 
 
 def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(finished_study):
     """A study that ``continues`` another trains each run on from that study's run (4 of 6 steps there): the record
     has every evaluation of the whole run and both invocations' wall time, its log starts with the shorter run's,
     and the copied best checkpoint is the one named as the best."""
-    folder, driver, _ = finished_study
+    folder, _ = finished_study
     config = yaml.safe_load((folder / "tiny.yaml").read_text())
     config["training"]["max_steps"] = 6
     (folder / "longer.yaml").write_text(yaml.safe_dump(config))
@@ -304,7 +329,7 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     study.update(config=str(folder / "longer.yaml"), work_dir=str(folder / "runs_longer"), continues=str(folder / "runs"),
                  results=str(folder / "results_longer"))
     (folder / "longer_study.yaml").write_text(yaml.safe_dump(study))
-    assert driver.main([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "3", "--jobs", "1"]) == 0
+    assert study_command([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "3", "--jobs", "1"]) == 0
     shorter = json.loads((folder / "results" / "results.json").read_text())[1]
     (record,) = json.loads((folder / "results_longer" / "results.json").read_text())
     assert record["steps"] == 6 and record["dev_bleu_per_epoch"][:2] == shorter["dev_bleu_per_epoch"]
@@ -315,17 +340,17 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     for state_file in run_folder.glob("checkpoint-*/trainer_state.json"):
         assert Path(json.loads(state_file.read_text())["best_model_checkpoint"]).parent == run_folder
     # a seed the shorter study never trained: the longer budget from scratch, in one invocation
-    assert driver.main([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "4", "--jobs", "1"]) == 0
+    assert study_command([str(folder / "longer_study.yaml"), "--runs", "rel", "--seeds", "4", "--jobs", "1"]) == 0
     fresh = next(r for r in json.loads((folder / "results_longer" / "results.json").read_text()) if r["seed"] == 4)
     assert fresh["steps"] == 6 and len(fresh["dev_bleu_per_epoch"]) == 3
     assert len(json.loads((folder / "runs_longer" / "rel" / "seed4" / "driver_seconds.json").read_text())) == 1
 
 
 def test_finished_runs_are_skipped(finished_study):
-    folder, driver, arguments = finished_study
+    folder, arguments = finished_study
     checkpoint = folder / "runs" / "rel" / "seed3" / "checkpoint-4"
     before = checkpoint.stat().st_mtime
-    assert driver.main(arguments) == 0
+    assert study_command(arguments) == 0
     assert checkpoint.stat().st_mtime == before
     assert json.loads((folder / "runs" / "rel" / "seed3" / "driver_seconds.json").read_text()).__len__() == 1
 
@@ -338,13 +363,13 @@ def test_a_driver_killed_mid_run_has_counted_the_run_s_time_so_far(finished_stud
     import subprocess
     import time
 
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     study = yaml.safe_load((folder / "study.yaml").read_text())
     study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"),
                  common=[*study["common"], "training.max_steps=100000"])
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
     wall_clock = tmp_path / "runs" / "rel" / "seed5" / "driver_seconds.json"
-    driver = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "compare.py"), str(tmp_path / "study.yaml"),
+    driver = subprocess.Popen([sys.executable, "-m", "hf_syntax.cli", "study", str(tmp_path / "study.yaml"),
                                "--runs", "rel", "--seeds", "5", "--jobs", "1"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     started = time.time()
@@ -362,17 +387,17 @@ def test_a_driver_killed_mid_run_has_counted_the_run_s_time_so_far(finished_stud
 
 
 def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
-    folder, driver, _ = finished_study
+    folder, _ = finished_study
     with pytest.raises(SystemExit) as stopped:
-        driver.main([str(folder / "study.yaml"), "--runs", "nope"])
+        study_command([str(folder / "study.yaml"), "--runs", "nope"])
     assert stopped.value.code == 2 and "--runs 'nope' is not in the study" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        driver.main([str(folder / "study.yaml"), "--runs", "rel:4x"])
+        study_command([str(folder / "study.yaml"), "--runs", "rel:4x"])
     assert "after ':' come the run's seeds" in capsys.readouterr().err
     one_line = folder / "one_line.en"
     one_line.write_text("just one line\n")
     with pytest.raises(SystemExit):
-        driver.main([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(one_line)])
+        study_command([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(one_line)])
     assert "different line counts" in capsys.readouterr().err
     assert not (folder / "runs" / "baseline" / "seed42").exists()  # nothing started
 
@@ -380,12 +405,12 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
 def test_committed_records_outlive_their_run_folders(finished_study):
     """runs/ is not committed: when a run's folder is gone its committed record counts as finished (not trained
     again), stays in the results and still serves the bootstrap of the other runs (from its committed translations)."""
-    folder, driver, arguments = finished_study
+    folder, arguments = finished_study
     before = json.loads((folder / "results" / "results.json").read_text())
     baseline_runs, parked = folder / "runs" / "baseline", folder / "parked_baseline"
     baseline_runs.rename(parked)
     try:
-        assert driver.main(arguments) == 0
+        assert study_command(arguments) == 0
         assert not baseline_runs.exists()  # nothing trained
     finally:
         parked.rename(baseline_runs)
@@ -399,11 +424,11 @@ def test_committed_records_outlive_their_run_folders(finished_study):
 
 
 def test_a_report_before_any_finished_run_writes_no_empty_tables(finished_study, tmp_path, capsys):
-    folder, driver, _ = finished_study
+    folder, _ = finished_study
     study = yaml.safe_load((folder / "study.yaml").read_text())
     study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
-    assert driver.main([str(tmp_path / "study.yaml"), "--report"]) == 0
+    assert study_command([str(tmp_path / "study.yaml"), "--report"]) == 0
     assert "no finished run" in capsys.readouterr().out
     assert not list((tmp_path / "results").glob("results.*"))
 
@@ -414,7 +439,7 @@ def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finis
     evaluation of the same number and seed, and writes nothing."""
     import shutil
 
-    folder, driver, _ = finished_study
+    folder, _ = finished_study
     study = yaml.safe_load((folder / "study.yaml").read_text())
     study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
@@ -425,12 +450,12 @@ def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finis
     (interrupted / "summary.json").unlink()
     shutil.rmtree(interrupted / "checkpoint-4")
 
-    assert driver.main([str(tmp_path / "study.yaml"), "--progress"]) == 0
+    assert study_command([str(tmp_path / "study.yaml"), "--progress"]) == 0
     rows = {tuple(cell.strip() for cell in line.split("|")[1:4]): line.split("|")[4:-1]
             for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "---" not in line}
-    history = driver.log_history(folder / "runs" / "rel" / "seed3")
+    history = log_history(folder / "runs" / "rel" / "seed3")
     scores = [f"{entry['eval_bleu']:.2f}" for entry in history if "eval_bleu" in entry]
-    baseline = [entry["eval_bleu"] for entry in driver.log_history(folder / "runs" / "baseline" / "seed3")
+    baseline = [entry["eval_bleu"] for entry in log_history(folder / "runs" / "baseline" / "seed3")
                 if "eval_bleu" in entry]
     last_delta = f"{float(scores[1]) - baseline[1]:+.2f}"
     assert [cell.strip() for cell in rows["rel", "3", "finished"]] == [*scores, last_delta]
@@ -442,21 +467,21 @@ def test_progress_shows_runs_still_training_beside_the_same_seeds_baseline(finis
 
 def test_the_difference_to_the_baseline_is_taken_over_the_same_seeds(tmp_path):
     """A run of seed 43 only is compared with seed 43's baseline, not with the mean over seeds 42 and 43."""
-    driver, study = baseline_and_rel_study(tmp_path)
+    study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, bleu):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
                 "dev_bleu_per_epoch": [bleu], "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
 
     records = [record("baseline", 42, 39.0), record("baseline", 43, 42.0), record("rel", 43, 41.5)]
-    rel_row = next(line for line in driver.markdown(study, records).splitlines() if line.startswith("| rel | "))
+    rel_row = next(line for line in markdown(study, records).splitlines() if line.startswith("| rel | "))
     assert "| -0.50 |" in rel_row  # 41.5 - 42.0; against the two-seed mean 40.5 it would read +1.00
 
 
 def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_jobs_and_device(tmp_path):
     """A run trained alone at two threads (or on a GPU) is not 0.45x the baseline's time because it is faster: its
     ratio is left out, and the per-run table says how and where each run was trained."""
-    driver, study = baseline_and_rel_study(tmp_path)
+    study = baseline_and_rel_study(tmp_path)
 
     def record(name, seed, seconds, **settings):
         return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": 40.0, "dev_chrf": 50.0,
@@ -464,23 +489,22 @@ def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_jobs_an
 
     records = [record("baseline", 42, 100), record("baseline", 43, 100),  # committed before settings were recorded
                record("rel", 42, 120, threads=1, jobs=2), record("rel", 43, 45, threads=2, jobs=1)]
-    lines = driver.markdown(study, records).splitlines()
+    lines = markdown(study, records).splitlines()
     assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.20 |")  # seed 42 only
     assert next(line for line in lines if line.startswith("| rel | 43 |")).endswith("| 45 | 2 / 1 |")
     assert next(line for line in lines if line.startswith("| baseline | 42 |")).endswith("| 100 | 1 / 2 |")
     records.append(record("rel", 44, 30, threads=2, jobs=8, device="NVIDIA H100 80GB HBM3"))
     records.append(record("baseline", 44, 300, threads=2, jobs=8))  # the same settings on CPU: no ratio either
-    lines = driver.markdown(study, records).splitlines()
+    lines = markdown(study, records).splitlines()
     assert next(line for line in lines if line.startswith("| rel | 44 |")).endswith("| 2 / 8 on NVIDIA H100 80GB HBM3 |")
     assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.20 |")
     records[3].update(threads=None, jobs=None)  # resumed with other settings than it started with
-    assert next(line for line in driver.markdown(study, records).splitlines()
+    assert next(line for line in markdown(study, records).splitlines()
                 if line.startswith("| rel | 43 |")).endswith("| mixed / mixed |")
 
 
 def load_benchmark(name: str):
-    """A script of benchmarks/ that imports the driver as ``compare`` (bleu_by_length, gpu_study)."""
-    load_driver()
+    """A script of benchmarks/ (bleu_by_length, gpu_study), loaded by path."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -497,7 +521,7 @@ def test_length_buckets_cut_at_quartiles_and_never_come_out_empty():
 
 
 def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finished_study, capsys):
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     analysis = load_benchmark("bleu_by_length")
     heldout = ["--split", "heldout", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
     assert analysis.main([str(folder / "study.yaml"), *heldout]) == 0
@@ -513,7 +537,7 @@ def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finishe
 
 
 def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, capsys):
-    folder, _, _ = finished_study
+    folder, _ = finished_study
     analysis = load_benchmark("bleu_by_length")
     unsegmented = tmp_path / "unsegmented.ja"
     unsegmented.write_text("".join(line.replace(" ", "") + "\n" for line in (SAMPLE / "heldout.ja").read_text().splitlines()))

@@ -268,20 +268,20 @@ ITEM_4_ROWS = {"baseline", "dbsa_today", "dbsa_authors_score", "dbsa_authors_wei
 def test_every_diagnosis_run_builds(tmp_path):
     """benchmarks/studies/enja_1000_steps.yaml holds item 4's rows; each builds the model its name says."""
     from hub_support import tiny_tokenizer
-    from test_compare_driver import load_driver
 
     from hf_syntax.recipes.translation.model import build_model
     from hf_syntax.recipes.translation.schema import load_recipe_config
     from hf_syntax.recipes.translation.trainer import training_arguments
+    from hf_syntax.study.processes import CODE_ROOT, config_path
+    from hf_syntax.study.study_file import Study, run_overrides
 
-    driver = load_driver()
-    study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "enja_1000_steps.yaml")
+    study = Study.load(CODE_ROOT / "benchmarks" / "studies" / "enja_1000_steps.yaml")
     assert ITEM_4_ROWS <= set(study.runs)
-    rows = {name: driver.run_overrides(study, name, 42) for name in study.runs}
+    rows = {name: run_overrides(study, name, 42) for name in study.runs}
     tokenizer = tiny_tokenizer()
     built = {}
     for name, overrides in rows.items():
-        config = load_recipe_config(driver.config_path(study), [*overrides, f"output_dir={tmp_path / name}"])
+        config = load_recipe_config(config_path(study), [*overrides, f"output_dir={tmp_path / name}"])
         training_arguments(config)
         built[name] = (build_model(config, tokenizer, tokenizer).config, config)
     assert not built["baseline"][0].parse_layer_encoder and built["dbsa_today"][0].parse_layer_encoder == 2

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_study.py and scripts/gpu_study.sh end to end, on this CPU: a study prepared here, run "there" in
+"""benchmarks/gpu_study.py and scripts/gpu_study.sh (``hf-syntax study`` there) end to end, on this CPU: a study prepared here, run "there" in
 a copy of the repository where spaCy cannot be imported and ../shared does not exist (as on the GPU machine),
 and its finished run unpacked here for the driver's report."""
 
@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_compare_driver import load_benchmark, load_driver
+from test_compare_driver import load_benchmark
 from test_training_recipe import tiny_config
+
+from hf_syntax.study.processes import prepare
+from hf_syntax.study.records import BlindSource
+from hf_syntax.study.report import report
+from hf_syntax.study.study_file import Study
 
 pytest.importorskip("ja_ginza", reason="needs GiNZA (the parser the study's feature run reads)")
 
@@ -43,7 +48,7 @@ def write_study(repo: Path) -> None:
                           max_train_pairs=None)
     (repo / "tiny.yaml").write_text(yaml.safe_dump(config))
     parsed = ["data.dataset=runs/tiny/data", "data.train=null", "data.validation=null"]
-    # The config by its absolute path: the driver resolves a relative one in its own checkout (this one's ROOT).
+    # The config by its absolute path: the driver reads a relative one in its own checkout first (this one's ROOT).
     (repo / "study.yaml").write_text(yaml.safe_dump({
         "config": str(repo / "tiny.yaml"), "work_dir": "runs/tiny", "results": "results/tiny", "reference": f"{data}/valid.en",
         "baseline": "dep_rel", "common": ["tokenizer.path=runs/tiny/data/tokenizer", "data.max_eval_pairs=8"],
@@ -72,11 +77,10 @@ def study_round_trip(tmp_path_factory):
 
     here = repository(top / "here")
     write_study(here)
-    driver = load_driver()
     gpu_study = load_benchmark("gpu_study")
     os.chdir(here)
     try:
-        driver.prepare(driver.Study.load(Path("study.yaml")))
+        prepare(Study.load(Path("study.yaml")))
         gpu_study.prepare(Path("study.yaml"), Path("../shared/data/blind/heldout.ja"), "spacy:ja_ginza", True)
     finally:
         os.chdir(ROOT)
@@ -94,8 +98,7 @@ def study_round_trip(tmp_path_factory):
     os.chdir(here)
     try:
         gpu_study.unpack(Path("study.yaml"), out / "runs.tgz")
-        records = driver.report(driver.Study.load(Path("study.yaml")),
-                                blind=driver.BlindSource(Path("../shared/data/blind/heldout.ja")))
+        records = report(Study.load(Path("study.yaml")), blind=BlindSource(Path("../shared/data/blind/heldout.ja")))
     finally:
         os.chdir(ROOT)
     return top, here, there, out, records, result.stdout

@@ -387,19 +387,20 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
     """benchmarks/studies/multi30k_de_en_graph.yaml (issue 14's 1000-step ablation): each run's overrides build a
     model whose fusion and reading fields are the ones its name says."""
     from hub_support import tiny_tokenizer
-    from test_compare_driver import load_driver
+    import yaml
 
     from hf_syntax.recipes.translation.model import build_model
     from hf_syntax.recipes.translation.schema import load_recipe_config
+    from hf_syntax.study.processes import CODE_ROOT, config_path
+    from hf_syntax.study.study_file import Study, run_overrides
 
-    driver = load_driver()
-    study = driver.Study.load(driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml")
-    raw = driver.yaml.safe_load((driver.TREE / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml").read_text())
+    study_file = CODE_ROOT / "benchmarks" / "studies" / "multi30k_de_en_graph.yaml"
+    study, raw = Study.load(study_file), yaml.safe_load(study_file.read_text())
     tokenizer, readings, defaults = tiny_tokenizer(), {}, GraphTransformerConfig(graph_fusion="sum")
     fields = ("graph_first_layer", "graph_increment", "graph_middle_stream", "graph_new_groups")
     for name in study.runs:
-        overrides = [*driver.run_overrides(study, name, 42), f"output_dir={tmp_path / name}"]
-        config = build_model(load_recipe_config(driver.config_path(study), overrides), tokenizer, tokenizer).config
+        overrides = [*run_overrides(study, name, 42), f"output_dir={tmp_path / name}"]
+        config = build_model(load_recipe_config(config_path(study), overrides), tokenizer, tokenizer).config
         assert config.max_position_embeddings == 128 and not config.graph_half_dim, name
         if name == "baseline":
             assert config.encoder_layer_type == "standard"

@@ -10,22 +10,23 @@
     hf-syntax export runs/x/model exported/x-ct2 --format ctranslate2 --quantization int8
     hf-syntax plot-attention --model runs/x/model --text "..." --out attention.png
     hf-syntax show --model runs/x/model --source dev.ja --max-sentences 3
+    hf-syntax study benchmarks/studies/enja_converged.yaml --seeds 42 43 --jobs 2   # several models over seeds
 
 Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
 command line translates is what ``pipeline(model=folder, trust_remote_code=True)`` translates. Each command group is
 a module with its ``command_*`` functions and an ``add_commands`` that registers them: ``preprocess``, ``train``,
-``translate`` (evaluate, translate), ``parse``, ``export``, ``analysis`` (show, plot-attention); ``common`` holds what they
-share. This module assembles them and turns user errors into one ``error:`` line.
+``translate`` (evaluate, translate), ``parse``, ``export``, ``analysis`` (show, plot-attention), ``study``; ``common``
+holds what they share. This module assembles them and turns user errors into one ``error:`` line.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from hf_syntax.cli import analysis, export, parse, preprocess, train, translate
+from hf_syntax.cli import analysis, export, parse, preprocess, study, train, translate
 from hf_syntax.cli.common import CliError
 
-COMMAND_GROUPS = (preprocess, train, translate, parse, export, analysis)
+COMMAND_GROUPS = (preprocess, train, translate, parse, export, analysis, study)
 """Modules whose ``add_commands`` register the subcommands, in the order ``--help`` lists them."""
 
 
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hf-syntax",
         description="Syntax-aware Transformers: preprocess, train, evaluate, translate, parse, export, show, "
-                    "plot-attention."
+                    "plot-attention, study."
     )
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one 'error:' line")

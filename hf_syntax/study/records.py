@@ -1,0 +1,160 @@
+"""What a study keeps of each run: the record of a finished run (scores, curve, wall time, settings, extra tests,
+blind translation), read from its folder or from the committed results file when the folder is gone.
+
+A run folder is ``<work_dir>/<run>/seed<N>``: the recipe's checkpoints, ``summary.json`` and ``model/``, and the
+driver's ``driver_seconds.json`` (wall time of every invocation) and ``driver_settings.json`` (threads and jobs of
+every invocation: wall times compare only at equal ones).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from hf_syntax.data.corpus import read_lines
+from hf_syntax.study.processes import translate, without_redraws
+from hf_syntax.study.significance import scores
+from hf_syntax.study.study_file import Study, StudyError
+
+WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
+SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
+DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
+
+
+def invocation_log(folder: Path, name: str) -> list:
+    """One entry per earlier invocation of a run (its wall time or its settings); empty before the first."""
+    return json.loads((folder / name).read_text()) if (folder / name).exists() else []
+
+
+def log_history(folder: Path) -> list[dict]:
+    """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
+    states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
+    return json.loads(states[-1].read_text())["log_history"] if states else []
+
+
+def committed_records(study: Study) -> dict[tuple[str, int], dict]:
+    """The records already in the results file, by (run, seed): a run whose folder is gone (``runs/`` is not
+    committed and may not outlive a session) keeps its record, and its committed translations still serve the
+    paired bootstrap. Labels follow the study file; records of runs it no longer names are dropped."""
+    path = study.results / f"{study.results_name}.json"
+    if not path.exists():
+        return {}
+    records = {}
+    for record in json.loads(path.read_text()):
+        if record["name"] not in study.runs:
+            continue
+        record["label"] = study.runs[record["name"]].get("label", record["name"])
+        if "train_loss" in record:  # JSON made the step keys strings
+            record["train_loss"] = {int(step): loss for step, loss in record["train_loss"].items()}
+        records[record["name"], record["seed"]] = record
+    return records
+
+
+def extra_test_name(source: Path) -> str:
+    """What an extra test is called in records and file names: its source file's name up to the first dot."""
+    return source.name.split(".")[0]
+
+
+def check_extra_tests(pairs: list[tuple[Path, Path]]) -> None:
+    """Refuse ``--extra-test`` pairs that are missing or whose sides differ in length, before anything trains."""
+    for source, reference in pairs:
+        for path in (source, reference):
+            if not path.is_file():
+                raise StudyError(f"--extra-test: no file {path}")
+        if len(read_lines(source)) != len(read_lines(reference)):
+            raise StudyError(f"--extra-test: {source} and {reference} have different line counts")
+
+
+@dataclass(frozen=True)
+class BlindSource:
+    """A source whose references are kept elsewhere (``--blind``), and optionally its trees made beforehand
+    (``--blind-trees``, written by ``hf-syntax parse``) for a machine where the models' parser is not installed."""
+
+    source: Path
+    trees: Path | None = None
+
+
+def blind_cache(folder: Path, source: Path) -> Path:
+    """Where a run folder keeps its translation of a blind source."""
+    return folder / f"predictions_blind_{source.name.split('.')[0]}.txt"
+
+
+def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> None:
+    """Translate a blind source with the run's chosen checkpoint, exactly as an extra test, into
+    ``<results>/blind/``: translated once and cached in the run folder, one line per source line."""
+    folder = study.output_dir(run, seed)
+    cached = blind_cache(folder, blind.source)
+    if not cached.exists():
+        lines = read_lines(blind.source)
+        hypotheses = translate(folder / "model", lines, blind.trees)
+        if len(hypotheses) != len(lines):
+            raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of "
+                             f"{blind.source}; see {folder / 'train.log'}")
+        cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    blind_folder = study.results / "blind"
+    blind_folder.mkdir(parents=True, exist_ok=True)
+    prefix = "" if study.results_name == "results" else f"{study.results_name}."
+    (blind_folder / f"{prefix}{run}.seed{seed}.txt").write_text(cached.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], translations: Path, tag: str) -> dict:
+    """Each extra test's scores, translated with the run's chosen checkpoint once and cached in the run folder
+    (``extra_tests.json``); the translations are copied to the results."""
+    extra = json.loads((folder / "extra_tests.json").read_text()) if (folder / "extra_tests.json").exists() else {}
+    for source, reference in extra_tests:
+        name = extra_test_name(source)
+        if name not in extra:
+            hypotheses = translate(folder / "model", read_lines(source))
+            (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+            extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
+        extra[name]["reference"] = str(reference)  # the report's paired bootstrap on this test reads it
+        (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
+        (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
+                                                       encoding="utf-8")
+    return extra
+
+
+def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path,
+            blind: BlindSource | None = None) -> dict | None:
+    """The record of one finished run (None before it has finished); its dev translations and log (without
+    progress-bar redraws) are copied to the results."""
+    folder = study.output_dir(run, seed)
+    if not (folder / "summary.json").exists():
+        return None
+    summary = json.loads((folder / "summary.json").read_text())
+    history = log_history(folder)
+    evaluated = [entry for entry in history if "eval_bleu" in entry]
+    losses = {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
+    wall_clock = folder / WALL_CLOCK_FILE
+    settings = invocation_log(folder, SETTINGS_FILE)
+    distinct = {(entry["threads"], entry["jobs"]) for entry in settings} or {tuple(DEFAULT_SETTINGS.values())}
+    threads, jobs = distinct.pop() if len(distinct) == 1 else (None, None)  # None: invocations differed
+    tag = study.tag(run, seed)
+    dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
+    (translations / f"{tag}.dev.txt").write_text(dev, encoding="utf-8")
+    if (folder / "train.log").exists():
+        logs = study.results / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        (logs / f"{tag}.log").write_text(without_redraws(folder / "train.log"))
+    extra = _extra_test_scores(folder, extra_tests, translations, tag)
+    if blind is not None:
+        translate_blind(study, run, seed, blind)
+    split = study.split
+    model_config = json.loads((folder / "model" / "config.json").read_text())
+    return {
+        "name": run, "label": study.runs[run].get("label", run), "model_type": summary["model_type"], "seed": seed,
+        **{field: model_config.get(field) for field in study.config_fields},
+        "steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
+        f"{split}_bleu": round(summary["validation_bleu"], 2), f"{split}_chrf": round(summary["validation_chrf"], 2),
+        f"{split}_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
+        **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
+        "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
+        "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
+        "parameters": summary["parameters"],
+        # how the final model was made from the last checkpoints, where the recipe averaged them (null: it did not)
+        "average_last_checkpoints": summary.get("average_last_checkpoints"),
+        "extra_tests": {name: {key: value[key] for key in ("bleu", "chrf", "reference") if key in value}
+                        for name, value in extra.items()},
+        **({"blind": str(blind.source)} if blind is not None else {}),
+    }

@@ -1,0 +1,124 @@
+"""Running a study: which (run, seed) pairs to train, ``--jobs`` of them side by side at ``--threads`` each, the
+wall time of every invocation counted as it goes, a run of a longer budget started from the shorter study's, and
+the results rewritten after every finished run (an interrupted session loses only the runs in flight)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from hf_syntax.study.processes import start_training
+from hf_syntax.study.records import SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, committed_records, invocation_log
+from hf_syntax.study.report import report
+from hf_syntax.study.study_file import Study, StudyError
+
+
+def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[tuple[str, int]]:
+    """The (run, seed) pairs that ``--runs`` and ``--seeds`` name, seed by seed from the lowest (a seed's runs start
+    together, so its baseline is there to compare with early). ``RUN:SEED,SEED`` trains that run at its own seeds
+    instead of ``--seeds``: one driver, and one queue for ``--jobs``, for runs that lack different seeds."""
+    wanted = {}
+    for entry in runs or list(study.runs):
+        name, _, own_seeds = entry.partition(":")
+        if name not in study.runs:
+            raise StudyError(f"--runs {name!r} is not in the study; it has {sorted(study.runs)}")
+        try:
+            wanted[name] = [int(seed) for seed in own_seeds.split(",")] if own_seeds else seeds
+        except ValueError:
+            raise StudyError(f"--runs {entry!r}: after ':' come the run's seeds, integers separated by commas "
+                             f"(e.g. {name}:43,44)") from None
+    every_seed = sorted({seed for run_seeds in wanted.values() for seed in run_seeds})
+    return [(run, seed) for seed in every_seed for run, run_seeds in wanted.items() if seed in run_seeds]
+
+
+def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
+    """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
+    record is committed. With ``retrain`` only a folder counts: a run of which only the committed record is left is
+    trained again, and its new record replaces the committed one when it finishes (until then the old one stays)."""
+    if (study.output_dir(run, seed) / "summary.json").exists():
+        return True
+    return not retrain and (run, seed) in committed_records(study)
+
+
+def continue_shorter_run(study: Study, run: str, seed: int) -> None:
+    """Start a run of a study that ``continues`` another (a longer budget of the same schedule) where that study's
+    run of the same name and seed ended: its newest and its best checkpoint are copied (the copy of the best named
+    as the best), and so are its log, wall times, settings and tokenizer, so that the record is the whole run's.
+    Where that study has no checkpoint of the run, nothing is copied and the run trains from scratch."""
+    source, target = study.continues / run / f"seed{seed}", study.output_dir(run, seed)
+    checkpoints = sorted(source.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
+    if not checkpoints:
+        print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed}: {source} has no checkpoint to continue; it trains "
+              f"the whole budget from scratch", flush=True)
+        return
+    best = json.loads((checkpoints[-1] / "trainer_state.json").read_text()).get("best_model_checkpoint")
+    copies = {checkpoints[-1], *([source / Path(best).name] if best else [])}
+    missing = [str(path) for path in copies if not path.is_dir()]
+    if missing:
+        raise StudyError(f"{run} seed {seed}: the best checkpoint {missing} of {source} is gone; it cannot be continued")
+    target.mkdir(parents=True, exist_ok=True)
+    for checkpoint in copies:
+        shutil.copytree(checkpoint, target / checkpoint.name)
+        state_file = target / checkpoint.name / "trainer_state.json"
+        state = json.loads(state_file.read_text())
+        if state.get("best_model_checkpoint"):
+            state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
+        state_file.write_text(json.dumps(state, indent=2) + "\n")
+    for name in ("train.log", WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"):
+        if (source / name).is_dir() and not (target / name).exists():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file() and not (target / name).exists():
+            shutil.copyfile(source / name, target / name)
+    print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
+
+
+def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
+    """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
+    folder = study.output_dir(run, seed)
+    if study.continues is not None and not any(folder.glob("checkpoint-*")):
+        continue_shorter_run(study, run, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = invocation_log(folder, SETTINGS_FILE)
+    (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")
+    earlier = invocation_log(folder, WALL_CLOCK_FILE)
+    return start_training(study, run, seed, threads), time.time(), earlier
+
+
+def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> None:
+    """The earlier invocations' wall times and this one's so far: rewritten at every poll, so a session end that
+    kills the driver mid-run loses a few seconds of the count, not the whole invocation."""
+    (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
+
+
+def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
+            threads: int = 1, blind: BlindSource | None = None, retrain: bool = False) -> None:
+    """Keep ``jobs`` runs going; after each one ends, rewrite the results. A pending run that finished elsewhere in
+    the meantime (a GPU machine's, unpacked) is skipped."""
+    pending, running, failed = list(todo), {}, []
+    while pending or running:
+        while pending and len(running) < jobs:
+            key = pending.pop(0)
+            if is_finished(study, *key, retrain):
+                print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
+                continue
+            running[key] = start(study, *key, threads, jobs)
+        time.sleep(5)
+        for key, (process, started, earlier) in list(running.items()):
+            record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
+            if process.poll() is None:
+                continue
+            del running[key]
+            if process.returncode:
+                failed.append(key)
+                print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "
+                      f"{study.output_dir(*key) / 'train.log'}", flush=True)
+            try:
+                report(study, extra_tests, blind)
+            except StudyError as error:  # the runs in flight go on; the final report tries again
+                print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
+    if failed:
+        raise StudyError(f"{len(failed)} run(s) failed: {failed}")
+

@@ -1,0 +1,83 @@
+"""A study file (YAML): the base recipe config, shared ``--set`` overrides, ``prepare`` commands, the baseline and
+the named runs. ``Study`` is what every other module of the study reads; it holds no state of the runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from hf_syntax.recipes.translation.data import resolve_data_path
+
+REQUIRED_KEYS = {"config", "work_dir", "results", "reference", "baseline", "runs"}
+
+
+class StudyError(Exception):
+    """A malformed study file or command line, or a run that cannot go on: printed as one ``error:`` line."""
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    results_name: str  # results.json by default; a second study sharing the folder picks another (diagnosis.json)
+    config: Path
+    work_dir: Path
+    results: Path
+    reference: Path
+    baseline: str
+    split: str  # how the records name the evaluated split: dev_bleu (default) or e.g. val_bleu
+    loss_at_steps: list[int]  # training losses recorded at these steps (``train_loss``), if any
+    config_fields: list[str]  # model config values recorded per run (e.g. the reading of an ablation)
+    reference_curves: dict[str, list[float]]  # curves measured elsewhere, drawn dashed beside the runs
+    common: list[str]
+    prepare: list[dict]
+    runs: dict[str, dict]
+    continues: Path | None = None  # work_dir of a shorter budget of the same schedule whose runs these continue
+    against: dict[str, list[str]] = field(default_factory=dict)  # other references: {reference: [runs paired with it]}
+
+    @classmethod
+    def load(cls, path: Path) -> Study:
+        """Read and check a study file; ``reference`` may name a file of the package's sample (``sample_data:...``)."""
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as error:
+            raise StudyError(f"cannot read the study file {path}: {error}") from None
+        if not isinstance(raw, dict):
+            raise StudyError(f"{path}: a study file is a YAML mapping with the keys {sorted(REQUIRED_KEYS)}")
+        missing = REQUIRED_KEYS - set(raw)
+        if missing:
+            raise StudyError(f"{path}: missing keys {sorted(missing)}")
+        if raw["baseline"] not in raw["runs"]:
+            raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
+        against = {reference: list(runs) for reference, runs in (raw.get("against") or {}).items()}
+        unknown = sorted({name for reference, runs in against.items() for name in [reference, *runs]} - set(raw["runs"]))
+        if unknown:
+            raise StudyError(f"{path}: 'against' names {unknown}, which are not runs of the study {sorted(raw['runs'])}")
+        return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
+                   work_dir=Path(raw["work_dir"]), results=Path(raw["results"]),
+                   reference=resolve_data_path(str(raw["reference"])), baseline=raw["baseline"],
+                   split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps", [])),
+                   config_fields=list(raw.get("config_fields", [])),
+                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
+                   prepare=list(raw.get("prepare", [])), runs=raw["runs"],
+                   continues=Path(raw["continues"]) if raw.get("continues") else None, against=against)
+
+    def output_dir(self, run: str, seed: int) -> Path:
+        return self.work_dir / run / f"seed{seed}"
+
+    def tag(self, run: str, seed: int) -> str:
+        """File-name stem of a run's translations and log (prefixed when the folder holds several studies)."""
+        prefix = "" if self.results_name == "results" else f"{self.results_name}."
+        return f"{prefix}{run}.s{seed}"
+
+
+def flatten(overrides: list) -> list[str]:
+    """``--set`` lists may nest (a YAML alias to a shared list of overrides inside a run's list)."""
+    return [item for entry in overrides for item in (flatten(entry) if isinstance(entry, list) else [str(entry)])]
+
+
+def run_overrides(study: Study, run: str, seed: int) -> list[str]:
+    """The ``--set`` values of one run: the study's shared ones, the run's own, the seed (no progress bars)."""
+    return [*flatten(study.common), *flatten(study.runs[run].get("set", [])), f"seed={seed}",
+            "training.disable_tqdm=true"]
