@@ -104,6 +104,12 @@ def conllu_block(tree: WordTree, sent_id: str | None = None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _is_number(text: str) -> bool:
+    """Whether a CoNLL-U id or head is a whole number in ASCII digits: ``str.isdigit`` also accepts superscripts
+    ("¹") and other digits that ``int`` then refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) -> ConlluSentence:
     text, sent_id, empty_nodes, sentence_starts = None, None, 0, (0,)
     words, heads, upos, deprels, word_lines, multiword, surface = [], [], [], [], [], [], []
@@ -128,14 +134,14 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             continue
         if "-" in word_id:
             first, _, last = word_id.partition("-")
-            if not (first.isdigit() and last.isdigit() and int(first) == len(words) + 1 and int(last) > int(first)):
+            if not (_is_number(first) and _is_number(last) and int(first) == len(words) + 1 and int(last) > int(first)):
                 raise TreeError(f"{where}: multiword token range {word_id!r} does not start at the next word.")
             pending_token = (int(first) - 1, int(last) - 1, form, misc)
             surface.append((form, misc, len(words)))
             continue
-        if not word_id.isdigit() or int(word_id) != len(words) + 1:
+        if not _is_number(word_id) or int(word_id) != len(words) + 1:
             raise TreeError(f"{where}: word id {word_id!r} should be {len(words) + 1} (ids must count up from 1).")
-        if not head.isdigit():
+        if not _is_number(head):
             raise TreeError(f"{where}: HEAD {head!r} of word {word_id} ({form!r}) is not a non-negative integer.")
         words.append(form)
         heads.append(int(head))
@@ -191,7 +197,7 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
 def _sentence_starts(where: str, value: str) -> tuple[int, ...]:
     """The 0-based first words of a ``# sentence_starts = 1 8`` comment (1-based word ids, as CoNLL-U counts)."""
     ids = value.split()
-    if not ids or not all(word_id.isdigit() and int(word_id) > 0 for word_id in ids):
+    if not ids or not all(_is_number(word_id) and int(word_id) > 0 for word_id in ids):
         raise TreeError(f"{where}: '# {SENTENCE_STARTS}' must list word ids (1, 2, ...); got {value.strip()!r}.")
     return tuple(int(word_id) - 1 for word_id in ids)
 

@@ -25,6 +25,7 @@ from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, 
 from transformers.utils import is_torchdynamo_compiling
 
 from .configuration_bert_pos import BertPosConfig
+from .saved_files import CheckedFromPretrained
 
 POS_FEATURIZER_HINT = (
     "Compute them with hf_syntax's featurizer, e.g. "
@@ -100,7 +101,7 @@ class BertPosEmbeddings(BertEmbeddings):
         return self.pos_projection(torch.cat([inputs_embeds, pos_embeddings], dim=-1))
 
 
-class BertPosPreTrainedModel(BertPreTrainedModel):
+class BertPosPreTrainedModel(CheckedFromPretrained, BertPreTrainedModel):
     config_class = BertPosConfig
     config: BertPosConfig
 

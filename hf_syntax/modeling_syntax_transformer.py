@@ -27,6 +27,7 @@ from .parse_losses import (
     decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
     weighted_parse_losses,
 )
+from .saved_files import CheckedFromPretrained
 from .stacks import (
     CACHE_NAME,
     FEATURIZER_HINT,
@@ -94,7 +95,7 @@ CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, Gener
 (assisted and contrastive decoding also crop and re-batch it)."""
 
 
-class SyntaxTransformerPreTrainedModel(PreTrainedModel):
+class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     config_class = SyntaxTransformerConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"

@@ -100,6 +100,11 @@ def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
         (("6\t.\t", "7\t.\t"), r"x.conllu:10: word id '7' should be 6"),
         (("2\tbruit\tbruit\tNOUN\t_\t_\t0\troot\t_\t_", "2\tbruit\tbruit"), r"x.conllu:4: expected 10"),
         (("# text = Le bruit du chat.", "# text = Le bruit de la chatte."), r"x.conllu:1: the tokens do not match"),
+        # Digits str.isdigit accepts and int refuses (a superscript, a fullwidth digit) were a bare int() ValueError.
+        (("6\t.\t.\tPUNCT\t_\t_\t2\t", "6\t.\t.\tPUNCT\t_\t_\t\u00b2\t"), r"x.conllu:10: HEAD '\u00b2' of word 6"),
+        (("6\t.\t", "\u2076\t.\t"), r"x.conllu:10: word id '\u2076' should be 6"),
+        (("3-4\tdu", "3-\u2074\tdu"), r"x.conllu:5: multiword token range '3-\u2074'"),
+        (("# text", "# sentence_starts = 1 \uff12\n# text"), r"x.conllu:2: '# sentence_starts' must list word ids"),
     ],
 )
 def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):

@@ -228,7 +228,7 @@ def test_configs_that_cannot_train_are_one_error_line_before_any_data_work(tmp_p
     cases = [(["--config", str(config_file), *(f"--set={override}" for override in overrides)], message)
              for overrides, message in BAD_CONFIGS]
     line = config_file.read_text().count("\n") + 1
-    cases.append((["--config", str(latin1)], f"{latin1} is not UTF-8 text: byte 0xe9 on line {line}; save it as UTF-8"))
+    cases.append((["--config", str(latin1)], f"{latin1} is not UTF-8 text: byte 0xe9 on line {line} is not valid UTF-8. Save it as UTF-8"))
     for argv, message in cases:
         with pytest.raises(SystemExit) as exit_info:
             hf_syntax(["train", *argv])

@@ -33,6 +33,7 @@ def read_input_lines(path: str | None) -> list[str]:
     line per input line). Bytes that are not UTF-8 (a Latin-1 file, say) are a user error naming the line, not a
     traceback and not text silently changed."""
     from hf_syntax.data.corpus import split_lines
+    from hf_syntax.saved_files import decode_utf8
 
     name = path or "stdin"
     if path is None:
@@ -43,12 +44,8 @@ def read_input_lines(path: str | None) -> list[str]:
     else:
         with open(path, "rb") as handle:
             data = handle.read()
-    try:
-        return split_lines(data.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise CliError(f"{name} is not UTF-8 text: byte 0x{data[error.start]:02x} on line {line} is not valid UTF-8. "
-                       f"Convert the input first, e.g. iconv -f latin1 -t utf-8 (name its real encoding).") from None
+    return split_lines(decode_utf8(data, name, "Convert the input first, e.g. iconv -f latin1 -t utf-8 (name its "
+                                               "real encoding).", CliError))
 
 
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,

@@ -11,13 +11,20 @@ class ModelFolderError(ValueError):
 
 
 def load_model_config(model_dir: Path):
-    """The config of a saved hf_syntax model folder, without its weights."""
+    """The config of a saved hf_syntax model folder, without its weights (which are checked to be whole: a folder
+    cut off while saving is named here, before any work)."""
     from transformers import AutoConfig
+
+    from hf_syntax.saved_files import DamagedFileError, check_model_files
 
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise ModelFolderError(
             f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
+    try:
+        check_model_files(model_dir)
+    except DamagedFileError as error:
+        raise ModelFolderError(str(error)) from None
     return AutoConfig.from_pretrained(model_dir)
 
 

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from hf_syntax.saved_files import decode_utf8
+
 ConfigT = TypeVar("ConfigT")
 
 
@@ -30,13 +32,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    raw_bytes = path.read_bytes()
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw_bytes.count(b"\n", 0, error.start) + 1
-        raise ConfigError(f"{path} is not UTF-8 text: byte 0x{raw_bytes[error.start]:02x} on line {line}; save it as "
-                          f"UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its real encoding)") from None
+    text = decode_utf8(path.read_bytes(), str(path), "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its "
+                                                     "real encoding).", ConfigError)
     try:
         raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:

@@ -11,6 +11,7 @@ from typing import Any
 from transformers.trainer_utils import get_last_checkpoint
 
 from hf_syntax.recipes.config import ConfigError
+from hf_syntax.saved_files import DamagedFileError, check_model_files
 
 # Required files in a checkpoint folder for an exact resume (weights are checked separately).
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
@@ -60,7 +61,8 @@ def write_json(path: Path, record: dict[str, Any]) -> None:
 
 
 def check_checkpoint_folder(folder: Path) -> None:
-    """Refuse to resume from a folder that lacks what an exact resume needs (names the missing files)."""
+    """Refuse to resume from a folder that lacks what an exact resume needs (names the missing files) or whose
+    weights or config were cut off while saving, before any data is prepared."""
     if not folder.is_dir():
         raise ConfigError(f"resume_from_checkpoint: {folder} is not a folder")
     missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
@@ -75,6 +77,10 @@ def check_checkpoint_folder(folder: Path) -> None:
             f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off while "
             "saving; resume from an earlier checkpoint-* folder or start again"
         )
+    try:
+        check_model_files(folder)
+    except DamagedFileError as error:
+        raise ConfigError(f"checkpoint {error}") from None
 
 
 def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrite: bool) -> Path | None:

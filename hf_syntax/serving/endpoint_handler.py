@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 from transformers import AutoConfig, pipeline
+from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
 TRANSLATION_PARAMETERS = {"num_beams": int, "max_new_tokens": int, "pretokenized": bool}
 CLASSIFICATION_PARAMETERS = {"top_k": int}
@@ -50,6 +51,14 @@ def load_ctranslate2_pipeline(path: str):
     return load_pipeline(path, backend="ctranslate2")
 
 
+def check_saved_files(path: str) -> None:
+    """Name a cut-off weights file or a damaged ``config.json`` in one line, with the folder's own ``saved_files.py``:
+    transformers' ``pipeline()`` would bury that error in a list of tracebacks, one per model class it tried. A folder
+    exported before the check existed is loaded as it is."""
+    if os.path.isfile(os.path.join(path, "saved_files.py")):
+        get_class_from_dynamic_module("saved_files.check_model_files", path)(path)
+
+
 BACKENDS = {"pytorch": load_pytorch_pipeline, "ctranslate2": load_ctranslate2_pipeline}
 """Backend name -> loader(path) -> a pipeline-like callable with a ``tokenizer`` attribute."""
 
@@ -62,6 +71,7 @@ class EndpointHandler:
         backend = backend or os.environ.get("HF_SYNTAX_BACKEND", "pytorch")
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)} (HF_SYNTAX_BACKEND).")
+        check_saved_files(path)
         self.config = AutoConfig.from_pretrained(path, trust_remote_code=True)
         self.pipeline = BACKENDS[backend](path)
         self.is_translation = bool(getattr(self.config, "is_encoder_decoder", False))
