@@ -1,0 +1,164 @@
+"""Every result number the README, the results README and the model cards quote comes from a committed artifact.
+
+QUOTES is the table: (doc file, the text it quotes, artifact, key). The numbers in the quoted text must equal the
+artifact's values at the key, rounded as the doc writes them; so a retrain or a new report that changes a number
+fails here until the docs follow, and so does a doc edited by hand.
+
+A key is a path into the JSON file: dot-separated fields; ``[field=value]`` keeps the list items with that value;
+``*`` in a field matches every key of a dict that fits. After ``:`` come the fields to take from where the path led,
+in the order the doc writes them (lists are flattened), or one of ``=mean`` (the mean of the values) and ``=range``
+(their minimum and maximum).
+"""
+
+import fnmatch
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONVERGED = "benchmarks/results/enja_converged"
+OVER_SEEDS = f"{CONVERGED}/results_over_seeds.json"
+AGAINST = f"{CONVERGED}/results_against.json"
+GRAPH = "benchmarks/results/multi30k_graph/converged_over_seeds.json"
+STEP_SPEED = "benchmarks/results/speed_variants.json"
+STEP_SPEED_GRAPH_SI = "benchmarks/results/speed_graph_si.json"
+SERVING = "benchmarks/results/serve_latency.json"
+DEMO = "benchmarks/results/demo_ja_en/summary.json"
+RESULTS = "benchmarks/results/README.md"
+
+WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
+    "transformer_dep_rel": [("+0.88 [−0.14, +1.89] | 5 |", OVER_SEEDS, "transformer_dep_rel.bleu: mean interval seeds"),
+                            ("| 0.95–1.08 |", STEP_SPEED, "train_step_*_transformer_dep_rel.ratio: =range"),
+                            ("| 0.62 | yes |", SERVING, "rows.[what=dep_rel].[sentences=32].ratio_to_baseline")],
+    "dbsa_enc_dec": [("+0.50 [−0.48, +1.48] | 5 |", OVER_SEEDS, "dbsa_enc_dec.bleu: mean interval seeds"),
+                     ("| 0.94–1.07 |", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range")],
+    "transformer_rel": [("+0.45 [−0.41, +1.32] | 5 |", OVER_SEEDS, "transformer_rel.bleu: mean interval seeds"),
+                        ("| 0.94–1.09 |", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range")],
+    "syntax_infused": [("+0.58 [−3.61, +4.77] | 2 |", OVER_SEEDS, "syntax_infused.bleu: mean interval seeds"),
+                       ("| 1.01 |", STEP_SPEED_GRAPH_SI, "train_step_32_syntax_infused.ratio")],
+    "dbsa_dep_rel": [("+0.94 [−0.29, +2.17] | 3 |", OVER_SEEDS, "dbsa_dep_rel.bleu: mean interval seeds"),
+                     ("| 0.62 | yes |", SERVING, "rows.[what=dbsa_dep_rel].[sentences=32].ratio_to_baseline")],
+    "dbsa_dep_rel_self": [("+0.15 [−1.24, +1.54] | 5 |", OVER_SEEDS, "dbsa_dep_rel_self.bleu: mean interval seeds"),
+                          ("| 0.86 | no |", SERVING, "rows.[what=dbsa_dep_rel_self].[sentences=32].ratio_to_baseline")],
+    "graph_transformer": [("−0.93 [−4.30, +2.43] | 2 |", GRAPH,
+                           "half_dim_gate_mean_new_groups.bleu: mean interval seeds"),
+                          ("| 1.10 |", STEP_SPEED_GRAPH_SI, "train_step_32_graph_transformer_half_dim_gate.ratio")],
+    "baseline": [("(40.46) |", f"{CONVERGED}/results.json", "[name=baseline].dev_bleu: =mean")],
+}
+CARDS = {"dep_rpe": ("transformer_dep_rel", "transformer_rel"), "dbsa": ("dbsa_enc_dec",),
+         "syntax_infused": ("syntax_infused",), "dbsa_dep_rel": ("dbsa_dep_rel",),
+         "dbsa_dep_rel_self": ("dbsa_dep_rel_self",), "graph_transformer": ("graph_transformer",),
+         "baseline": ("baseline",)}
+
+QUOTES = [("README.md", *quote) for row in WHICH_MODEL_ROW.values() for quote in row]
+QUOTES += [(f"model_cards/{card}.md", *quote) for card, models in CARDS.items() for model in models
+           for quote in WHICH_MODEL_ROW[model]]
+QUOTES += [
+    ("README.md", "The demo prints BLEU 10.06", DEMO, "bleu"),
+    ("training/README.md", "BLEU 10.06", DEMO, "bleu"),
+    (RESULTS, "BLEU 10.06", DEMO, "bleu"),
+    (RESULTS, "dep+rel +0.88 [−0.14, +1.89]", OVER_SEEDS, "transformer_dep_rel.bleu: mean interval"),
+    (RESULTS, "DBSA +0.50 [−0.48, +1.48]", OVER_SEEDS, "dbsa_enc_dec.bleu: mean interval"),
+    (RESULTS, "Transformer_rel +0.45 [−0.41, +1.32] (5 seeds)", OVER_SEEDS, "transformer_rel.bleu: mean interval seeds"),
+    (RESULTS, "`dbsa_dep_rel` +0.94 [−0.29, +2.17] (3 seeds)", OVER_SEEDS, "dbsa_dep_rel.bleu: mean interval seeds"),
+    (RESULTS, "`dbsa_dep_rel_self` +0.15 [−1.24, +1.54] (5 seeds)", OVER_SEEDS,
+     "dbsa_dep_rel_self.bleu: mean interval seeds"),
+    (RESULTS, "syntax-infused +0.58 [−3.61, +4.77] (2 seeds)", OVER_SEEDS, "syntax_infused.bleu: mean interval seeds"),
+    (RESULTS, "dep+rel over Transformer_rel +0.42 [−1.12, +1.97]", AGAINST,
+     "transformer_rel.transformer_dep_rel.bleu: mean interval"),
+    (RESULTS, "against dep+rel −0.73 [−1.99, +0.54]", AGAINST, "transformer_dep_rel.dbsa_dep_rel_self.bleu: mean interval"),
+    (RESULTS, "dep+rel +1.55 [−4.73, +7.84] (2 seeds", f"{CONVERGED}/budget_16_epochs_over_seeds.json",
+     "transformer_dep_rel.bleu: mean interval seeds"),
+    (RESULTS, "val −0.93 [−4.30, +2.43]", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
+    (RESULTS, "DBSA 0.94–1.07×", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range"),
+    (RESULTS, "Transformer_rel 0.94–1.09×", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range"),
+    (RESULTS, "dep+rel 0.95–1.08×", STEP_SPEED, "train_step_*_transformer_dep_rel.ratio: =range"),
+    (RESULTS, "peak memory 1.50×", STEP_SPEED, "peak_memory_512.ratio"),
+    (RESULTS, "dep+rel 0.62×", SERVING, "rows.[what=dep_rel].[sentences=32].ratio_to_baseline"),
+    (RESULTS, "the self-parsing model 0.86×", SERVING, "rows.[what=dbsa_dep_rel_self].[sentences=32].ratio_to_baseline"),
+]
+
+NUMBER = re.compile(r"[+−-]?\d+(?:\.\d+)?")
+
+
+def quoted_numbers(text: str) -> list[tuple[float, int]]:
+    """Each number in the text with its count of decimals ("−0.14" is -0.14 to 2; an en dash is a range, not a sign)."""
+    found = []
+    for token in NUMBER.findall(text):
+        plain = token.replace("−", "-").lstrip("+")
+        found.append((float(plain), len(plain.split(".")[1]) if "." in plain else 0))
+    return found
+
+
+def _step(node, field: str):
+    """One path field applied to a value, or to each item of a list the path already fanned out to."""
+    if isinstance(node, list) and not field.startswith("["):
+        return [_step(item, field) for item in node]
+    if field.startswith("["):
+        name, value = field[1:-1].split("=")
+        return [item for item in node if str(item.get(name)) == value]
+    if "*" in field:
+        return [node[key] for key in node if fnmatch.fnmatch(key, field)]
+    return node[field]
+
+
+def _flatten(value) -> list[float]:
+    return [number for item in value for number in _flatten(item)] if isinstance(value, list) else [value]
+
+
+def artifact_values(artifact: str, key: str) -> list[float]:
+    """The numbers a key names in an artifact (see the module docstring for the key's form)."""
+    data = json.loads((ROOT / artifact).read_text(encoding="utf-8"))
+    path, _, take = key.partition(":")
+    for field in path.strip().split("."):
+        data = _step(data, field)
+    take = take.split()
+    if take == ["=mean"]:
+        values = _flatten(data)
+        return [sum(values) / len(values)]
+    if take == ["=range"]:
+        values = _flatten(data)
+        return [min(values), max(values)]
+    if take:
+        return [number for field in take for number in _flatten(data[field])]
+    return _flatten(data)
+
+
+def mismatch(doc_text: str, quote: str, artifact: str, key: str) -> str | None:
+    """Why the doc's quote does not hold (absent from the doc, or a number unlike the artifact's), or None."""
+    if quote.replace("−", "-") not in doc_text.replace("−", "-"):
+        return f"the doc no longer says {quote!r}"
+    written, actual = quoted_numbers(quote), artifact_values(artifact, key)
+    if len(written) != len(actual):
+        return f"{quote!r} has {len(written)} numbers, {artifact} {key} gives {len(actual)}: {actual}"
+    for (number, decimals), value in zip(written, actual):
+        if not math.isclose(number, round(value + 0.0, decimals), abs_tol=10 ** -(decimals + 3)):
+            return f"{quote!r} says {number}, {artifact} {key} gives {value} (rounded: {round(value, decimals)})"
+    return None
+
+
+@pytest.mark.parametrize(("doc", "quote", "artifact", "key"), QUOTES, ids=[f"{q[0]}:{q[1]}" for q in QUOTES])
+def test_a_quoted_number_is_the_artifacts(doc: str, quote: str, artifact: str, key: str):
+    problem = mismatch((ROOT / doc).read_text(encoding="utf-8"), quote, artifact, key)
+    assert problem is None, f"{doc}: {problem}"
+
+
+def test_a_number_changed_in_the_doc_is_caught():
+    """The check is not vacuous: the README with one quoted number edited fails it, naming the number."""
+    doc, quote, artifact, key = QUOTES[0]
+    edited_quote = quote.replace("+0.88", "+0.89")
+    edited = (ROOT / doc).read_text(encoding="utf-8").replace(quote, edited_quote)
+    assert "+0.88" in quote and mismatch(edited, edited_quote, artifact, key) == (
+        f"{edited_quote!r} says 0.89, {artifact} {key} gives 0.88 (rounded: 0.88)")
+    assert mismatch(edited, quote, artifact, key) == f"the doc no longer says {quote!r}"
+
+
+def test_a_key_reads_filters_globs_and_ranges():
+    assert artifact_values(SERVING, "rows.[what=baseline].[sentences=32].ratio_to_baseline") == [1.0]
+    low, high = artifact_values(STEP_SPEED, "train_step_*_transformer_dep_rel.ratio: =range")
+    assert low < high and len(artifact_values(STEP_SPEED, "train_step_*_transformer_dep_rel.ratio")) == 3
+    assert quoted_numbers("+0.88 [−0.14, +1.89] | 5 | 0.95–1.08") == [
+        (0.88, 2), (-0.14, 2), (1.89, 2), (5.0, 0), (0.95, 2), (1.08, 2)]
