@@ -115,7 +115,8 @@ def choose(curve: list[dict], candidates: list[dict], plateau_budgets: int, tole
 def markdown(report: dict) -> str:
     lines = ["# The plateau recipe (issue 61)", "",
              f"Baseline, seed {report['seed']}, averaged over the last {report['average']} epoch checkpoints, scored "
-             f"on the 500-line dev set by `hf-syntax evaluate`. Time: training plus per-epoch evaluation.", "",
+             f"on `{report['source']}` by `hf-syntax evaluate`. Time: training plus per-epoch evaluation, on the "
+             f"machine the runs trained on.", "",
              "| schedule | epochs | averaged dev BLEU | chrF | single checkpoint | dev loss | hours |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for point in report["curve"]:
@@ -156,7 +157,7 @@ def plot(report: dict, path: Path) -> None:
         plateau = decision["plateau_dev_bleu"]
         axes.axhspan(plateau - decision["tolerance"], plateau, color="green", alpha=0.15,
                      label=f"within {decision['tolerance']} of the plateau")
-    axes.set_xlabel("training time (hours, 2 CPU cores)")
+    axes.set_xlabel("training time (hours)")
     axes.set_ylabel("dev BLEU")
     axes.set_title("Baseline dev BLEU against training time")
     axes.grid(alpha=0.3)
@@ -180,7 +181,8 @@ def main() -> None:
     options = parser.parse_args()
     curve = averaged_curve(options.curve, options.budgets, options.average, options.source, options.reference)
     candidates = [candidate(run, options.source, options.reference) for run in options.candidates]
-    report = {"seed": int(options.curve.name.removeprefix("seed")), "average": options.average, "curve": curve,
+    report = {"seed": int(options.curve.name.removeprefix("seed")), "average": options.average,
+              "source": str(options.source), "reference": str(options.reference), "curve": curve,
               "candidates": candidates,
               "decision": choose(curve, candidates, options.plateau_budgets, options.tolerance, max(options.budgets))}
     options.results.mkdir(parents=True, exist_ok=True)
