@@ -36,7 +36,7 @@ from transformers import AutoModelForSeq2SeqLM, TrainerCallback
 from hf_syntax.columns import COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "speed"))  # timing.py
 from timing import interleaved  # noqa: E402
 
 SAMPLE = REPO / "hf_syntax" / "sample_data" / "small_parallel_enja"

@@ -160,7 +160,7 @@ class TermRelations(NamedTuple):
     in; the enabled terms' buckets follow each other on axis 2, each term's at `spans[name]`. Contracted with batched
     matmuls it serves all terms of a layer with one product per side; an index per term would need a gather and a
     scatter-add each (an atomic scatter in a GPU backward), and small steps on a GPU are bound by kernel launches
-    (`benchmarks/step_operations.py`).
+    (`benchmarks/profiles/step_operations.py`).
     """
 
     one_hot: torch.Tensor

@@ -503,16 +503,16 @@ def test_wall_times_are_set_against_the_baseline_s_only_at_equal_threads_jobs_an
                 if line.startswith("| rel | 43 |")).endswith("| mixed / mixed |")
 
 
-def load_benchmark(name: str):
-    """A script of benchmarks/ (bleu_by_length, gpu_study), loaded by path."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+def load_benchmark(path: str):
+    """A script of benchmarks/ by its path there (analyses/bleu_by_length, gpu_study)."""
+    spec = importlib.util.spec_from_file_location(Path(path).name, ROOT / "benchmarks" / f"{path}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_length_buckets_cut_at_quartiles_and_never_come_out_empty():
-    analysis = load_benchmark("bleu_by_length")
+    analysis = load_benchmark("analyses/bleu_by_length")
     eight_lengths = [" ".join(["w"] * n) for n in range(1, 9)]
     assert analysis.length_buckets(eight_lengths) == [(1, 2), (3, 4), (5, 6), (7, 8)]
     two_lengths = ["a b"] * 5 + ["a b c d e"] * 5
@@ -522,7 +522,7 @@ def test_length_buckets_cut_at_quartiles_and_never_come_out_empty():
 
 def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finished_study, capsys):
     folder, _ = finished_study
-    analysis = load_benchmark("bleu_by_length")
+    analysis = load_benchmark("analyses/bleu_by_length")
     heldout = ["--split", "heldout", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
     assert analysis.main([str(folder / "study.yaml"), *heldout]) == 0
     records = json.loads((folder / "results" / "results_by_length.json").read_text())
@@ -538,7 +538,7 @@ def test_bleu_by_length_scores_every_sentence_once_against_the_same_seed(finishe
 
 def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, capsys):
     folder, _ = finished_study
-    analysis = load_benchmark("bleu_by_length")
+    analysis = load_benchmark("analyses/bleu_by_length")
     unsegmented = tmp_path / "unsegmented.ja"
     unsegmented.write_text("".join(line.replace(" ", "") + "\n" for line in (SAMPLE / "heldout.ja").read_text().splitlines()))
     assert analysis.main([str(folder / "study.yaml"), "--split", "heldout", str(unsegmented), str(SAMPLE / "heldout.en")]) == 2

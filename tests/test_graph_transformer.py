@@ -425,7 +425,7 @@ def test_every_configurable_encoder_layer_type_has_a_class():
 
 
 def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
-    """benchmarks/encoder_branch_scale.py reads each layer's residual and branch through hooks. For a standard
+    """benchmarks/analyses/encoder_branch_scale.py reads each layer's residual and branch through hooks. For a standard
     layer the branch is its self-attention output, recomputed here; a gate model reports its gate from layer 2 on
     (layer 1 is a standard layer)."""
     import importlib.util
@@ -433,7 +433,7 @@ def test_branch_scale_diagnosis_measures_what_each_layer_adds(tmp_path):
 
     from hub_support import tiny_tokenizer
 
-    script_path = Path(__file__).resolve().parents[1] / "benchmarks" / "encoder_branch_scale.py"
+    script_path = Path(__file__).resolve().parents[1] / "benchmarks" / "analyses" / "encoder_branch_scale.py"
     spec = importlib.util.spec_from_file_location("encoder_branch_scale", script_path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

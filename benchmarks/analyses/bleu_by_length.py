@@ -1,6 +1,6 @@
 """Where a study's BLEU difference comes from: each run against the baseline of the same seed, by source length.
 
-    python benchmarks/bleu_by_length.py benchmarks/studies/multi30k_de_en_graph_converged.yaml \
+    python benchmarks/analyses/bleu_by_length.py benchmarks/studies/multi30k_de_en_graph_converged.yaml \
         --split dev ../shared/data/multi30k/val.de.gz ../shared/data/multi30k/val.en.gz \
         --split test_2016_flickr ../shared/data/multi30k/test_2016_flickr.de.gz ../shared/data/multi30k/test_2016_flickr.en.gz
 
@@ -113,7 +113,7 @@ def markdown(study: Study, records: list[dict]) -> str:
 
     lines = [f"# BLEU by source length: {study.name}", "",
              "Each run minus the baseline of the same seed, per source-length quartile (whitespace words), with the",
-             "paired-bootstrap p of the bucket (sacreBLEU, 1000 resamples). Written by `benchmarks/bleu_by_length.py`.", ""]
+             "paired-bootstrap p of the bucket (sacreBLEU, 1000 resamples). Written by `benchmarks/analyses/bleu_by_length.py`.", ""]
     for split in dict.fromkeys(record["split"] for record in records):
         of_split = [record for record in records if record["split"] == split]
         buckets = of_split[0]["buckets"]

@@ -15,10 +15,10 @@ one parse) and given to every backend:
     (``..._Nworkers``): splitting must not change what is translated.
 
 A model CTranslate2 cannot express (e.g. relative + absolute positions) is checked on the PyTorch path only (int8
-linear layers against float32). No timing: agreement and quality only (speed is ``benchmarks/speed_inference.py``).
+linear layers against float32). No timing: agreement and quality only (speed is ``benchmarks/speed/speed_inference.py``).
 Writes ``<output>.json`` and ``<output>.md``.
 
-Usage: python benchmarks/ctranslate2_agreement.py --model runs/x/checkpoint-N [--tokenizer DIR]
+Usage: python benchmarks/analyses/ctranslate2_agreement.py --model runs/x/checkpoint-N [--tokenizer DIR]
            --source ../shared/data/small_parallel_enja/dev.ja --reference ../shared/data/small_parallel_enja/dev.en
 """
 
@@ -46,7 +46,7 @@ from hf_syntax.fast_inference import (
 from hf_syntax.metrics.translation import score_translations
 from hf_syntax.pipelines import syntax_pipeline
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 BEAM_RUNS = {
     "pytorch_float32": ("pytorch_float32", {}),  # first: every other run is compared with it
     "ctranslate2_float32": ("ctranslate2_float32", {}),
@@ -229,7 +229,7 @@ def markdown(report: dict) -> str:
         f"Model `{report['model']}` ({report['model_type']}; source features: "
         f"{', '.join(report['source_features']) or 'none'}); torch {report['torch']}, CTranslate2 "
         f"{report['ctranslate2']}, "
-        f"{report['threads']} thread(s). Produced by `benchmarks/ctranslate2_agreement.py`.",
+        f"{report['threads']} thread(s). Produced by `benchmarks/analyses/ctranslate2_agreement.py`.",
         "",
         greedy_line(report),
         "",

@@ -1,6 +1,6 @@
 """DBSA as a parser: how well a trained DBSA model's encoder parse head parses (issue 13, item 5).
 
-    python benchmarks/dependency_parse_score.py <model folder> [--source dev.ja] [--parser spacy:ja_ginza] \
+    python benchmarks/analyses/dependency_parse_score.py <model folder> [--source dev.ja] [--parser spacy:ja_ginza] \
         [--gold-conllu ../shared/data/ud/UD_Japanese-GSD/ja_gsd-ud-dev.conllu.gz] [--output scores.json] \
         [--head self_parse]
 
@@ -35,7 +35,7 @@ from hf_syntax.parse_head_trees import (
 )
 from hf_syntax.parsers import load_parser
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja" / "dev.ja"
+DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "small_parallel_enja" / "dev.ja"
 # Gold sentences by length in words: small_parallel_enja's sentences have 4-16 words, so a parse head trained on it
 # has never seen positions beyond that range.
 GOLD_LENGTH_BUCKETS = {"all": (0, 10**9), "up_to_16_words": (0, 16), "17_to_32_words": (17, 32),

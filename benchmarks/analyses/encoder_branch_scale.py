@@ -1,7 +1,7 @@
 """How large each encoder layer's attention branch is against the residual it joins (issue 14's diagnosis).
 
     R=runs/multi30k_de_en_graph_converged
-    python benchmarks/encoder_branch_scale.py --model "Transformer s42=$R/baseline/seed42/model" \
+    python benchmarks/analyses/encoder_branch_scale.py --model "Transformer s42=$R/baseline/seed42/model" \
         --model "+half-dim&gate s42=$R/half_dim_gate/seed42/model" [--source val.de.gz] [--sentences 1014] \
         --output benchmarks/results/multi30k_graph/converged_branch_scale
 
@@ -27,7 +27,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 import hf_syntax  # noqa: F401  (registers the architectures with the Auto classes)
 from hf_syntax.data.corpus import read_lines
 
-VAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k" / "val.de.gz"
+VAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi30k" / "val.de.gz"
 
 
 def branch_scales(model_dir: Path, sentences: list[str]) -> list[dict]:

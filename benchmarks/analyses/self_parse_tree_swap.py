@@ -1,6 +1,6 @@
 """A self-parsing model with its own tree and with its training parser's tree swapped in (issue 39).
 
-    python benchmarks/self_parse_tree_swap.py <model folder> [--source dev.ja] [--reference dev.en] \
+    python benchmarks/analyses/self_parse_tree_swap.py <model folder> [--source dev.ja] [--reference dev.en] \
         [--output benchmarks/results/enja_converged/self_parse_tree_swap.json]
 
 The same trained `dbsa_dep_rel_self` weights translate `--source` twice through the hf_syntax pipeline: once with the
@@ -29,7 +29,7 @@ from hf_syntax.self_parse import word_ids_from_roles
 from hf_syntax.serving.loading import load_pipeline
 from hf_syntax.study.significance import paired_bootstrap
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "small_parallel_enja"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "small_parallel_enja"
 
 
 def padded(rows: list[list[int]], length: int, side: str) -> torch.Tensor:

@@ -7,7 +7,7 @@ operations, reorders of cached keys/values (``index_select`` of a 4-D tensor) an
 axis (``cat`` along dim -2), plus the share of profiled self-CPU time those two took (this share does depend on
 load and memory bandwidth: read it as rough).
 
-Usage: python benchmarks/decode_profile.py [--steps 16] [--tiny]
+Usage: python benchmarks/profiles/decode_profile.py [--steps 16] [--tiny]
 """
 
 import argparse
@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from torch.profiler import profile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # timing.py
 from speed_inference import TINY_SIZE, VARIANTS  # noqa: E402
 from timing import SMALL_CPU_SIZE, random_batch  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM  # noqa: E402
@@ -27,7 +27,7 @@ from transformers import AutoModelForSeq2SeqLM  # noqa: E402
 from hf_syntax import config_for  # noqa: E402
 from hf_syntax.fast_inference import DecodingCache  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 PROFILED = ("dbsa_enc_dec", "dep_rpe", "graph_transformer")
 FIRST_STEPS = 4
 
@@ -91,7 +91,7 @@ def markdown(report: dict, tiny: bool) -> str:
     if tiny:
         lines += ["**Tiny smoke-test run: the numbers below mean nothing.**", ""]
     lines += [f"{report['sentences']} sentences x {report['source_tokens']} source tokens, beam 4, one thread, "
-              f"averaged over {report['steps']} steps; produced by `benchmarks/decode_profile.py`. The time share "
+              f"averaged over {report['steps']} steps; produced by `benchmarks/profiles/decode_profile.py`. The time share "
               "is of profiled self-CPU time on a busy machine: rough.", "",
               "| model | cache | aten ops / step | cache reorders / step | cache concatenations / step | "
               "share of time in both |", "| --- | --- | ---: | ---: | ---: | ---: |"]

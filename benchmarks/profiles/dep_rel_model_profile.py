@@ -10,23 +10,26 @@ operations with the most self-CPU time. Two parser rows time the rest of dep+rel
 sentences in one batch (what serve_latency.py's `parser` row measures, and what the pipeline has done with a
 request since it reads a list as one batch) and one sentence at a time (what the pipeline did before).
 
-Usage: python benchmarks/dep_rel_model_profile.py [--repeats 5] [--threads 2]   (--tiny: checks that it runs)
+Usage: python benchmarks/profiles/dep_rel_model_profile.py [--repeats 5] [--threads 2]   (--tiny: checks that it runs)
 Results: benchmarks/results/dep_rel_model_profile.{json,md}
 """
 
 import collections
 import platform
+import sys
 from pathlib import Path
 
 import torch
-from serve_latency import PARSER, untrained_model, workload, write_results
-from timing import interleaved
 from torch.profiler import profile
 
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # serve_latency.py, timing.py
+from serve_latency import PARSER, untrained_model, workload, write_results  # noqa: E402
+from timing import interleaved  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 _PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
 ROWS = {
     "baseline": ("transformer_abs", {}),
@@ -92,7 +95,7 @@ def main() -> None:
               f"{', '.join(f'{name} {ms}' for name, ms in row['top_operations_ms'][:5])} |" for row in rows]
     table += ["", "| GiNZA on the same sentences | wall s |", "| --- | ---: |"]
     table += [f"| {case} | {seconds:.3f} |" for case, seconds in parsing.items()]
-    write_results(options.out, result, f"Model part of the handler (`python benchmarks/dep_rel_model_profile.py`, "
+    write_results(options.out, result, f"Model part of the handler (`python benchmarks/profiles/dep_rel_model_profile.py`, "
                   f"{options.threads} threads, batch {options.batch_size}, beam 4, {options.new_tokens} new tokens, "
                   f"median of {options.repeats} interleaved repeats, untrained weights, GiNZA depths featurized "
                   f"beforehand).", table)

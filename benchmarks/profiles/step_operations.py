@@ -8,7 +8,7 @@ that does work counts once (a matrix product once, whatever it calls inside), vi
 copies of Python numbers not at all. The
 optimizer step is left out (on a GPU AdamW runs as a few multi-tensor kernels, the same for every model type).
 
-Usage: python benchmarks/step_operations.py [--batch 64] [--length 24]
+Usage: python benchmarks/profiles/step_operations.py [--batch 64] [--length 24]
 Results: benchmarks/results/step_operations.{json,md}
 """
 
@@ -16,16 +16,19 @@ import argparse
 import collections
 import inspect
 import json
+import sys
 from pathlib import Path
 
 import torch
-from timing import SMALL_CPU_SIZE, random_batch
 from torch.profiler import profile
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from hf_syntax import config_for
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # timing.py
+from timing import SMALL_CPU_SIZE, random_batch  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 ROWS = {  # row -> (architecture, overrides): the rows of benchmarks/gpu_check.py
     "syntax_transformer": ("transformer_abs", {}),
     "dbsa": ("dbsa_enc_dec", {"parse_layer_encoder": 2, "parse_layer_decoder": 2}),
@@ -106,7 +109,7 @@ def dispatched_operations(model, batch: dict) -> collections.Counter:
 
 def markdown(report: dict) -> str:
     lines = [
-        "# Operations one training step dispatches (`python benchmarks/step_operations.py`)",
+        "# Operations one training step dispatches (`python benchmarks/profiles/step_operations.py`)",
         "",
         f"Forward + backward of {report['batch']} pairs x {report['length']} tokens at the small size (d=256, 3+3 "
         "layers, 4 heads), counted under torch.profiler on the CPU: every operator that does work once (a matrix "

@@ -19,8 +19,8 @@ Step times come from inside each run (a callback / the loop's own clock), so the
 counted as training. Estimated seconds per epoch = optimizer steps per epoch x mean step time + one evaluation.
 Results: benchmarks/results/recipe_speed.{json,md}.
 
-Usage: python benchmarks/recipe_speed.py [--steps 60] [--repeats 3] [--threads 2]
-       python benchmarks/recipe_speed.py --tiny     # a minute: checks every path runs, timings meaningless
+Usage: python benchmarks/speed/recipe_speed.py [--steps 60] [--repeats 3] [--threads 2]
+       python benchmarks/speed/recipe_speed.py --tiny     # a minute: checks every path runs, timings meaningless
 """
 
 import argparse
@@ -47,9 +47,9 @@ from hf_syntax.recipes.translation.schema import load_recipe_config
 from hf_syntax.recipes.translation.tokenization import prepare_tokenizers
 from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "training" / "configs" / "small_cpu_ja_en.yaml"
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 TINY = ["data.max_train_pairs=2000", "data.max_eval_pairs=20", "tokenizer.vocab_size=1000"]
 
 
@@ -213,7 +213,7 @@ def main() -> None:
 def markdown(report: dict) -> str:
     lines = [
         "# Seconds per epoch: the translation recipe vs the reference plain loop (issue 13)", "",
-        f"Produced by `benchmarks/recipe_speed.py`: {report['training_pairs']} training pairs "
+        f"Produced by `benchmarks/speed/recipe_speed.py`: {report['training_pairs']} training pairs "
         f"({report['steps_per_epoch']} steps of 64 per epoch), {report['dev_pairs']} dev pairs, "
         f"{report['threads']} threads, mean step time over {report['steps_timed']} steps, median of "
         f"{report['repeats']} interleaved repeats. Ratios < 1 mean faster than the reference.", "",

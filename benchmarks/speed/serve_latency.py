@@ -15,8 +15,8 @@ alongside. The weights are untrained, so every translation is forced to exactly 
 the exported generation config): both models do the same decoding work; what differs is the parser and the
 dependency-aware attention.
 
-Usage: python benchmarks/serve_latency.py [--repeats 5] [--threads 2]
-       python benchmarks/serve_latency.py --tiny --out /tmp/serve_latency   # seconds: checks that it runs
+Usage: python benchmarks/speed/serve_latency.py [--repeats 5] [--threads 2]
+       python benchmarks/speed/serve_latency.py --tiny --out /tmp/serve_latency   # seconds: checks that it runs
 Results: benchmarks/results/serve_latency.{json,md}
 """
 
@@ -38,7 +38,7 @@ from hf_syntax.hub.export import export
 from hf_syntax.parsers import get_parser
 from hf_syntax.recipes.translation.data import resolve_data_path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 PARSER = "spacy:ja_ginza"
 _PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
 MODELS = {"baseline": ("transformer_abs", {}), "dep_rel": ("transformer_dep_rel", {}),
@@ -150,7 +150,7 @@ def main() -> None:
              "| --- | ---: | ---: | ---: | ---: |"]
     table += [f"| {row['what']} | {row['sentences']} | {row['sentences_per_s']:.1f} | {row['ratio_to_baseline']:.2f} "
               f"| {row['wall_s']:.3f} |" for row in rows]
-    write_results(options.out, result, f"Handler throughput (`python benchmarks/serve_latency.py`, {options.threads} "
+    write_results(options.out, result, f"Handler throughput (`python benchmarks/speed/serve_latency.py`, {options.threads} "
                   f"threads, beam 4, {options.new_tokens} new tokens, median of {options.repeats} interleaved repeats). "
                   f"`parser` is GiNZA alone on the same sentences.", table)
 

@@ -20,10 +20,10 @@ report gives, per variant, each path's speed-up over Marian and over the same mo
 Targets: CTranslate2-expressible variants >= 2.0x Marian in float32 and >= 3.0x in int8; DBSA, dep_rpe and the
 Graph-Transformer through the PyTorch path >= 1.5x their own ``generate``.
 
-Usage: python benchmarks/speed_inference.py [--repeats 5] [--threads 2] [--variants baseline ...]
+Usage: python benchmarks/speed/speed_inference.py [--repeats 5] [--threads 2] [--variants baseline ...]
                                            [--model runs/x/model [runs/y/model ...] --source dev.ja]
                                            [--no-random]
-       python benchmarks/speed_inference.py --tiny     # seconds: checks every path runs, timings meaningless
+       python benchmarks/speed/speed_inference.py --tiny     # seconds: checks every path runs, timings meaningless
 """
 
 import argparse
@@ -38,6 +38,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analyses"))  # ctranslate2_agreement.py
 from timing import SMALL_CPU_SIZE, interleaved, random_batch  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel  # noqa: E402
 
@@ -52,8 +53,8 @@ from ctranslate2_agreement import encode_sources  # noqa: E402
 from hf_syntax.columns import pad_columns  # noqa: E402
 from hf_syntax.convert.marian import to_marian  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
-VARIANTS = {  # name -> named architecture (DBSA's parse heads in layer 2 of 3, as speed_variants.py)
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+VARIANTS = {  # name -> named architecture (DBSA's parse heads in layer 2 of 3, as speed/training_step.py)
     "baseline": ("transformer_abs", {}),
     "relative_no_absolute": ("transformer_noabs", {"relative_position_clip": 2}),
     "syntax_infused": ("syntax_infused", {}),
@@ -241,7 +242,7 @@ def markdown(report: dict) -> str:
     lines += [f"CTranslate2 {report['ctranslate2']} on a {backend['cpu_vendor']} CPU, CT2_USE_MKL="
               f"{backend['CT2_USE_MKL']}, CT2_FORCE_CPU_ISA={backend['CT2_FORCE_CPU_ISA']}.", ""]
     lines += ["Speed-up = sentences/s of the path / sentences/s of `MarianMTModel.generate` (and of the same model's "
-              "PyTorch `generate`). Produced by `benchmarks/speed_inference.py`.", ""]
+              "PyTorch `generate`). Produced by `benchmarks/speed/speed_inference.py`.", ""]
     workloads = [(name, title) for name, title in (
         ("random", "32 x 32 tokens, 64 new tokens"),
         ("dev", f"first 32 lines of `{report.get('dev_source')}`, trained models (variant = model folder)"))

@@ -35,7 +35,7 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     belongs to (as ``grad_norm``, which is their sum's norm). They are measured only on the steps that will be
     logged (``logging_strategy="steps"`` every ``logging_steps``, and the first step with ``logging_first_step``):
     two extra backward passes through the retained graph on those steps (about 1.9x such a step's time at the small
-    CPU size: +2% of the run when logging every 50 steps; `benchmarks/dbsa_gradient_parts_overhead.py`), none on
+    CPU size: +2% of the run when logging every 50 steps; benchmarks/results/enja_converged/diagnosis_runs.md), none on
     the others. With gradient accumulation the parts are summed over the step's micro-batches, scaled as the
     Trainer scales the loss. In a multi-process run the loss parts are averaged over the processes, as ``loss`` is;
     the gradient norms are each process's own (rank 0's are logged). With ``torch_compile=True`` they are not
