@@ -28,7 +28,9 @@ from .configuration_bert_pos import BertPosConfig
 from .saved_files import CheckedFromPretrained
 
 POS_FEATURIZER_HINT = (
-    "Compute them with hf_syntax's featurizer, e.g. "
+    "To classify text, use the pipeline, which tags the text itself (hf_syntax need not be installed): "
+    "`transformers.pipeline(model=<this model's folder or Hub id>, trust_remote_code=True)`. "
+    "To compute them yourself, use hf_syntax's featurizer, e.g. "
     "`SyntaxFeaturizer(tokenizer, parser=model.config.pos_parser, features=('pos',))` at inference or the "
     "`parse_and_align(...)` map function for a dataset; [CLS]/[SEP] get id 1 and padding id 0."
 )

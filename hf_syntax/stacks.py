@@ -34,7 +34,9 @@ ENCODER_LAYERS = {"standard": EncoderLayer, "graph": GraphEncoderLayer}
 `layers.LayerOutput`."""
 
 FEATURIZER_HINT = (
-    "Compute it with the featurizer that built the training data: "
+    "To translate text, use the pipeline, which parses the text and computes the columns itself (hf_syntax need "
+    "not be installed): `transformers.pipeline(\"translation\", model=<this model's folder or Hub id>, "
+    "trust_remote_code=True)`. To compute them yourself, use the featurizer that built the training data: "
     "`hf_syntax.SyntaxFeaturizer(tokenizer, parser=config.source_parser)` for raw text, or the "
     "`hf_syntax.parse_and_align` map function for a datasets dataset."
 )
