@@ -32,21 +32,8 @@ from .conllu import read_conllu
 from .parsers import load_parser
 from .trees import WordTree
 from .pipelines import PosTextClassificationPipeline, SyntaxTranslationPipeline
-from .variants import (
-    ARCHITECTURES,
-    PRESET_CLASSES,
-    DbsaConfig,
-    DbsaDepRelConfig,
-    DbsaDepRelForConditionalGeneration,
-    DbsaForConditionalGeneration,
-    DepRpeConfig,
-    DepRpeForConditionalGeneration,
-    GraphTransformerConfig,
-    GraphTransformerForConditionalGeneration,
-    SyntaxInfusedConfig,
-    SyntaxInfusedForConditionalGeneration,
-    config_for,
-)
+from .variants import *  # noqa: F403  (the presets, their models and the named architectures: variants.__all__)
+from . import variants
 
 for _config, _model in ((SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration), *PRESET_CLASSES):
     AutoConfig.register(_config.model_type, _config, exist_ok=True)
@@ -58,18 +45,7 @@ AutoModelForSequenceClassification.register(BertPosConfig, BertPosForSequenceCla
 AutoModelForTokenClassification.register(BertPosConfig, BertPosForTokenClassification, exist_ok=True)
 
 __all__ = [
-    "ARCHITECTURES",
-    "DbsaConfig",
-    "DbsaDepRelConfig",
-    "DbsaDepRelForConditionalGeneration",
-    "DbsaForConditionalGeneration",
-    "DepRpeConfig",
-    "DepRpeForConditionalGeneration",
-    "GraphTransformerConfig",
-    "GraphTransformerForConditionalGeneration",
-    "SyntaxInfusedConfig",
-    "SyntaxInfusedForConditionalGeneration",
-    "config_for",
+    *variants.__all__,
     "BertPosConfig",
     "BertPosForSequenceClassification",
     "BertPosForTokenClassification",

@@ -32,9 +32,9 @@ Inferred (checked against the "#Para" column of the paper's Table 2 in the tests
     (`fused - l`; for `sum` the three parts' output `h + m1 + m2`), so P + I is that layer's fused representation
     ("a fusion representation of four groups") and I the attention parts' new information only; the FFN's change
     to F_{l-1} then reaches no query or key of layer l (only its low part). Both keep a sentence of the text; the
-    1000-step ablation (Multi30K De->En, seed 42, benchmarks/results/multi30k_graph/ablation.md) decides:
-    output_difference 19.61 / 19.23 val BLEU (sum / gate; loss @1000 3.729 / 3.720) against residual_branch
-    16.83 / 16.99 (3.813 / 3.801). A 200-step check at d=128 had been a tie (increment_check.md).
+    1000-step ablation (Multi30K De->En, seed 42, benchmarks/results/multi30k_graph/ablation.md) chose
+    output_difference, with both fusions, in BLEU and loss (a 200-step check at d=128 had been a tie:
+    increment_check.md).
   * P in the middle parts (`graph_middle_stream`): "previous" reads P = F_{l-2} (the text); "full" reads
     F_{l-1} = P + I, so the middle parts overlap the high one (the old default, kept because it is measured).
   * Every part is an ordinary multi-head attention with its own output projection (inner width -> d); in
@@ -47,14 +47,10 @@ Inferred (checked against the "#Para" column of the paper's Table 2 in the tests
   * How the three parts join (`graph_new_groups`); unset, the fusion decides. `sum`: "sum", `h + m1 + m2`, since
     the text gives the four groups equal weights. `gate`: "mean", `(h + m1 + m2) / 3`: the text weighs the new
     representations as one group against the previous one without saying how three parts become one, so training
-    chose (Multi30K De->En, benchmarks/results/multi30k_graph/). Summed, the converged split layers' parts add up to
-    2.6-4.2x the residual's RMS and replace their input rather than refine it; averaged, the branch is 0.35-0.45x
-    and they refine it. The gate averaged against summed: 29.54 against 19.23 val BLEU at 1000 steps (full width,
-    seed 42); +half-dim&gate trained to convergence (15 epochs, seeds 42 and 43) 39.76 against 39.11 val BLEU,
-    better on both seeds and on chrF on both sets (p <= 0.018), yet 0.93 behind the Transformer's 40.70: it
-    over-fits (lower training, higher validation loss). With `sum` averaging trains better too (31.46 against 19.61
-    at 1000 steps, 39.99 against 38.17 converged, seed 42), but it would break the text's equal weights, so there
-    it is an option.
+    chose (Multi30K De->En; the measurements are in benchmarks/results/multi30k_graph/README.md). Summed, the
+    converged split layers' parts replace their input rather than refine it; averaged, they refine it, and the
+    gate trains better averaged, at 1000 steps and converged. With `sum` averaging trains better too, but it would
+    break the text's equal weights, so there it is an option.
   * Dropout: on the new groups for sum/gate (they form one group), per part for self_gate.
 
 Exact equivalence (tested): under `graph_first_layer="standard"` the first layer computes exactly the standard

