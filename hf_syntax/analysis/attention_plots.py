@@ -100,7 +100,7 @@ def label_font(labels):
     missing = "".join(sorted(chr(point) for point in rest))
     warnings.warn(
         f"no installed font has glyphs for all of {missing!r}; those labels are drawn as boxes. Install a font "
-        f"that covers them (for Japanese/Chinese/Korean: `apt install fonts-noto-cjk` on Debian/Ubuntu), then delete "
+        f"that covers them (for Japanese: `apt-get install fonts-ipafont-gothic` on Debian/Ubuntu), then delete "
         f"matplotlib's font cache (~/.cache/matplotlib/fontlist-*.json) so it finds the new font.",
         stacklevel=3,
     )

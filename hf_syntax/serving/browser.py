@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-BROWSER_INSTALL = "apt-get install -y chromium chromium-driver && pip install selenium"
+BROWSER_INSTALL = "apt-get install -y chromium chromium-driver (as root; .ci/run does it)"
+SELENIUM_INSTALL = "pip install -e '.[dev]' (the dev extra, which scripts/bootstrap.sh installs, carries it)"
 
 
 class BrowserUnavailable(RuntimeError):
@@ -42,7 +43,7 @@ def chromium_driver(window: tuple[int, int] = (1200, 1300)):
     try:
         from selenium import webdriver
     except ImportError as error:
-        raise BrowserUnavailable(f"needs selenium: {BROWSER_INSTALL}") from error
+        raise BrowserUnavailable(f"needs selenium: {SELENIUM_INSTALL}") from error
     os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never try to download a browser or driver
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
