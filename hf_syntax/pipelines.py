@@ -26,14 +26,18 @@ import os
 from contextlib import contextmanager
 
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
-from transformers.pipelines import PIPELINE_REGISTRY, TextClassificationPipeline
+from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassificationPipeline
 
 from .columns import pad_columns
 from .featurizer import InvalidTextError, SyntaxFeaturizer
 from .folder_layout import TARGET_TOKENIZER_DIR
 from .parsers import get_parser
-from .source_reading import EmptyInputError, SourceReader, SourceReading, check_texts, featurizer_max_length
+from .source_reading import (
+    EmptyInputError, SourceReader, SourceReading, check_sources, check_texts, featurizer_max_length,
+)
 from .trees import WordTree
+
+logger = logging.getLogger(__name__)
 
 TRANSLATION_TASK = "translation"
 CLASSIFICATION_TASK = "text-classification"
@@ -121,13 +125,13 @@ class SyntaxTranslationPipeline(Pipeline):
         return featurizer
 
     def __call__(self, inputs, **kwargs):
-        """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text."""
-        if isinstance(inputs, str):
-            check_texts(inputs)
-        elif isinstance(inputs, (list, tuple)):
+        """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text. Anything else is
+        refused in one line (``check_sources``)."""
+        if isinstance(inputs, (list, tuple)):
             # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text.
             results = super().__call__(self.reader.read_batch(inputs, kwargs.get("pretokenized")), **kwargs)
             return [result[0] for result in results] if all(len(result) == 1 for result in results) else results
+        check_sources(inputs)
         return super().__call__(inputs, **kwargs)
 
     def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, **generate_kwargs):
@@ -151,14 +155,33 @@ class SyntaxTranslationPipeline(Pipeline):
         return self.reader.read(text, pretokenized)
 
     def encode(self, reading: SourceReading) -> dict:
-        """The model's input row (ids, mask, feature columns) for one read text, from its parse (no parsing here)."""
+        """The model's input row (ids, mask, feature columns) for one read text, from its parse (no parsing here).
+        A text longer than the model reads is cut to its first tokens, and the log says so (``cut_notice``)."""
+        limit = featurizer_max_length(self.tokenizer, self.model.config)
         if self.featurizer is not None:
             row = self.featurizer(trees=reading.tree)
-            return {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
-        # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
-        # would pad depth columns with 0, a real depth).
-        return dict(self.tokenizer(reading.text, truncation=True,
-                                   max_length=featurizer_max_length(self.tokenizer, self.model.config)))
+            row = {key: row[key] for key in ("input_ids", "attention_mask", *self.needed_features)}
+        else:
+            # One plain row; ``_forward`` pads a batch of rows with each column's own pad value (the stock collator
+            # would pad depth columns with 0, a real depth).
+            row = dict(self.tokenizer(reading.text, truncation=True, max_length=limit))
+        notice = self.cut_notice(reading) if len(row["input_ids"]) >= limit else None
+        if notice:
+            logger.warning(notice)
+        return row
+
+    def cut_notice(self, reading: SourceReading) -> str | None:
+        """What the model does not read of a source longer than its token limit, with the counts (None when it
+        reads all of it): the pipeline translates the first tokens only, so the log (and the Space's page) say so
+        rather than passing a translation of part of the text off as the whole."""
+        limit = featurizer_max_length(self.tokenizer, self.model.config)
+        ids = self.tokenizer(reading.text)["input_ids"]
+        if len(ids) <= limit:
+            return None
+        kept = self.tokenizer.decode(ids[: limit - 1], skip_special_tokens=True)
+        return (f"a source of {len(ids)} tokens ({kept[:30]!r}...) was cut to the {limit} this model reads: the "
+                f"translation covers it up to {kept[-30:]!r}, its last {len(ids) - limit} tokens are not translated. "
+                f"Split it into sentences (one per line or list item) to translate all of it.")
 
     def _forward(self, model_inputs, **generate_kwargs):
         rows = model_inputs["row"]
@@ -253,6 +276,9 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
 PIPELINE_REGISTRY.register_pipeline(
     TRANSLATION_TASK, pipeline_class=SyntaxTranslationPipeline, pt_model=AutoModelForSeq2SeqLM, type="text"
 )
+# transformers 5 refuses a task it lists as removed before it looks at the registry: without this, the model-object
+# form pipeline("translation", model=model, tokenizer=tokenizer) raised a KeyError while the folder form worked.
+REMOVED_TASKS.pop(TRANSLATION_TASK, None)
 
 
 @contextmanager

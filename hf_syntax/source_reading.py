@@ -46,6 +46,20 @@ def check_texts(inputs, what: str = "text") -> None:
             check_valid_unicode(value, where)
 
 
+def check_sources(inputs) -> None:
+    """What a translation pipeline takes, as transformers' text pipelines do: a text or a list (or tuple) of texts,
+    each non-empty valid Unicode. Anything else (a dict, None, a number, a list holding one) is refused in one line
+    that says what to pass, instead of failing inside the tokenizer or the parser."""
+    items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            where = f"input {index}" if isinstance(inputs, (list, tuple)) else "the input"
+            text_field = " (pass its text itself)" if isinstance(item, dict) and "text" in item else ""
+            raise TypeError(f"{where} is a {type(item).__name__}{text_field}; the translation pipeline takes a text or "
+                            f"a list of texts, e.g. pipe('a sentence') or pipe(['one', 'two']).")
+    check_texts(inputs)
+
+
 def featurizer_max_length(tokenizer, config) -> int:
     """Longest source the model accepts: the tokenizer's limit, capped by the model's position table."""
     limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
@@ -76,7 +90,7 @@ class SourceReader:
 
     def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
         """One text as the model reads it (see ``read_batch``); an error names "the text"."""
-        check_texts(text)
+        check_sources(text)
         return self._read([text], pretokenized)[0]
 
     def read_batch(self, texts, pretokenized: bool | None = None) -> list[SourceReading]:
@@ -89,7 +103,7 @@ class SourceReader:
         """
         if not isinstance(texts, (list, tuple)):
             raise TypeError(f"read_batch takes a list of texts; got {type(texts).__name__} (use read for one text).")
-        check_texts(texts)
+        check_sources(texts)
         return self._read(texts, pretokenized)
 
     def _read(self, texts, pretokenized: bool | None) -> list[SourceReading]:
@@ -140,4 +154,4 @@ class SourceReader:
         return get_parser(spec) if spec else None
 
 
-__all__ = ["EmptyInputError", "SourceReader", "SourceReading", "check_texts", "featurizer_max_length"]
+__all__ = ["EmptyInputError", "SourceReader", "SourceReading", "check_sources", "check_texts", "featurizer_max_length"]

