@@ -240,6 +240,18 @@ def test_resumed_run_matches_uninterrupted_run(uninterrupted, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_resumed_run_reports_its_training_loss_over_all_steps(tmp_path):
+    """With save_steps not a multiple of logging_steps, the steps between the last log and the checkpoint were never
+    logged, so a resumed run's train_loss left them out (issue 64: 7.625 over 20 steps against 7.763 over 40). Every
+    save now logs, so the resumed run reports the loss of the same 8 steps as the run that was never cut."""
+    whole = run(tmp_path, "whole", logging_steps=3)
+    run(tmp_path, "cut", logging_steps=3, max_steps=CHECKPOINT_STEP)  # stops (and saves) at step 4, logged at 3
+    resumed = run(tmp_path, "cut", resume="latest", logging_steps=3)
+    assert resumed["train_loss_steps"] == whole["train_loss_steps"] == TOTAL_STEPS
+    assert resumed["train_loss"] == pytest.approx(whole["train_loss"], abs=1e-3)
+
+
+@pytest.mark.slow
 def test_features_section_feeds_a_syntax_variant(tmp_path):
     """The ``features`` seam: real parsers -> dependency columns -> a DBSA + dependency-depth model trains."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")

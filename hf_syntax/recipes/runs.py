@@ -120,8 +120,9 @@ def whole_run_training_loss(log_history: list[dict], train_result, resumed_at: i
     The Trainer's ``training_loss`` averages only the steps this process ran; after a resume from the checkpoint of
     step ``resumed_at``, the steps before it come from its log history (a ``loss`` logged at step s is the mean
     since the previously logged step).
-    Steps between the checkpoint's last log and the checkpoint itself (``save_steps`` not a multiple of
-    ``logging_steps``) were never logged: ``train_loss_steps`` is then less than the run's steps.
+    The recipe logs on every step that saves a checkpoint (``LogOnEverySave``), so this covers every step; only a
+    checkpoint saved without that (by an older version, with ``save_steps`` not a multiple of ``logging_steps``)
+    leaves steps unlogged, and ``train_loss_steps`` is then less than the run's steps.
     """
     total, covered = 0.0, 0
     for entry in log_history:

@@ -25,6 +25,16 @@ class ParseLossWarmupCallback(TrainerCallback):
             model.parse_loss_step = state.global_step
 
 
+class LogOnEverySave(TrainerCallback):
+    """Logs the training loss on every step that saves a checkpoint, so that the checkpoint's log covers every step
+    up to it: a run resumed from it then reports ``train_loss`` over all its steps. Otherwise, with ``save_steps``
+    not a multiple of ``logging_steps``, the losses of the steps since the last log were lost at the resume."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if control.should_save:
+            control.should_log = True
+
+
 class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that logs the parts of a syntax model's loss next to ``loss``: ``translation_loss`` and the
     DBSA ``encoder_parse_loss`` / ``decoder_parse_loss`` (and a self-parsing model's ``self_parse_loss``), averaged
@@ -45,6 +55,7 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.add_callback(ParseLossWarmupCallback)
+        self.add_callback(LogOnEverySave)
         self._loss_part_sums: dict[str, float] = {}
         self._loss_part_counts: dict[str, int] = {}
         self._gradient_parts: dict[str, list[torch.Tensor | None]] = {}
