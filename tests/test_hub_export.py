@@ -93,6 +93,8 @@ def test_export_folder_is_hub_ready(exported, variant):
         assert (folder / name).is_file(), name
     weights = [path.name for path in folder.iterdir() if path.suffix in (".safetensors", ".bin", ".pt", ".pth")]
     assert weights == ["model.safetensors"]
+    private = [path.name for path in folder.rglob("*") if path.is_file() and path.stat().st_mode & 0o777 != 0o644]
+    assert not private, f"files others cannot read: {private}"  # transformers writes the weights with mode 600
     metadata = front_matter(folder / "README.md")
     assert metadata["pipeline_tag"] == "translation" and metadata["language"] == ["en", "ja"]
     result = metadata["model-index"][0]["results"][0]

@@ -150,8 +150,17 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     drop_loading_flags(out_dir)
     card.save(out_dir / MODEL_CARD_FILE)
     write_endpoint_files(model.config, out_dir)
+    readable_by_all(out_dir)
     check_export_folder(out_dir)
     return out_dir
+
+
+def readable_by_all(out_dir: Path) -> None:
+    """Mode 644 for every file of the folder: transformers writes ``model.safetensors`` through a private temporary
+    file (mode 600), which a web server, a container user or a colleague could then not read."""
+    for path in Path(out_dir).rglob("*"):
+        if path.is_file():
+            path.chmod(0o644)
 
 
 LOADING_FLAGS = ("is_local", "local_files_only")

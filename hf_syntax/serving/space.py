@@ -57,15 +57,16 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     requirements = model_requirements.read_text(encoding="utf-8").split()
     requirements += [name for name in (f"gradio=={gradio_version}", *APP_REQUIREMENTS) if name not in requirements]
     (space_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
-    front_matter = {"title": model_id.split("/")[-1], "emoji": "🌳", "colorFrom": "green", "colorTo": "blue",
-                    "sdk": "gradio", "sdk_version": gradio_version, "app_file": "app.py", "pinned": False,
-                    "models": [model_id]}
     on_hub = model_id != PLACEHOLDER_MODEL_ID
+    card = Path(model_folder) / MODEL_CARD_FILE
+    model_name = ModelCard.load(card).data.model_name if card.is_file() else None
+    # the Space is titled with the model's readable name; without a card, with the repo's (or the folder's) name
+    front_matter = {"title": model_name or (model_id.split("/")[-1] if on_hub else Path(model_folder).name),
+                    "emoji": "🌳", "colorFrom": "green", "colorTo": "blue", "sdk": "gradio",
+                    "sdk_version": gradio_version, "app_file": "app.py", "pinned": False, "models": [model_id]}
     if not on_hub:  # no repo named yet: the Space neither lists nor links a model that does not exist
         del front_matter["models"]
-        front_matter["title"] = Path(model_folder).name
-    card = Path(model_folder) / MODEL_CARD_FILE
-    title = (ModelCard.load(card).data.model_name if card.is_file() else None) or model_id
+    title = model_name or model_id
     (space_dir / "README.md").write_text(
         f"---\n{yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False)}---\n\n"
         f"# {title}\n\nA demo of {f'[{model_id}](https://huggingface.co/{model_id})' if on_hub else 'this model'}. "
