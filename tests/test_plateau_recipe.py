@@ -1,12 +1,12 @@
-"""The plateau-recipe measurement's decision rule (benchmarks/plateau_recipe.py): the plateau is the mean of the
-averaged curve's last budgets, the choice the cheapest option within the tolerance of it."""
+"""The plateau-recipe measurement's decision rule (benchmarks/analyses/plateau_recipe.py): the plateau is the mean of
+the averaged curve's last budgets, the choice the cheapest option within the tolerance of it."""
 
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "plateau_recipe.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "analyses" / "plateau_recipe.py"
 spec = importlib.util.spec_from_file_location("plateau_recipe", SCRIPT)
 plateau_recipe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(plateau_recipe)

@@ -1,7 +1,7 @@
 """Which training budget and schedule reach the plateau cheapest (issue 61): the measurement behind
 ``training/configs/small_cpu_ja_en_plateau.yaml``.
 
-    python benchmarks/plateau_recipe.py --curve runs/enja_plateau_recipe/inverse_sqrt_40/seed42 \
+    python benchmarks/analyses/plateau_recipe.py --curve runs/enja_plateau_recipe/inverse_sqrt_40/seed42 \
         --candidates runs/enja_plateau_recipe/cosine_16/seed42 ... --results benchmarks/results/enja_plateau
 
 The curve run trains the baseline on an open-ended schedule (inverse-sqrt) and keeps every epoch's checkpoint. An
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TREE = Path(__file__).resolve().parents[1]
+TREE = Path(__file__).resolve().parents[2]
 SCORES_FILE = "dev_scores.json"
 
 
