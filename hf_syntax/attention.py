@@ -1,15 +1,14 @@
 """One multi-head attention whose score is a sum of pluggable terms and whose output is a sum of value terms.
-
 Each paper adds a term instead of a copy of attention:
 
 * content: `q k^T / sqrt(d_head)` (Vaswani et al.);
-* relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`,
-  an embedding per bucket added to keys (score) and/or values (output). `RELATIVE_TERMS` holds one record per term
-  (`RelativeTermKind`) with everything about it: buckets, config fields, the column it reads, and what its model
-  card says; layers, stacks, configs, cards, exporters and recipes all read it. Adding a term is its record here,
-  a preset in `variants.py` and a test;
-* DBSA (Deguchi et al. 2019): `BiaffineParseHead` replaces the last head (or joins the heads as an extra one);
-  its attention is the parse.
+* relative position (Shaw et al. 2018) and dependency relative depth (Omote et al. 2019): `RelativeTerm`, an
+  embedding per bucket added to keys (score) and/or values (output). `RELATIVE_TERMS` holds one record per term
+  (`RelativeTermKind`): buckets, config fields, the column it reads; layers, stacks, configs, cards, exporters and
+  recipes all read it. Adding a term is its record here, a preset in `variants.py` and a test (and, for a card
+  paragraph of its own, its entry in `hub/descriptions.TERM_CARDS`);
+* DBSA (Deguchi et al. 2019): a `parse_head.BiaffineParseHead` (record: `parse_head.DBSA_PARSE_HEAD`) replaces the
+  last head (or joins the heads as an extra one); its attention is the parse.
 
 No n x n x d tensor is ever built. Each stack builds one one-hot relation tensor for all its terms (`TermRelations`,
 n x buckets x n); key terms are `q @ table^T` (n x buckets) contracted with it, value terms the attention weights
@@ -92,21 +91,15 @@ class RelativeTermKind:
     Config fields, all declared on `SyntaxTransformerConfig` from this record (`config_fields`): `clip_field` (the
     clip, 0 = off), `keys_field` / `values_field` (the key / value side; both always on when not given),
     `decoder_field` (decoder self-attention too; encoder only when not given), the switches on by default.
-    Model card: `card` is the template that describes models using it, `card_text` its paragraph there, `title`
-    its fragment of the model's name (`Transformer_dep+rel`), `settings` the config fields the card lists.
     """
 
     clip_field: str
     buckets: Callable[..., torch.Tensor]
-    card_text: str
-    title: str
     extra_buckets: int = 0
     column: str | None = None
     keys_field: str | None = None
     values_field: str | None = None
     decoder_field: str | None = None
-    card: str = "dep_rpe"
-    settings: tuple[str, ...] = ()
 
     def num_buckets(self, clip: int) -> int:
         return 2 * clip + 1 + self.extra_buckets
@@ -120,29 +113,13 @@ class RelativeTermKind:
 RELATIVE_TERMS = {
     "relative_positions": RelativeTermKind(
         "relative_position_clip", relative_position_buckets, keys_field="relative_position_keys",
-        values_field="relative_position_values", decoder_field="relative_position_in_decoder",
-        title="rel", settings=("relative_position_clip",),
-        card_text="Relative positions (Shaw et al., 2018): a learned embedding of the clipped distance "
-                  "`clip(j - i, k)` between two tokens is added to the keys and values of every attention score, in "
-                  "the encoder self-attention and (`relative_position_in_decoder`) the decoder's.",
-    ),
+        values_field="relative_position_values", decoder_field="relative_position_in_decoder"),
     "dependency_depths": RelativeTermKind(
         "dependency_depth_clip", dependency_depth_buckets, extra_buckets=1, column="dep_depths",
-        keys_field="dependency_depth_keys", values_field="dependency_depth_values", title="dep",
-        settings=("dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values"),
-        card_text="Dependency relative depth (Omote et al., 2019): the encoder self-attention adds a learned "
-                  "embedding of the *relative depth* of the two words in the source dependency tree, "
-                  "`clip(depth(j) - depth(i), l)`, to the keys and values of every attention score. Every subword "
-                  "takes the depth of its word; pairs with a special token use a separate \"no relation\" bucket.",
-    ),
+        keys_field="dependency_depth_keys", values_field="dependency_depth_values"),
 }
 """Term name (also its module name inside `SyntaxAttention`, hence in checkpoints) -> its record. The order is the
 order the terms are built and initialised in (changing it changes the random initialisation)."""
-
-PARSE_HEAD_COLUMNS = {"encoder": "dep_heads", "decoder": "decoder_dep_heads"}
-"""The gold-head column each side's DBSA parse head (`parse_layer_<side>` > 0) trains on; none is read at
-inference."""
-
 
 def enabled_terms(config, side: str) -> dict[str, RelativeTermKind]:
     """The relative terms the self-attention of `side` ("encoder" / "decoder") uses under `config`."""
@@ -223,38 +200,6 @@ class RelativeTerm(nn.Module):
         self.value_table = nn.Parameter(torch.empty(num_buckets, head_dim)) if values else None
 
 
-class BiaffineParseHead(nn.Module):
-    """DBSA's parse head: `s[t, q] = Q_t U K_q^T + K_q . u` (Dozat & Manning's biaffine form, as in the authors' code;
-    the paper's `Q U^(2)` term is constant along a row and cancels in the softmax). Its own d_head projections;
-    `softmax(s)` is both the predicted head distribution and the attention that mixes `V_parse`.
-
-    `scale_query`: the authors' code multiplies Q by d_head^-1/2 before U (as for content attention); the paper's
-    equation 14 does not. The scale is not absorbed by U in training: with Adam, each step moves U by about the
-    learning rate whatever the scale, so unscaled scores move sqrt(d_head) times further per step.
-    """
-
-    def __init__(self, d_model: int, head_dim: int, scale_query: bool = False):
-        super().__init__()
-        self.q_proj = nn.Linear(d_model, head_dim)
-        self.k_proj = nn.Linear(d_model, head_dim)
-        self.v_proj = nn.Linear(d_model, head_dim)
-        self.biaffine = nn.Parameter(torch.empty(head_dim, head_dim))
-        self.key_bias = nn.Parameter(torch.empty(head_dim))
-        self.query_scale = head_dim**-0.5 if scale_query else None
-
-    def attend(self, query, key, value, mask):
-        """query (batch, 1, queries, d_head), key/value (batch, 1, keys, d_head) -> output, log-probabilities."""
-        if self.query_scale is not None:
-            query = query * self.query_scale
-        scores = (query @ self.biaffine) @ key.transpose(-1, -2) + (key @ self.key_bias)[:, :, None, :]
-        scores = scores.to(softmax_dtype(scores.dtype))  # float16's minimum plus a negative score would be -inf
-        if mask is not None:
-            scores = scores + mask
-        # The log-probabilities stay in the softmax's precision (float32 for a half model): the parse loss reads them.
-        log_probs = torch.log_softmax(scores, dim=-1)
-        return log_probs.exp().to(value.dtype) @ value, log_probs[:, 0]
-
-
 class AttentionOutput(NamedTuple):
     """What `SyntaxAttention` returns: the projected output, the attention weights when asked for, and the DBSA parse
     head's log-probabilities of each query's head, (batch, queries, keys), when the layer has one."""
@@ -283,7 +228,7 @@ class SyntaxAttention(nn.Module):
         *,
         is_cross_attention: bool = False,
         relative_terms: dict[str, RelativeTerm] | None = None,
-        parse_head: BiaffineParseHead | None = None,
+        parse_head: nn.Module | None = None,  # a parse_head.BiaffineParseHead
         parse_head_mode: str = "replace",
     ):
         super().__init__()
@@ -433,8 +378,6 @@ class SyntaxAttention(nn.Module):
 
 __all__ = [
     "AttentionOutput",
-    "BiaffineParseHead",
-    "PARSE_HEAD_COLUMNS",
     "RELATIVE_TERMS",
     "RelativeTerm",
     "RelativeTermKind",

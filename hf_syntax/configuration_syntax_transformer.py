@@ -10,8 +10,9 @@ from dataclasses import fields
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
-from .attention import PARSE_HEAD_COLUMNS, RELATIVE_TERMS, enabled_terms
+from .attention import RELATIVE_TERMS, enabled_terms
 from .columns import EMBEDDED_FEATURES
+from .parse_head import DBSA_PARSE_HEAD
 from .segmenters import segmenter_requirements
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")
@@ -238,11 +239,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         ):
             if self.d_model % heads:
                 raise ValueError(f"d_model={self.d_model} is not divisible by {side}_attention_heads={heads}.")
-            parse_layer = getattr(self, f"parse_layer_{side}")
+            parse_layer = DBSA_PARSE_HEAD.layer(self, side)
             if not 0 <= parse_layer <= layers:
-                raise ValueError(
-                    f"parse_layer_{side}={parse_layer} must be between 1 and {side}_layers={layers} (0 disables it)."
-                )
+                raise ValueError(f"{DBSA_PARSE_HEAD.layer_fields[side]}={parse_layer} must be between 1 and "
+                                 f"{side}_layers={layers} (0 disables it).")
         for name in (*(kind.clip_field for kind in RELATIVE_TERMS.values()), "parse_loss_warmup_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
@@ -304,7 +304,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     def training_columns(self) -> tuple[str, ...]:
         """Columns training needs besides those of inference: the gold heads of each DBSA parse head, and for a
         self-parsing model the `dep_heads` its parser learns and the given `dep_depths` it is teacher-forced with."""
-        needed = [column for side, column in PARSE_HEAD_COLUMNS.items() if getattr(self, f"parse_layer_{side}")]
+        needed = list(DBSA_PARSE_HEAD.training_columns(self))
         if self.self_parse_layers:
             inference = self.needs_source_features
             needed += [column for column in ("dep_heads", "dep_depths") if column not in (*needed, *inference)]

@@ -66,6 +66,7 @@ from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .attention import enabled_terms, mask_as, softmax_dtype
 from .layers import FeedForward, LayerOutput
+from .parse_head import DBSA_PARSE_HEAD
 
 # attention part -> (stream giving the queries, stream giving the keys and values); "previous" is P.
 ATTENTION_PARTS = {
@@ -99,8 +100,8 @@ def _check_supported(config):
     silently dropped, so asking for them together with graph layers is an error."""
     terms = enabled_terms(config, "encoder").values()
     enabled = [f"{kind.clip_field}={getattr(config, kind.clip_field)}" for kind in terms]
-    if config.parse_layer_encoder:
-        enabled.append(f"parse_layer_encoder={config.parse_layer_encoder}")
+    if DBSA_PARSE_HEAD.layer(config, "encoder"):
+        enabled.append(f"{DBSA_PARSE_HEAD.layer_fields['encoder']}={DBSA_PARSE_HEAD.layer(config, 'encoder')}")
     if enabled:
         raise ValueError(
             f"encoder_layer_type='graph' does not combine with {', '.join(enabled)}: the Graph-Transformer's attention "

@@ -12,7 +12,8 @@ from torch.nn import functional as F
 from transformers.activations import ACT2FN
 from transformers.modeling_layers import GradientCheckpointingLayer
 
-from .attention import BiaffineParseHead, RelativeTerm, SyntaxAttention, enabled_terms
+from .attention import RelativeTerm, SyntaxAttention, enabled_terms
+from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
 
 
 class LayerOutput(NamedTuple):
@@ -60,7 +61,7 @@ def relative_terms(config, side: str) -> dict[str, RelativeTerm]:
 def parse_head_arguments(config, side: str, layer_idx: int) -> dict:
     """The DBSA parse-head arguments of `SyntaxAttention` for self-attention layer `layer_idx` of `side`: a
     biaffine head in the configured layer (`parse_layer_<side>`, 1-based), nothing elsewhere."""
-    if getattr(config, f"parse_layer_{side}") != layer_idx + 1:
+    if DBSA_PARSE_HEAD.layer(config, side) != layer_idx + 1:
         return {}
     head_dim = config.d_model // getattr(config, f"{side}_attention_heads")
     scaled = config.parse_score_form == "scaled"

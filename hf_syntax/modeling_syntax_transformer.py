@@ -20,9 +20,10 @@ from transformers.cache_utils import Cache, EncoderDecoderCache
 from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
-from .attention import PARSE_HEAD_COLUMNS, BiaffineParseHead, RelativeTerm
+from .attention import RelativeTerm
 from .columns import SYNTAX_INPUTS
 from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
 from .parse_losses import (
     decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
     weighted_parse_losses,
@@ -335,11 +336,11 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 label_smoothing=self.config.label_smoothing,
             )
             encoder_parse = encoder_parse_loss(self.config, outputs.encoder_parse_log_probs,
-                                               columns.get(PARSE_HEAD_COLUMNS["encoder"]), FEATURIZER_HINT)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
             decoder_parse = decoder_parse_loss(self.config, outputs.decoder_parse_log_probs,
-                                               columns.get(PARSE_HEAD_COLUMNS["decoder"]), labels)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["decoder"]), labels)
             self_parse = self_parse_loss(self.config, outputs.encoder_self_parse_log_probs,
-                                         columns.get(PARSE_HEAD_COLUMNS["encoder"]), FEATURIZER_HINT)
+                                         columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
             loss = translation_loss
             for weighted in self.weighted_parse_losses(encoder_parse, decoder_parse, self_parse):
                 loss = loss + weighted

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from .columns import IGNORE_INDEX, NO_WORD
+from .parse_head import DBSA_PARSE_HEAD
 
 
-ENCODER_PARSERS = {"dbsa": ("parse_layer_encoder", "parse_log_probs"),
+ENCODER_PARSERS = {"dbsa": (DBSA_PARSE_HEAD.layer_fields["encoder"], DBSA_PARSE_HEAD.encoder_output),
                    "self_parse": ("self_parse_layers", "self_parse_log_probs")}
 """Which encoder parse a score reads: name -> (the config field that switches it on, the encoder output holding it).
 "dbsa" is the DBSA encoder parse head, "self_parse" a self-parsing model's bottom parser (`self_parse.py`)."""
@@ -49,7 +50,7 @@ def output_parse_log_probs(model, sequences: torch.Tensor, **source_inputs) -> t
     decoder start token): row r is the head distribution of token `sequences[r]` over positions 0..r of the same
     `sequences` (row 0, the start token, carries no tree). `source_inputs`: what `generate` got (`input_ids`,
     `attention_mask`, feature columns) or `encoder_outputs`."""
-    if not getattr(model.config, "parse_layer_decoder", 0):
+    if not DBSA_PARSE_HEAD.layer(model.config, "decoder"):
         raise ValueError("This model has no decoder parse head (parse_layer_decoder=0); only DBSA(Dec) models parse "
                          "their output.")
     keep = sequences != model.config.pad_token_id

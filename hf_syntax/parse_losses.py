@@ -1,8 +1,8 @@
 """The losses of the DBSA parse heads (Deguchi et al. 2019) and how they join the translation loss.
 
 A parse head's attention over the keys is its predicted head distribution; its loss is `-log A[t, head(t)]` over the
-tokens with a gold head (`attention.PARSE_HEAD_COLUMNS`: `dep_heads` for the encoder, `decoder_dep_heads` for the
-decoder); a self-parsing model's bottom parser (`self_parse.py`) is scored the same way on `dep_heads`
+tokens with a gold head (`parse_head.DBSA_PARSE_HEAD.gold_columns`: `dep_heads` for the encoder, `decoder_dep_heads`
+for the decoder); a self-parsing model's bottom parser (`self_parse.py`) is scored the same way on `dep_heads`
 (`self_parse_loss`). The model's loss is the translation loss plus each parse loss times its lambda
 (`weighted_parse_losses`), and `LOSS_PARTS` names the parts a model output reports, which training logs show.
 """
@@ -12,6 +12,7 @@ from torch.nn import functional as F
 from transformers.utils import is_torchdynamo_compiling
 
 from .columns import IGNORE_INDEX
+from .parse_head import DBSA_PARSE_HEAD, SIDES
 
 LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss", "self_parse_loss")
 """The fields of a translation output that hold the parts of its loss (None for a part the model lacks)."""
@@ -93,7 +94,7 @@ def parse_loss_weights(config, step: int | None, training: bool) -> tuple[float,
     """(lambda_enc, lambda_dec) at optimizer step `step`: the configured weights times min(1, step / warm-up steps),
     so lambda grows linearly from 0 to its value; the configured weights when the warm-up is off, and outside
     training when no step was set (losses of a finished model)."""
-    weights = (config.parse_loss_weight_encoder, config.parse_loss_weight_decoder)
+    weights = tuple(getattr(config, DBSA_PARSE_HEAD.loss_weight_fields[side]) for side in SIDES)
     if config.parse_loss_warmup_steps == 0:
         return weights
     if step is None:

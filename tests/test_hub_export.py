@@ -231,18 +231,18 @@ def test_card_parser_section_names_the_parser_and_its_package(tokenizer):
 
 
 def test_a_card_describes_the_attention_terms_its_model_uses():
-    """The relative-term card's text, title and settings come from the terms' records: a model with relative
+    """The relative-term card's text, title and settings come from the terms' card entries: a model with relative
     positions only is not described (or named, or listed) as one with dependency depths."""
     import hf_syntax
-    from hf_syntax.attention import RELATIVE_TERMS
+    from hf_syntax.hub.descriptions import TERM_CARDS
 
     both_card = render_card(hf_syntax.config_for("transformer_dep_rel", source_parser="spacy:ja_ginza"), {})
     positions_only_card = render_card(hf_syntax.config_for("transformer_rel"), {})
     both, positions_only = both_card.text, positions_only_card.text
-    for kind in RELATIVE_TERMS.values():
-        assert kind.card_text in both
-    assert RELATIVE_TERMS["relative_positions"].card_text in positions_only
-    assert RELATIVE_TERMS["dependency_depths"].card_text not in positions_only
+    for card in TERM_CARDS.values():
+        assert card.text in both
+    assert TERM_CARDS["relative_positions"].text in positions_only
+    assert TERM_CARDS["dependency_depths"].text not in positions_only
     assert (both_card.data.model_name, positions_only_card.data.model_name) == ("Transformer_dep+rel, from Japanese",
                                                                               "Transformer_rel")
     assert "- `dependency_depth_clip`: 2" in both and "- `relative_position_clip`: 2" in positions_only

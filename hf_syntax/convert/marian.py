@@ -14,6 +14,7 @@ from transformers import MarianConfig, MarianMTModel
 from hf_syntax.attention import RELATIVE_TERMS
 from hf_syntax.configuration_syntax_transformer import SyntaxTransformerConfig
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerForConditionalGeneration
+from hf_syntax.parse_head import DBSA_PARSE_HEAD
 
 _SHARED_FIELDS = (
     "vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
@@ -56,7 +57,8 @@ def to_marian(model: SyntaxTransformerForConditionalGeneration) -> MarianMTModel
     """A `MarianMTModel` with the weights of our model; only the plain baseline (no syntax mechanism) converts."""
     config = model.config
     syntax_options = {
-        **{kind.clip_field: 0 for kind in RELATIVE_TERMS.values()}, "parse_layer_encoder": 0, "parse_layer_decoder": 0,
+        **{kind.clip_field: 0 for kind in RELATIVE_TERMS.values()},
+        **dict.fromkeys(DBSA_PARSE_HEAD.layer_fields.values(), 0),
         "encoder_layer_type": "standard", "source_features": [], "absolute_positions": True,
     }
     differing = [name for name, plain in syntax_options.items() if getattr(config, name) != plain]

@@ -40,6 +40,7 @@ import torch
 from ..attention import enabled_terms
 from ..columns import EMBEDDED_FEATURES
 from ..embeddings import sinusoidal_positions
+from ..parse_head import DBSA_PARSE_HEAD
 
 MAX_COMBINED_FEATURE_ROWS = 100_000
 PYTORCH_PATH_HINT = (
@@ -120,7 +121,7 @@ def expressibility_problems(config) -> list[str]:
             "any stack whose self-attention has relative tables (only relative positions without absolute ones, "
             "absolute_positions=False, export)"
         )
-    if config.parse_layer_encoder or config.parse_layer_decoder:
+    if DBSA_PARSE_HEAD.sides(config):
         if config.relative_position_clip > 0:
             problems.append("a DBSA parse head together with relative positions (the parse head has no relative term)")
         if getattr(config, "parse_head", "replace") != "replace":

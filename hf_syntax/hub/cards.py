@@ -32,7 +32,7 @@ TEMPLATE_FIELDS = (
     "training_settings", "results_table", "license",
 )
 """Fields every template must use. ``attention_terms`` (the paragraph of each relative attention term the model
-uses, from its record in ``attention.RELATIVE_TERMS``) is filled for every card too, for the templates that use it."""
+uses, from its entry in ``descriptions.TERM_CARDS``) is filled for every card too, for the templates that use it."""
 TEMPLATE_SECTIONS = ("## What this variant changes", "## Parser at inference", "## Limitations", "## Citation")
 
 UNTRAINED_WARNING = (

@@ -1,13 +1,17 @@
 """What a model is, in words for its model card and demo: which card variant describes it, its readable name, the
-settings a reader needs, and the parser it needs at inference. Everything here is read from the config (and, for
-relative attention terms, from their records in ``attention.RELATIVE_TERMS``); ``cards.py`` renders the card.
+settings a reader needs, and the parser it needs at inference. Everything here is read from the config and the
+core's records of its mechanisms (``attention.RELATIVE_TERMS``, ``parse_head.DBSA_PARSE_HEAD``); what a card says
+about a relative term (its paragraph, its part of the name) is its entry in ``TERM_CARDS``. ``cards.py`` renders the
+card.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from hf_syntax.attention import RELATIVE_TERMS, enabled_terms
+from hf_syntax.attention import RELATIVE_TERMS, RelativeTermKind, enabled_terms
+from hf_syntax.parse_head import DBSA_PARSE_HEAD
 from hf_syntax.segmenters import segmenter_requirements
 
 VARIANTS = ("baseline", "dbsa", "dep_rpe", "graph_transformer", "syntax_infused", "bert_pos", "dbsa_dep_rel",
@@ -19,6 +23,42 @@ COMBINED_VARIANTS = {("dbsa", "dep_rpe"): "dbsa_dep_rel", ("dbsa", "dep_rpe", "s
 
 class CardError(ValueError):
     """A card template or card context is incomplete or wrong; the message says what to add or fix."""
+
+
+@dataclass(frozen=True)
+class TermCard:
+    """What a card says about one relative attention term: `title`, its part of the model's name (Omote et al.'s
+    `Transformer_dep+rel`); `text`, its paragraph; `settings`, the config fields the card lists; `card`, the template
+    that describes models using it."""
+
+    title: str
+    text: str = ""
+    settings: tuple[str, ...] = ()
+    card: str = "dep_rpe"
+
+
+TERM_CARDS = {
+    "relative_positions": TermCard(
+        "rel", settings=("relative_position_clip",),
+        text="Relative positions (Shaw et al., 2018): a learned embedding of the clipped distance `clip(j - i, k)` "
+             "between two tokens is added to the keys and values of every attention score, in the encoder "
+             "self-attention and (`relative_position_in_decoder`) the decoder's.",
+    ),
+    "dependency_depths": TermCard(
+        "dep", settings=("dependency_depth_clip", "dependency_depth_keys", "dependency_depth_values"),
+        text="Dependency relative depth (Omote et al., 2019): the encoder self-attention adds a learned embedding of "
+             "the *relative depth* of the two words in the source dependency tree, `clip(depth(j) - depth(i), l)`, to "
+             "the keys and values of every attention score. Every subword takes the depth of its word; pairs with a "
+             "special token use a separate \"no relation\" bucket.",
+    ),
+}
+"""Term name (as in ``attention.RELATIVE_TERMS``) -> what its model card says."""
+
+
+def term_card(name: str, kind: RelativeTermKind) -> TermCard:
+    """The card entry of relative term `name`; a term without one is named by its name, lists its config fields and
+    has no paragraph of its own, under the relative-attention card."""
+    return TERM_CARDS.get(name) or TermCard(name, settings=tuple(kind.config_fields()))
 
 
 LANGUAGE_NAMES = {"en": "English", "ja": "Japanese", "de": "German", "fr": "French"}
@@ -43,11 +83,11 @@ def variant_of(config) -> str:
 def mechanisms_of(config) -> list[str]:
     """The card variants whose mechanism a seq2seq config switches on (several for a custom mix)."""
     mechanisms = []
-    if config.parse_layer_encoder or config.parse_layer_decoder:
+    if DBSA_PARSE_HEAD.sides(config):
         mechanisms.append("dbsa")
-    for kind in relative_terms_of(config).values():
-        if kind.card not in mechanisms:
-            mechanisms.append(kind.card)
+    for card in term_cards_of(config):
+        if card.card not in mechanisms:
+            mechanisms.append(card.card)
     if config.encoder_layer_type == "graph":
         mechanisms.append("graph_transformer")
     if config.source_features:
@@ -62,11 +102,22 @@ def relative_terms_of(config) -> dict:
     return {**enabled_terms(config, "encoder"), **enabled_terms(config, "decoder")}
 
 
+def term_settings(variant: str) -> tuple[str, ...]:
+    """The settings card `variant` lists for the relative terms it describes."""
+    cards = (term_card(name, kind) for name, kind in RELATIVE_TERMS.items())
+    return tuple(setting for card in cards if card.card == variant for setting in card.settings)
+
+
+def term_cards_of(config) -> list[TermCard]:
+    """The card entries of the relative terms a seq2seq config switches on."""
+    return [term_card(name, kind) for name, kind in relative_terms_of(config).items()]
+
+
 def attention_terms_text(config) -> str:
     """The card paragraphs of the relative attention terms a model uses (empty for a model without them)."""
     if getattr(config, "pos_parser", None) is not None:
         return ""
-    return "\n\n".join(kind.card_text for kind in relative_terms_of(config).values())
+    return "\n\n".join(card.text for card in term_cards_of(config) if card.text)
 
 
 def model_title(config, source_language: str | None = None, target_language: str | None = None) -> str:
@@ -78,13 +129,11 @@ def model_title(config, source_language: str | None = None, target_language: str
     else:
         parts = []
         for mechanism in mechanisms_of(config):
-            titles = sorted(kind.title for kind in relative_terms_of(config).values() if kind.card == mechanism)
+            titles = sorted(card.title for card in term_cards_of(config) if card.card == mechanism)
             if titles:  # Omote et al.'s names: Transformer_dep, Transformer_rel, Transformer_dep+rel
                 parts.append("Transformer_" + "+".join(titles))
             elif mechanism == "dbsa":
-                sides = [side for side, layer in (("Enc", config.parse_layer_encoder), ("Dec", config.parse_layer_decoder))
-                         if layer]
-                parts.append(" + ".join(f"DBSA({side})" for side in sides))
+                parts.append(" + ".join(f"DBSA({side[:3].title()})" for side in DBSA_PARSE_HEAD.sides(config)))
             else:
                 parts.append({"graph_transformer": "Graph-Transformer", "syntax_infused": "Syntax-infused Transformer",
                               "self_parse": "self-parsing"}.get(mechanism, mechanism))
@@ -206,7 +255,7 @@ MODEL_SETTINGS = {
     "bert_pos": ("pos_combine", "pos_gate", "pos_parser", "hidden_size", "num_hidden_layers", "num_attention_heads"),
 }
 """Each card variant's own settings; a variant that describes relative attention terms lists their ``settings``
-(from their records) before these."""
+(from ``TERM_CARDS``) before these."""
 SEQ2SEQ_SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
                  "encoder_ffn_dim", "label_smoothing")
 
@@ -217,12 +266,11 @@ def model_settings(config, variant: str) -> dict:
         names = MODEL_SETTINGS[variant]
     else:  # a combined variant lists the settings of each mechanism it mixes
         parts = next((mix for mix, name in COMBINED_VARIANTS.items() if name == variant), (variant,))
-        names = SEQ2SEQ_SIZES + tuple(name for part in parts for name in (
-            *(setting for kind in RELATIVE_TERMS.values() if kind.card == part for setting in kind.settings),
-            *MODEL_SETTINGS[part]))
+        names = SEQ2SEQ_SIZES + tuple(name for part in parts for name in (*term_settings(part), *MODEL_SETTINGS[part]))
     return {name: getattr(config, name) for name in names if hasattr(config, name)}
 
 
-__all__ = ["COMBINED_VARIANTS", "CardError", "LANGUAGE_NAMES", "MODEL_SETTINGS", "VARIANTS", "attention_terms_text",
-           "language_of_parser", "mechanisms_of", "model_settings", "model_title", "parser_install_hint", "parser_requirements",
-           "parser_section", "relative_terms_of", "variant_of"]
+__all__ = ["COMBINED_VARIANTS", "CardError", "LANGUAGE_NAMES", "MODEL_SETTINGS", "TERM_CARDS", "TermCard", "VARIANTS",
+           "attention_terms_text", "language_of_parser", "mechanisms_of", "model_settings", "model_title",
+           "parser_install_hint", "parser_requirements", "parser_section", "relative_terms_of", "term_card",
+           "term_cards_of", "term_settings", "variant_of"]
