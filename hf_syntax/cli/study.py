@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 from hf_syntax.cli.common import CliError, described
-from hf_syntax.recipes.translation.data import resolve_data_path
 
 
 def command_study(options) -> None:
@@ -61,6 +60,13 @@ EXAMPLES = """examples:
   hf-syntax study STUDY --progress    # where every run stands, finished or still training"""
 
 
+def data_path(text: str) -> Path:
+    """argparse type for a file or a ``sample_data:...`` name; the recipe it comes from loads only when one is given."""
+    from hf_syntax.recipes.translation.data import resolve_data_path
+
+    return resolve_data_path(text)
+
+
 def add_commands(commands) -> None:
     """Register ``study``."""
     study = commands.add_parser(
@@ -70,15 +76,16 @@ def add_commands(commands) -> None:
     study.add_argument("--runs", nargs="+", metavar="RUN[:SEEDS]",
                        help="only these runs of the study (default: all); RUN:43,44 trains RUN at seeds 43 and 44 "
                             "instead of --seeds")
-    study.add_argument("--seeds", nargs="+", type=int, default=[42])
+    study.add_argument("--seeds", nargs="+", type=int, default=[42],
+                       help="seeds of every chosen run (default: 42); a run given as RUN:SEEDS keeps its own")
     study.add_argument("--jobs", type=int, default=2, help="runs side by side")
     study.add_argument("--threads", type=int, default=1,
                        help="threads per run (e.g. --jobs 1 --threads 2: one long run that must end sooner)")
-    study.add_argument("--extra-test", nargs=2, action="append", default=[], type=resolve_data_path,
+    study.add_argument("--extra-test", nargs=2, action="append", default=[], type=data_path,
                        metavar=("SRC", "REF"),
                        help="also score every run's best checkpoint on this test pair (repeatable; sample_data:... "
                             "names a file of the package's sample)")
-    study.add_argument("--blind", type=resolve_data_path, metavar="SRC",
+    study.add_argument("--blind", type=data_path, metavar="SRC",
                        help="also translate SRC (a source whose references are kept elsewhere) with every finished "
                             "run's best checkpoint into <results>/blind/<run>.seed<N>.txt; never scored")
     study.add_argument("--blind-trees", type=Path, metavar="CONLLU",
