@@ -19,12 +19,21 @@ def described(command) -> str:
 
 def positive_int(text: str) -> int:
     """argparse type for counts and sizes: a beam of 0 or a batch of 0 would fail deep inside generation."""
+    return _whole_number(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type for a position counted from 0 (``--shard-index``)."""
+    return _whole_number(text, minimum=0)
+
+
+def _whole_number(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
     return value
 
 

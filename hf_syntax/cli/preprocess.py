@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError, described, positive_int
+from hf_syntax.cli.common import CliError, described, non_negative_int, positive_int
 from hf_syntax.columns import DEFAULT_FEATURES
 
 
@@ -14,11 +14,16 @@ def command_preprocess(options) -> None:
     Without ``--tokenizer`` a BPE tokenizer is trained on the training split first and saved in ``<out>/tokenizer``
     (the recipe's ``tokenizer.path``); the folder itself is a ``data.dataset`` for the recipe, which reuses its
     feature columns and tokenizer (recorded in ``hf_syntax_features.json``) instead of parsing again.
+
+    A corpus too big for one machine is parsed in shards: train the tokenizer once (``--tokenizer-only``), then run
+    ``--num-shards N --shard-index I --tokenizer <out>/tokenizer`` for I = 0 .. N-1 (a cluster job array), each
+    writing ``<out>/shard-0000I-of-0000N``; ``<out>`` is then read as one dataset (``hf_syntax.data.shards``).
     """
     import datasets
 
     from hf_syntax.data.corpus import load_parallel_corpus
     from hf_syntax.data.features import parse_and_align, save_features_record
+    from hf_syntax.data.shards import shard_of
     from hf_syntax.recipes.config import ConfigError
     from hf_syntax.recipes.translation.tokenization import load_tokenizers, save_tokenizers
 
@@ -27,9 +32,10 @@ def command_preprocess(options) -> None:
         if not (options.validation_source and options.validation_target):
             raise CliError("give both --validation-source and --validation-target (or neither).")
         splits["validation"] = (options.validation_source, options.validation_target)
-    if not options.src_parser and not options.tgt_parser:
+    if not options.src_parser and not options.tgt_parser and not options.tokenizer_only:
         raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
-    _clear_output_folder(Path(options.out), options.overwrite)
+    out = _shard_output_folder(options)
+    _clear_output_folder(out, options.overwrite)
     corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
     tokenizer_folder = Path(options.tokenizer) if options.tokenizer else Path(options.out) / "tokenizer"
     if not options.tokenizer:
@@ -40,6 +46,9 @@ def command_preprocess(options) -> None:
             vocab_size=options.vocab_size, model_max_length=options.max_length,
         )
         save_tokenizers(source, target, tokenizer_folder)
+        if options.tokenizer_only:
+            print(f"saved the tokenizer to {tokenizer_folder}; preprocess each shard with --tokenizer {tokenizer_folder}")
+            return
     try:
         tokenizer, target_tokenizer = load_tokenizers(tokenizer_folder)
     except ConfigError as error:
@@ -49,14 +58,37 @@ def command_preprocess(options) -> None:
         target_tokenizer=target_tokenizer if target_tokenizer is not tokenizer else None,
         pretokenized=options.pretokenized, max_length=options.max_length, truncation=True,
     )
+    if options.num_shards > 1:
+        corpus = shard_of(corpus, options.shard_index, options.num_shards)
     featurized = datasets.DatasetDict({
         name: split.map(map_function, batched=True, num_proc=options.num_proc, desc=f"Parsing and aligning {name}")
         for name, split in corpus.items()
     })
-    featurized.save_to_disk(options.out)
-    save_features_record(options.out, map_function, tokenizer_folder)
-    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {options.out} "
+    featurized.save_to_disk(out)
+    save_features_record(out, map_function, tokenizer_folder)
+    print(f"saved {', '.join(f'{name}: {len(split)} pairs' for name, split in featurized.items())} to {out} "
           f"(tokenizer: {tokenizer_folder})")
+
+
+def _shard_output_folder(options) -> Path:
+    """Where this run writes: ``--out``, or its shard's folder in it; a sharded run needs the tokenizer given, so
+    that every shard's features align to the same subwords."""
+    if options.tokenizer_only:
+        if options.tokenizer or options.num_shards > 1:
+            raise CliError("--tokenizer-only trains the tokenizer the shards share: give it without --tokenizer "
+                           "and --num-shards.")
+        return Path(options.out)
+    if options.shard_index >= options.num_shards:
+        raise CliError(f"--shard-index {options.shard_index} is not a shard of --num-shards {options.num_shards}: "
+                       f"give 0 .. {options.num_shards - 1}.")
+    if options.num_shards == 1:
+        return Path(options.out)
+    if not options.tokenizer:
+        raise CliError(f"--num-shards {options.num_shards} needs --tokenizer, the one every shard aligns to: train it "
+                       f"once with --tokenizer-only --out {options.out}, then give --tokenizer {options.out}/tokenizer.")
+    from hf_syntax.data.shards import shard_folder_name
+
+    return Path(options.out) / shard_folder_name(options.shard_index, options.num_shards)
 
 
 PREPROCESS_MARKERS = ("dataset_dict.json", "hf_syntax_features.json")
@@ -105,6 +137,14 @@ def add_commands(commands) -> None:
     preprocess.add_argument("--num-proc", dest="num_proc", type=positive_int, default=1, help="parallel parser processes")
     preprocess.add_argument("--skip-empty", dest="skip_empty", action="store_true",
                             help="drop (and count) pairs with an empty side instead of stopping")
+    preprocess.add_argument("--num-shards", dest="num_shards", type=positive_int, default=1,
+                            help="split every split into this many contiguous shards, each parsed by its own run "
+                                 "(e.g. a cluster job array) into <out>/shard-I-of-N; needs --tokenizer")
+    preprocess.add_argument("--shard-index", dest="shard_index", type=non_negative_int, default=0,
+                            help="the shard this run parses, 0 .. --num-shards minus 1 (default: 0)")
+    preprocess.add_argument("--tokenizer-only", dest="tokenizer_only", action="store_true",
+                            help="only train the tokenizer on the training split into <out>/tokenizer (the first step "
+                                 "of a sharded run)")
     preprocess.add_argument("--out", required=True, help="folder for datasets.save_to_disk (new or empty)")
     preprocess.add_argument("--overwrite", action="store_true",
                             help="replace an --out folder an earlier preprocess wrote (its old contents are removed)")

@@ -156,7 +156,19 @@ def save_features_record(dataset_folder, map_function: ParseAndAlign, tokenizer_
 
 
 def load_features_record(dataset_folder) -> dict | None:
-    """The record written by ``save_features_record`` (tokenizer path made absolute); None if there is none."""
+    """The record written by ``save_features_record`` (tokenizer path made absolute); None if there is none. A
+    sharded preprocess output has one per shard, which must agree (one tokenizer, the same features)."""
+    from hf_syntax.data.corpus import CorpusError
+    from hf_syntax.data.shards import shard_folders
+
+    shards = shard_folders(dataset_folder)
+    if shards:
+        records = [load_features_record(shard) for shard in shards]
+        if any(record != records[0] for record in records):
+            differing = next(shard for shard, record in zip(shards, records) if record != records[0])
+            raise CorpusError(f"{differing} was preprocessed with another tokenizer or other features than {shards[0]}; "
+                              f"preprocess every shard with the same --tokenizer and feature options")
+        return records[0]
     path = Path(dataset_folder) / FEATURES_RECORD
     if not path.is_file():
         return None

@@ -13,6 +13,7 @@ import datasets
 from transformers import PreTrainedTokenizerBase
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
+from hf_syntax.data.shards import load_dataset_folder
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation.schema import DataSection
 
@@ -67,7 +68,7 @@ def load_translation_data(
     folder = resolve_data_path(data.dataset)
     if not folder.is_dir():
         raise ConfigError(f"data.dataset = {data.dataset!r}: no datasets.save_to_disk folder at {folder}")
-    loaded = datasets.load_from_disk(str(folder))
+    loaded = load_dataset_folder(folder)  # a sharded preprocess output is read as one dataset
     if not isinstance(loaded, datasets.DatasetDict):
         raise ConfigError(f"data.dataset = {data.dataset!r} holds a single Dataset; save a DatasetDict with splits")
     wanted = {"train": data.train_split, "validation": data.validation_split, "test": data.test_split}
