@@ -2,8 +2,10 @@
 ``model.safetensors`` cut off while saving (half of it, or 0 bytes) used to be safetensors' "incomplete metadata"
 naming no file, and a ``config.json`` in Latin-1 an ``OSError`` traceback."""
 
+import io
 import re
 import shutil
+import sys
 
 import pytest
 import yaml
@@ -54,7 +56,8 @@ def one_error_line(capsys, argv) -> str:
 
 
 @pytest.mark.parametrize("cut", CUTS)
-def test_a_cut_off_weights_file_is_named_on_every_path(folders, tmp_path, capsys, cut):
+def test_a_cut_off_weights_file_is_named_on_every_path(folders, tmp_path, monkeypatch, capsys, cut):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a sentence to translate\n"))
     model_dir, weights = damaged_copy(folders / "model", tmp_path, cut)
     exported, exported_weights = damaged_copy(folders / "exported", tmp_path, cut)
     for argv, path in ((["translate", "--model", str(model_dir)], weights),
@@ -97,7 +100,8 @@ def test_resume_refuses_a_cut_off_checkpoint_before_any_data_work(folders, tmp_p
     assert not (run / "tokenizer").exists()  # refused before the tokenizer or any data work
 
 
-def test_a_config_json_that_is_not_utf8_is_named_on_every_path(folders, tmp_path, capsys):
+def test_a_config_json_that_is_not_utf8_is_named_on_every_path(folders, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a sentence to translate\n"))
     model_dir = tmp_path / "latin1"
     shutil.copytree(folders / "model", model_dir)
     config = model_dir / "config.json"
