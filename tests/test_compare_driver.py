@@ -19,7 +19,7 @@ from hf_syntax.study.scheduling import chosen_runs, is_finished, run_all
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
 )
-from hf_syntax.study.study_file import Study
+from hf_syntax.study.study_file import Study, StudyError
 from hf_syntax.study.tables import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -554,3 +554,25 @@ def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, c
     heldout = ["--split", "heldout", str(SAMPLE / "heldout.ja"), str(SAMPLE / "heldout.en")]
     assert analysis.main([str(tmp_path / "fresh.yaml"), *heldout]) == 2  # no translations folder yet
     assert "no run of fresh has translations" in capsys.readouterr().err
+
+
+def test_another_study_s_results_of_the_same_runs_are_tabled_beside_over_the_seeds_both_have(tmp_path):
+    """The plateau study beside the 8-epoch one: scores and differences to each study's own baseline, per run, over
+    the seeds both studies ran (seed 44, only here, is left out)."""
+    study = baseline_and_rel_study(tmp_path)
+
+    def record(name, seed, bleu):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [bleu], "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    (tmp_path / "early.json").write_text(json.dumps([record("baseline", 42, 38.0), record("baseline", 43, 39.0),
+                                                     record("rel", 42, 39.5), record("rel", 43, 39.5)]))
+    study = Study(**{**vars(study), "beside": {"label": "8 epochs", "results": str(tmp_path / "early.json")}})
+    records = [record("baseline", 42, 43.0), record("baseline", 43, 43.5), record("rel", 42, 43.0),
+               record("rel", 43, 44.0), record("rel", 44, 50.0)]
+    lines = markdown(study, records).splitlines()
+    assert "| rel | 42, 43 | 43.50 | 39.50 | +0.25 | +1.00 |" in lines
+    assert "| baseline | 42, 43 | 43.25 | 38.50 | — | — |" in lines
+    study = Study(**{**vars(study), "beside": {"label": "8 epochs", "results": str(tmp_path / "missing.json")}})
+    with pytest.raises(StudyError, match="missing.json"):
+        markdown(study, records)

@@ -35,6 +35,9 @@ class Study:
     runs: dict[str, dict]
     continues: Path | None = None  # work_dir of a shorter budget of the same schedule whose runs these continue
     against: dict[str, list[str]] = field(default_factory=dict)  # other references: {reference: [runs paired with it]}
+    # another study's results of the same runs and seeds, tabled beside these ({label: ..., results: results.json}),
+    # e.g. the 8-epoch study beside the plateau one
+    beside: dict[str, str] | None = None
 
     @classmethod
     def load(cls, path: Path) -> Study:
@@ -54,6 +57,10 @@ class Study:
         unknown = sorted({name for reference, runs in against.items() for name in [reference, *runs]} - set(raw["runs"]))
         if unknown:
             raise StudyError(f"{path}: 'against' names {unknown}, which are not runs of the study {sorted(raw['runs'])}")
+        beside = raw.get("beside")
+        if beside is not None and (not isinstance(beside, dict) or set(beside) != {"label", "results"}):
+            raise StudyError(f"{path}: 'beside' is a mapping with 'label' (e.g. \"8 epochs\") and 'results' (another "
+                             f"study's results.json), got {beside!r}")
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
                    work_dir=Path(raw["work_dir"]), results=Path(raw["results"]),
                    reference=resolve_data_path(str(raw["reference"])), baseline=raw["baseline"],
@@ -61,7 +68,8 @@ class Study:
                    config_fields=list(raw.get("config_fields", [])),
                    reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
                    prepare=list(raw.get("prepare", [])), runs=raw["runs"],
-                   continues=Path(raw["continues"]) if raw.get("continues") else None, against=against)
+                   continues=Path(raw["continues"]) if raw.get("continues") else None, against=against,
+                   beside=beside)
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"

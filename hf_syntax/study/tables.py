@@ -3,11 +3,13 @@ run's curve, wall time and settings) and the progress of runs still training. No
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
 
 from hf_syntax.study.records import DEFAULT_SETTINGS, committed_records, log_history
 from hf_syntax.study.significance import against_references, over_seeds
-from hf_syntax.study.study_file import Study
+from hf_syntax.study.study_file import Study, StudyError
 
 
 def _mean_std(values: list[float]) -> str:
@@ -119,6 +121,8 @@ def markdown(study: Study, records: list[dict]) -> str:
             if on_test:
                 lines += ["", f"The same on {test}, with the paired bootstrap of each seed on it:", "",
                           *_over_seeds_table(test, on_test, p_values)]
+    if study.beside is not None:
+        lines += ["", *_beside_table(study, records)]
     loss_steps = study.loss_at_steps
     lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
               + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
@@ -135,6 +139,34 @@ def markdown(study: Study, records: list[dict]) -> str:
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
                      f"{_settings_cell(r)} |")
     return "\n".join(lines) + "\n"
+
+
+def _beside_table(study: Study, records: list[dict]) -> list[str]:
+    """Each run here beside the same run in another study (``beside``), over the seeds both have: the mean score and
+    the mean paired difference to that study's own baseline of the same seed."""
+    label, path = study.beside["label"], Path(study.beside["results"])
+    try:
+        others = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StudyError(f"beside: cannot read {path} ({error}); give another study's results.json") from None
+    key = f"{study.split}_bleu"
+    here = {(r["name"], r["seed"]): r[key] for r in records}
+    there = {(r["name"], r["seed"]): r[key] for r in others if key in r}
+    lines = [f"The same runs and seeds beside {label} (`{path}`): mean {study.split} BLEU, and the mean difference to "
+             f"the baseline of the same seed in each study.", "",
+             f"| run | seeds in both | {study.split} BLEU here | {label} | Δ baseline here | Δ baseline, {label} |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for run in study.runs:
+        seeds = sorted(seed for name, seed in here if name == run and (name, seed) in there)
+        if not seeds:
+            continue
+        paired = [seed for seed in seeds if (study.baseline, seed) in here and (study.baseline, seed) in there]
+        deltas = [[scores[run, seed] - scores[study.baseline, seed] for seed in paired] for scores in (here, there)]
+        delta_cells = (["—", "—"] if run == study.baseline or not paired
+                       else [f"{statistics.mean(values):+.2f}" for values in deltas])
+        lines.append(f"| {run} | {', '.join(map(str, seeds))} | {statistics.mean(here[run, s] for s in seeds):.2f} | "
+                     f"{statistics.mean(there[run, s] for s in seeds):.2f} | {delta_cells[0]} | {delta_cells[1]} |")
+    return lines
 
 
 def progress(study: Study) -> str:
