@@ -45,6 +45,8 @@ def read_input_lines(path: str | None) -> list[str]:
     from hf_syntax.saved_files import decode_utf8
 
     name = path or "stdin"
+    if path is None and sys.stdin is None:
+        raise CliError("stdin is closed: give the input lines on stdin, e.g. < input.txt")
     if path is None:
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:  # an already decoded stream (a test, an embedding program)

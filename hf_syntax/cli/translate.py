@@ -92,9 +92,9 @@ def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None =
 
 def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
+    lines = read_input_lines(None)  # before the model loads: unreadable input fails in a second, not after the load
     pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
                           **reading_options(options))
-    lines = read_input_lines(None)
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
         print(translation)

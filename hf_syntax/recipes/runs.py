@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from transformers.trainer_utils import get_last_checkpoint
-
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.saved_files import DamagedFileError, check_model_files
 
@@ -89,6 +87,8 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
     A fresh run into a folder with checkpoints is refused unless ``overwrite``: "latest" would later pick up
     the other run's newest checkpoint.
     """
+    from transformers.trainer_utils import get_last_checkpoint  # here, so that `hf-syntax --help` needs no torch
+
     if resume_from_checkpoint is None:
         if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
             raise ConfigError(
