@@ -66,7 +66,7 @@ def translations_of(study: Study, run: str, seed: int, split: str, expected: int
     path = study.results / "translations" / f"{study.tag(run, seed)}.{split}.txt"
     if not path.exists():
         return None
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_lines(path)
     if len(lines) != expected:
         raise StudyError(f"{path} has {len(lines)} lines but the split's source has {expected}: "
                          f"pass the source and reference the run translated")

@@ -25,6 +25,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from hf_syntax.align import word_heads_from_subword_heads
 from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 from hf_syntax.conllu import read_conllu
+from hf_syntax.data.corpus import read_lines
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parse_head_trees import (
     ENCODER_PARSERS,
@@ -48,7 +49,7 @@ def score_against_parser(model, tokenizer, source: Path, parser: str, batch_size
     featurizer = SyntaxFeaturizer(tokenizer, parser=parser, features=("dep_heads",), pretokenized=True,
                                   head_rule=model.config.subword_head_rule, return_word_ids=True,
                                   max_length=model.config.max_position_embeddings)
-    lines = [line.strip() for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line.strip() for line in read_lines(source) if line.strip()]
     spanning, argmax = AttachmentScore(), AttachmentScore()
     subword_correct = subword_total = 0
     for start in range(0, len(lines), batch_size):

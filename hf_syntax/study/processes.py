@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from hf_syntax.data.corpus import split_lines
 from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
 CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding this hf_syntax: the checkout, or site-packages
@@ -99,4 +100,4 @@ def translate(model_dir: Path, lines: list[str], trees: Path | None = None) -> l
     if result.returncode:
         raise StudyError(f"translating with {model_dir} failed (exit {result.returncode}): "
                          f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no message'}")
-    return result.stdout.splitlines()
+    return split_lines(result.stdout)  # one per source line, whatever else a translation holds

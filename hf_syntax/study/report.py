@@ -27,7 +27,7 @@ def extra_test_bootstrap(study: Study, name: str, base: dict, record: dict, refe
         return
     for entry in (base, record):
         entry["extra_tests"][name]["reference"] = str(reference)
-    hypotheses = [path.read_text(encoding="utf-8").splitlines() for path in files]
+    hypotheses = [read_lines(path) for path in files]
     record["extra_tests"][name]["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, reference_lines(str(reference)))
 
 
@@ -61,8 +61,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
         base = by_key.get((study.baseline, record["seed"]))
         if base is None or record is base:
             continue
-        hypotheses = [(translations / f"{study.tag(r['name'], r['seed'])}.dev.txt").read_text(encoding="utf-8").splitlines()
-                      for r in (base, record)]
+        hypotheses = [read_lines(translations / f"{study.tag(r['name'], r['seed'])}.dev.txt") for r in (base, record)]
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
         for name in set(record["extra_tests"]) & set(base["extra_tests"]):
             extra_test_bootstrap(study, name, base, record, test_references.get(name))
