@@ -239,6 +239,7 @@ def test_the_command_line_is_config_and_set_only(capsys):
     ({"learning_rates": (2e-5, 0.0)}, "learning_rates = [2e-05, 0.0] cannot train: every rate must be > 0"),
     ({"training": {"weight_decay": -0.1}}, "training.weight_decay = -0.1 cannot train: it must be >= 0"),
     ({"training": {"per_device_eval_batch_size": 0}}, "training.per_device_eval_batch_size = 0 cannot train"),
+    ({"batch_size": 0}, "batch_size must be >= 1"),  # a ConfigError, so `hf-syntax train` says it in one line
 ])
 def test_glue_values_that_cannot_train_are_refused_before_any_data(options, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

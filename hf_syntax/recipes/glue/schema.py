@@ -67,7 +67,8 @@ RECIPE_OWNED_ARGUMENTS = {
 
 
 def check_run_config(config: GlueRunConfig) -> None:
-    """Value checks that types alone cannot express, before any data is read."""
+    """Value checks that types alone cannot express, before any data is read (``ConfigError``: one ``error:`` line
+    from ``hf-syntax train``)."""
     from transformers import TrainingArguments
 
     check_recipe(config.recipe, "glue")
@@ -77,29 +78,29 @@ def check_run_config(config: GlueRunConfig) -> None:
     config.training = check_arguments(config.training, TrainingArguments, "training")
     check_training_values(config.training)
     if not config.learning_rates:
-        raise ValueError("learning_rates is empty; give at least one (the paper's grid is 2e-5 3e-5 4e-5 5e-5).")
+        raise ConfigError("learning_rates is empty; give at least one (the paper's grid is 2e-5 3e-5 4e-5 5e-5).")
     if not all(rate > 0 for rate in config.learning_rates):
         raise ConfigError(f"learning_rates = {list(config.learning_rates)} cannot train: every rate must be > 0, e.g. "
                           f"learning_rates=[2e-5, 3e-5]")
     if not 8 <= config.max_length <= 512:
-        raise ValueError(
+        raise ConfigError(
             f"max_length={config.max_length}: BERT's position table has 512 entries, so use 8..512 "
             f"(longer inputs are truncated, see hf_syntax.recipes.glue)."
         )
     if config.batch_size < 1 or config.epochs <= 0 and config.max_steps <= 0:
-        raise ValueError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
+        raise ConfigError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
     if config.pos_init not in POS_INIT_MODES:
-        raise ValueError(f"pos_init must be one of {POS_INIT_MODES}; got {config.pos_init!r}.")
+        raise ConfigError(f"pos_init must be one of {POS_INIT_MODES}; got {config.pos_init!r}.")
     if config.pos_combine not in (None, *POS_COMBINE_MODES):
-        raise ValueError(f"pos_combine must be one of {POS_COMBINE_MODES} (or unset); got {config.pos_combine!r}.")
+        raise ConfigError(f"pos_combine must be one of {POS_COMBINE_MODES} (or unset); got {config.pos_combine!r}.")
     if config.pos_learning_rate is not None and not config.pos_learning_rate > 0:
-        raise ValueError(
+        raise ConfigError(
             f"pos_learning_rate must be a positive number (e.g. 1e-3), or unset to train the POS parameters at the "
             f"run's learning rate; got {config.pos_learning_rate!r}."
         )
     if not config.use_pos and (config.pos_gate is not None
                                or config.pos_learning_rate not in (None, DEFAULT_POS_LEARNING_RATE)):
-        raise ValueError(
+        raise ConfigError(
             "pos_learning_rate and pos_gate configure the POS input, which the no-POS baseline (use_pos=False) lacks; "
             "drop them for the baseline."
         )
