@@ -243,7 +243,7 @@ def parser_section(config) -> str:
 
 MODEL_SETTINGS = {
     "baseline": (),
-    "dbsa": ("parse_layer_encoder", "parse_layer_decoder", "parse_loss_weight_encoder", "parse_loss_weight_decoder",
+    "dbsa": (*DBSA_PARSE_HEAD.layer_fields.values(), *DBSA_PARSE_HEAD.loss_weight_fields.values(),
              "subword_head_rule", "parse_head", "parse_score_form", "decoder_parse_loss_normalizer",
              "parse_loss_warmup_steps"),
     "dep_rpe": ("absolute_positions",),
