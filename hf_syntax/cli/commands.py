@@ -42,10 +42,11 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.parsers import ParserNotAvailableError, TreeNotFoundError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.saved_files import DamagedFileError
     from hf_syntax.trees import TreeError
 
-    return (CliError, AlignmentError, CardError, ConfigError, CorpusError, EmptyInputError, ExportError,
-            FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError,
+    return (CliError, AlignmentError, CardError, ConfigError, CorpusError, DamagedFileError, EmptyInputError,
+            ExportError, FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError,
             TreeNotFoundError)
 
 
