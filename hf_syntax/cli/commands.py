@@ -2,6 +2,7 @@
 
     hf-syntax preprocess --source train.ja --target train.en --tokenizer runs/x/tokenizer --src-parser spacy:ja_ginza --out data/ja-en
     hf-syntax train --config training/configs/demo_ja_en.yaml
+    hf-syntax average runs/x/checkpoint-5474 runs/x/checkpoint-6256 --output runs/x/averaged
     hf-syntax evaluate --model runs/x/model --source dev.ja --reference dev.en
     hf-syntax translate --model runs/x/model < input.txt > output.txt
     hf-syntax parse --model runs/x/model < input.txt > trees.conllu      # then, where no parser is installed:
@@ -15,18 +16,18 @@
 Every subcommand has ``--help``. Models are used through the same pipelines an exported folder carries, so what the
 command line translates is what ``pipeline(model=folder, trust_remote_code=True)`` translates. Each command group is
 a module with its ``command_*`` functions and an ``add_commands`` that registers them: ``preprocess``, ``train``,
-``translate`` (evaluate, translate), ``parse``, ``export``, ``analysis`` (show, plot-attention), ``study``; ``common``
-holds what they share. This module assembles them and turns user errors into one ``error:`` line.
+``average``, ``translate`` (evaluate, translate), ``parse``, ``export``, ``analysis`` (show, plot-attention), ``study``;
+``common`` holds what they share. This module assembles them and turns user errors into one ``error:`` line.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from hf_syntax.cli import analysis, export, parse, preprocess, study, train, translate
+from hf_syntax.cli import analysis, average, export, parse, preprocess, study, train, translate
 from hf_syntax.cli.common import CliError
 
-COMMAND_GROUPS = (preprocess, train, translate, parse, export, analysis, study)
+COMMAND_GROUPS = (preprocess, train, average, translate, parse, export, analysis, study)
 """Modules whose ``add_commands`` register the subcommands, in the order ``--help`` lists them."""
 
 
@@ -41,19 +42,20 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError, TreeNotFoundError
     from hf_syntax.pipelines import EmptyInputError
+    from hf_syntax.recipes.checkpoint_averaging import CheckpointAveragingError
     from hf_syntax.recipes.config import ConfigError
     from hf_syntax.saved_files import DamagedFileError
     from hf_syntax.trees import TreeError
 
-    return (CliError, AlignmentError, CardError, ConfigError, CorpusError, DamagedFileError, EmptyInputError,
-            ExportError, FileNotFoundError, InvalidTextError, ModelFolderError, ParserNotAvailableError, TreeError,
-            TreeNotFoundError)
+    return (CliError, AlignmentError, CardError, CheckpointAveragingError, ConfigError, CorpusError, DamagedFileError,
+            EmptyInputError, ExportError, FileNotFoundError, InvalidTextError, ModelFolderError,
+            ParserNotAvailableError, TreeError, TreeNotFoundError)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hf-syntax",
-        description="Syntax-aware Transformers: preprocess, train, evaluate, translate, parse, export, show, "
+        description="Syntax-aware Transformers: preprocess, train, average, evaluate, translate, parse, export, show, "
                     "plot-attention, study."
     )
     parser.add_argument("--debug", action="store_true",
