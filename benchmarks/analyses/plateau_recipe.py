@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -39,10 +40,14 @@ def trainer_log(run_dir: Path) -> tuple[list[dict], int]:
     return state["log_history"], round(state["global_step"] / state["epoch"])
 
 
-def seconds_per_epoch(run_dir: Path, log: list[dict]) -> float:
-    """Wall time of training and per-epoch evaluation, from the study driver's count, spread evenly over epochs."""
-    epochs = max(entry["epoch"] for entry in log)
-    return sum(json.loads((run_dir / "driver_seconds.json").read_text())) / epochs
+def seconds_per_epoch(run_dir: Path) -> float:
+    """Wall time of one epoch with its evaluation: the median gap between consecutive epoch checkpoints' save times.
+    The median, not the total: a run spread over sessions has gaps between them, and epochs that shared the cores
+    with other work run slow; most epochs of a run train alone, so the median is the cost of an epoch."""
+    times = sorted(folder.stat().st_mtime for folder in run_dir.glob("checkpoint-*"))
+    if len(times) < 2:
+        raise SystemExit(f"error: {run_dir} needs two checkpoints to time an epoch")
+    return statistics.median(later - earlier for earlier, later in zip(times, times[1:]))
 
 
 def dev_score(model_dir: Path, source: Path, reference: Path) -> dict:
@@ -65,7 +70,7 @@ def averaged_curve(run_dir: Path, budgets: list[int], count: int, source: Path, 
     """For each budget B whose last ``count`` epoch checkpoints exist: the average of epochs B-count+1..B, scored."""
     log, steps_per_epoch = trainer_log(run_dir)
     per_epoch = {round(entry["epoch"]): entry for entry in log if "eval_bleu" in entry}
-    cost = seconds_per_epoch(run_dir, log)
+    cost = seconds_per_epoch(run_dir)
     points = []
     for budget in budgets:
         epochs = list(range(budget - count + 1, budget + 1))
@@ -92,7 +97,7 @@ def candidate(run_dir: Path, source: Path, reference: Path) -> dict:
     return {"name": run_dir.parent.name, "budget_epochs": round(summary["epochs"]),
             "average_last_checkpoints": summary.get("average_last_checkpoints", 1),
             "dev_bleu": round(scores["bleu"], 2), "dev_chrf": round(scores["chrf"], 2),
-            "seconds": round(seconds_per_epoch(run_dir, log) * summary["epochs"]),
+            "seconds": round(seconds_per_epoch(run_dir) * summary["epochs"]),
             "dev_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in log if "eval_bleu" in entry]}
 
 
@@ -115,8 +120,8 @@ def choose(curve: list[dict], candidates: list[dict], plateau_budgets: int, tole
 def markdown(report: dict) -> str:
     lines = ["# The plateau recipe (issue 61)", "",
              f"Baseline, seed {report['seed']}, averaged over the last {report['average']} epoch checkpoints, scored "
-             f"on `{report['source']}` by `hf-syntax evaluate`. Time: training plus per-epoch evaluation, on the "
-             f"machine the runs trained on.", "",
+             f"on `{report['source']}` by `hf-syntax evaluate`. Time: epochs × the median epoch (training plus its "
+             f"evaluation) of the run, on the machine it trained on.", "",
              "| schedule | epochs | averaged dev BLEU | chrF | single checkpoint | dev loss | hours |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for point in report["curve"]:
