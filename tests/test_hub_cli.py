@@ -155,7 +155,8 @@ def test_parse_needs_a_model_that_reads_trees(model_dirs, capsys):
     assert exit_info.value.code == 2 and "reads no source tree" in capsys.readouterr().err
 
 
-def test_translate_with_a_missing_model_folder_is_a_clear_error(tmp_path, capsys):
+def test_translate_with_a_missing_model_folder_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("a sentence\n"))  # translate reads its input before the model
     with pytest.raises(SystemExit) as exit_info:
         main(["translate", "--model", str(tmp_path / "nowhere")])
     assert exit_info.value.code == 2
