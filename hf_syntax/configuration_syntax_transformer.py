@@ -233,6 +233,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         unknown_features = [f for f in self.source_features if f not in EMBEDDED_FEATURES]
         if unknown_features:
             raise ValueError(f"source_features {unknown_features} unknown; choose from {tuple(EMBEDDED_FEATURES)}.")
+        for name in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim"):
+            if getattr(self, name) < 1:  # 0 layers or heads would build an encoder that passes its input through
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
         for side, heads, layers in (
             ("encoder", self.encoder_attention_heads, self.encoder_layers),
             ("decoder", self.decoder_attention_heads, self.decoder_layers),

@@ -235,6 +235,8 @@ def test_unknown_config_key_is_named():
         ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),
         ({"source_features": ["pos", "lemma"]}, "lemma"),
         ({"weight_init": "kaiming"}, "weight_init"),
+        ({"decoder_layers": 0}, "decoder_layers must be >= 1"),
+        ({"decoder_attention_heads": 0}, "decoder_attention_heads must be >= 1"),
     ],
 )
 def test_bad_config_values_are_explained(options, message):

@@ -213,6 +213,8 @@ BAD_CONFIGS = [
     (["model.kwargs.max_position_embeddings=16"], "exceed model.kwargs.max_position_embeddings = 16"),
     (["model.kwargs.d_model=30"], "d_model=30 is not divisible by encoder_attention_heads=8; change the model.kwargs"),
     (["generation.num_beams=0"], "generation.num_beams and generation.max_new_tokens must be >= 1"),
+    (["model.kwargs.encoder_attention_heads=0"], "encoder_attention_heads must be >= 1, got 0"),
+    (["model.kwargs.encoder_layers=0"], "encoder_layers must be >= 1, got 0"),
 ]
 
 
