@@ -57,6 +57,12 @@ def test_the_final_model_is_the_mean_of_the_last_two_checkpoints(averaged_run):
                                    rtol=0, atol=0)
 
 
+def test_the_card_says_the_weights_are_a_mean_of_checkpoints(averaged_run):
+    output_dir, _ = averaged_run
+    card = (output_dir / "model" / "README.md").read_text(encoding="utf-8")
+    assert f"mean of the checkpoints at steps {CHECKPOINT_STEP}, {TOTAL_STEPS}" in card
+
+
 def test_the_averaged_run_reports_the_averaged_weights_dev_score(averaged_run):
     output_dir, summary = averaged_run
     evaluations = [entry for entry in json.loads(

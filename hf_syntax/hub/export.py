@@ -106,6 +106,9 @@ def results_from_summary(summary: dict) -> dict:
     training_pairs = _count_text(counts["train"]) if "train" in counts else summary["pairs"].get("train")
     settings = {"optimizer steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
                 "parameters": summary["parameters"], "training pairs": training_pairs}
+    averaged = summary.get("averaged_steps", [])
+    if len(averaged) > 1:  # the card says the weights are a mean, not one checkpoint chosen on dev
+        settings["final weights"] = f"mean of the checkpoints at steps {', '.join(map(str, averaged))}"
     return {"results": results, "training_settings": settings}
 
 
