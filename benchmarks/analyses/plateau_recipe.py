@@ -89,6 +89,15 @@ def averaged_curve(run_dir: Path, budgets: list[int], count: int, source: Path, 
     return points
 
 
+def single_checkpoints(run_dir: Path) -> list[dict]:
+    """Every epoch's own checkpoint as the Trainer scored it on dev (beam as the recipe's), with its time."""
+    log, _ = trainer_log(run_dir)
+    cost = seconds_per_epoch(run_dir)
+    return [{"epoch": round(entry["epoch"]), "dev_bleu": round(entry["eval_bleu"], 2),
+             "dev_loss": round(entry["eval_loss"], 4), "seconds": round(cost * entry["epoch"])}
+            for entry in log if "eval_bleu" in entry]
+
+
 def candidate(run_dir: Path, source: Path, reference: Path) -> dict:
     """A finished run of a schedule that ends: its averaged final model, scored as the curve's points are."""
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -153,8 +162,9 @@ def plot(report: dict, path: Path) -> None:
     curve = report["curve"]
     axes.plot([p["seconds"] / 3600 for p in curve], [p["dev_bleu"] for p in curve], "o-",
               label=f"inverse-sqrt, last {report['average']} averaged")
-    axes.plot([p["seconds"] / 3600 for p in curve], [p["single_checkpoint_dev_bleu"] for p in curve], "x:",
-              color="grey", label="inverse-sqrt, single checkpoint")
+    single = report["single_checkpoints"]
+    axes.plot([p["seconds"] / 3600 for p in single], [p["dev_bleu"] for p in single], "x:", color="grey",
+              label="inverse-sqrt, each epoch's own checkpoint")
     for option in report["candidates"]:
         axes.plot([option["seconds"] / 3600], [option["dev_bleu"]], "s", label=option["name"])
     decision = report["decision"]
@@ -188,6 +198,7 @@ def main() -> None:
     candidates = [candidate(run, options.source, options.reference) for run in options.candidates]
     report = {"seed": int(options.curve.name.removeprefix("seed")), "average": options.average,
               "source": str(options.source), "reference": str(options.reference), "curve": curve,
+              "single_checkpoints": single_checkpoints(options.curve),
               "candidates": candidates,
               "decision": choose(curve, candidates, options.plateau_budgets, options.tolerance, max(options.budgets))}
     options.results.mkdir(parents=True, exist_ok=True)
