@@ -101,9 +101,9 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
         raise CheckpointAveragingError(f"--output {output} is one of the checkpoints; write the average elsewhere")
     if output.exists() and any(output.iterdir()):
         raise CheckpointAveragingError(f"--output {output} exists and is not empty; choose a new folder")
-    check_one_model({folder: read_config(folder) for folder in folders})
-    model, _ = load_model_folder(folders[-1])
-    model.load_state_dict(average_state_dicts(load_model_folder(folder)[0].state_dict() for folder in folders))
+    check_one_model({folder: read_config(folder) for folder in folders})  # before loading any weights
+    model, _ = load_model_folder(folders[-1])  # the newest counts once, as loaded; the others stream in
+    average_final_weights(model, folders[:-1], name=str(folders[-1]))
     newest = folders[-1]
     shutil.copytree(newest, output, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
         *TRAINER_STATE_FILES, "rng_state*.pth", "model*.safetensors", "model.safetensors.index.json", "*.bin"))
@@ -116,11 +116,12 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
     return output
 
 
-def average_final_weights(model: torch.nn.Module, earlier_checkpoints: list[Path]) -> None:
+def average_final_weights(model: torch.nn.Module, earlier_checkpoints: list[Path], name: str = "the final model"
+                          ) -> None:
     """Make ``model`` (a run's final weights) the mean of itself and ``earlier_checkpoints`` (its newest
     checkpoints before the final step): the run's last ``1 + len(earlier_checkpoints)`` states. Its own weights
     count once even where the final step was also checkpointed."""
-    check_one_model({Path("the final model"): model.config.to_dict(),
+    check_one_model({Path(name): model.config.to_dict(),
                      **{folder: read_config(folder) for folder in earlier_checkpoints}})
     earlier = (type(model).from_pretrained(folder).state_dict() for folder in earlier_checkpoints)
     model.load_state_dict(average_state_dicts(itertools.chain(earlier, [model.state_dict()])))
