@@ -5,6 +5,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+import torch
 import yaml
 
 from hf_syntax.data.corpus import CorpusError, read_parallel
@@ -283,6 +284,36 @@ def test_checkpoint_folder_missing_files_is_rejected(tmp_path):
         resolve_resume("latest", str(tmp_path / "run"), overwrite=False)
     with pytest.raises(ConfigError, match="is not a folder"):
         check_checkpoint_folder(tmp_path / "nowhere")
+
+
+def complete_checkpoint(folder: Path) -> Path:
+    """A folder with every file an exact resume needs (the weights a real, readable safetensors file)."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    for name in ("config.json", "trainer_state.json", "tokenizer_config.json"):
+        (folder / name).write_text("{}")
+    for name in ("optimizer.pt", "scheduler.pt", "training_args.bin", "rng_state.pth"):
+        (folder / name).write_bytes(b"state")
+    save_file({"weight": torch.ones(2)}, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_latest_skips_a_checkpoint_cut_off_while_saving(tmp_path, caplog):
+    """A session stopped mid-save leaves the newest checkpoint incomplete: "latest" resumes from the one before and
+    moves the cut-off folder aside (kept), instead of stopping every later resume on it."""
+    run = tmp_path / "run"
+    earlier = complete_checkpoint(run / "checkpoint-9")
+    cut_off = complete_checkpoint(run / "checkpoint-10")
+    (cut_off / "optimizer.pt").unlink()
+    with caplog.at_level("WARNING"):
+        assert resolve_resume("latest", str(run), overwrite=False) == earlier
+    assert not cut_off.exists() and (run / "incomplete-checkpoint-10" / "config.json").is_file()
+    assert "missing: optimizer.pt" in caplog.text and "resuming from" in caplog.text
+    (run / "checkpoint-9" / "scheduler.pt").unlink()
+    with pytest.raises(ConfigError, match="checkpoint-9 is incomplete, missing: scheduler.pt"):
+        resolve_resume("latest", str(run), overwrite=False)
+    assert (run / "checkpoint-9").is_dir(), "with nothing to resume from, nothing is moved"
 
 
 def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):

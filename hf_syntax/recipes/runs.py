@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.saved_files import DamagedFileError, check_model_files
+
+logger = logging.getLogger(__name__)
 
 # Required files in a checkpoint folder for an exact resume (weights are checked separately).
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
@@ -97,14 +100,47 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
             )
         return None
     if resume_from_checkpoint == "latest":
-        latest = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
-        if latest is None:
-            raise ConfigError(f"resume_from_checkpoint=latest: no checkpoint-* folder in {output_dir}")
-        folder = Path(latest)
-    else:
-        folder = Path(resume_from_checkpoint).expanduser()
+        return newest_complete_checkpoint(Path(output_dir))
+    folder = Path(resume_from_checkpoint).expanduser()
     check_checkpoint_folder(folder)
     return folder
+
+
+def newest_complete_checkpoint(output_dir: Path) -> Path:
+    """The newest ``checkpoint-*`` an exact resume can start from.
+
+    A run stopped while saving (a session's time limit, a killed job) leaves its newest checkpoint incomplete; the
+    epoch it holds is lost either way, so "latest" resumes from the one before and moves the cut-off folder aside
+    to ``incomplete-checkpoint-N`` (kept for inspection; the Trainer saves step N afresh), saying so. With no
+    complete checkpoint at all it stops, naming what the newest one lacks, and moves nothing.
+    """
+    folders = sorted(output_dir.glob("checkpoint-*"), key=checkpoint_number, reverse=True)
+    folders = [folder for folder in folders if folder.is_dir() and checkpoint_number(folder) >= 0]
+    if not folders:
+        raise ConfigError(f"resume_from_checkpoint=latest: no checkpoint-* folder in {output_dir}")
+    cut_off = []
+    for folder in folders:
+        try:
+            check_checkpoint_folder(folder)
+        except ConfigError as error:
+            cut_off.append((folder, error))
+            continue
+        for incomplete, error in cut_off:
+            aside = incomplete.with_name(f"incomplete-{incomplete.name}")
+            for attempt in range(2, 1000):  # the same step cut off before: keep both
+                if not aside.exists():
+                    break
+                aside = incomplete.with_name(f"incomplete-{incomplete.name}-{attempt}")
+            incomplete.rename(aside)
+            logger.warning("%s; moved it to %s and resuming from %s", error, aside, folder)
+        return folder
+    raise cut_off[0][1]
+
+
+def checkpoint_number(folder: Path) -> int:
+    """The step in a ``checkpoint-N`` folder's name; -1 for names that only start like one."""
+    suffix = folder.name.removeprefix("checkpoint-")
+    return int(suffix) if suffix.isdigit() else -1
 
 
 def checkpoint_step(folder: Path | None) -> int:
