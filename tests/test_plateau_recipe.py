@@ -28,6 +28,7 @@ def test_the_cheapest_option_within_the_tolerance_of_the_plateau_is_chosen():
     cosine = {"name": "cosine, 16 epochs", "budget_epochs": 16, "dev_bleu": 43.2, "seconds": 16 * 350}
     decision = plateau_recipe.choose(CURVE, [cosine], plateau_budgets=3, tolerance=0.3, full_budget=40)
     assert decision["plateau_dev_bleu"] == pytest.approx((43.3 + 43.5 + 43.4) / 3)
+    assert decision["plateau_scatter"] == pytest.approx(0.1)
     assert decision["choice"]["name"] == "cosine, 16 epochs"  # 43.2 >= 43.4 - 0.3, and cheaper than epoch 24
 
 

@@ -12,7 +12,8 @@ ending on its own averaged model. Every averaged model is scored on dev by ``hf-
 translates with, the model's own beam), once: scores are cached beside the averaged folder.
 
 The plateau is the mean averaged dev BLEU over the curve's last ``--plateau-budgets`` budgets (not the best of them:
-the best of several noisy scores is biased upwards). The choice is the cheapest candidate, in training seconds,
+the best of several noisy scores is biased upwards); their standard deviation, reported beside the choice, is how far
+one averaged score of one run scatters. The choice is the cheapest candidate, in training seconds,
 whose averaged dev BLEU is within ``--tolerance`` of it. Writes ``recipe.json``, ``recipe.md`` and ``recipe.png``
 (dev BLEU against training time, one line per candidate) into ``--results``.
 """
@@ -122,8 +123,9 @@ def choose(curve: list[dict], candidates: list[dict], plateau_budgets: int, tole
     good = [option for option in options if option["dev_bleu"] >= plateau - tolerance]
     chosen = min(good, key=lambda option: option["seconds"])
     return {"status": "chosen", "plateau_dev_bleu": round(plateau, 2),
-            "plateau_budgets": [point["budget_epochs"] for point in last], "tolerance": tolerance,
-            "choice": chosen}
+            "plateau_budgets": [point["budget_epochs"] for point in last],
+            "plateau_scatter": round(statistics.stdev(point["dev_bleu"] for point in last), 2),
+            "tolerance": tolerance, "choice": chosen}
 
 
 def markdown(report: dict) -> str:
@@ -149,6 +151,10 @@ def markdown(report: dict) -> str:
         lines.append(f"**Plateau:** {decision['plateau_dev_bleu']:.2f} dev BLEU (mean of the averaged curve at epochs "
                      f"{decision['plateau_budgets']}). **Choice:** {choice['name']} ({choice['dev_bleu']:.2f}, "
                      f"{choice['seconds'] / 3600:.2f} h), the cheapest within {decision['tolerance']} BLEU of it.")
+        lines.append("")
+        lines.append(f"One averaged score is a single run on 500 dev lines: the plateau budgets' scores scatter by "
+                     f"{decision['plateau_scatter']:.2f} BLEU (standard deviation), so options closer than that to "
+                     f"each other are not told apart by this measurement.")
     return "\n".join(lines) + "\n"
 
 
