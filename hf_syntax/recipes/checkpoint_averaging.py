@@ -31,12 +31,6 @@ class CheckpointAveragingError(ValueError):
     """Checkpoints that cannot be averaged (different models, missing files): the message names them."""
 
 
-def checkpoint_folders(output_dir: Path) -> list[Path]:
-    """The ``checkpoint-<step>`` folders of a Trainer output_dir, oldest first."""
-    folders = [path for path in Path(output_dir).glob("checkpoint-*") if path.name.split("-", 1)[1].isdigit()]
-    return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
-
-
 def average_state_dicts(state_dicts: Iterable[Mapping[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The mean of floating-point tensors (summed in float64, then cast back to each tensor's dtype, so two float32
     values average to the correctly rounded mean); the other tensors of the last state dict unchanged. Key sets and

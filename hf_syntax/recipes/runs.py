@@ -90,10 +90,8 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
     A fresh run into a folder with checkpoints is refused unless ``overwrite``: "latest" would later pick up
     the other run's newest checkpoint.
     """
-    from transformers.trainer_utils import get_last_checkpoint  # here, so that `hf-syntax --help` needs no torch
-
     if resume_from_checkpoint is None:
-        if not overwrite and Path(output_dir).is_dir() and get_last_checkpoint(output_dir) is not None:
+        if not overwrite and checkpoint_folders(Path(output_dir)):
             raise ConfigError(
                 f"output_dir {output_dir} already holds checkpoints; continue that run with "
                 "--resume-from-checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
@@ -114,8 +112,7 @@ def newest_complete_checkpoint(output_dir: Path) -> Path:
     to ``incomplete-checkpoint-N`` (kept for inspection; the Trainer saves step N afresh), saying so. With no
     complete checkpoint at all it stops, naming what the newest one lacks, and moves nothing.
     """
-    folders = sorted(output_dir.glob("checkpoint-*"), key=checkpoint_number, reverse=True)
-    folders = [folder for folder in folders if folder.is_dir() and checkpoint_number(folder) >= 0]
+    folders = checkpoint_folders(output_dir)[::-1]
     if not folders:
         raise ConfigError(f"resume_from_checkpoint=latest: no checkpoint-* folder in {output_dir}")
     cut_off = []
@@ -137,10 +134,11 @@ def newest_complete_checkpoint(output_dir: Path) -> Path:
     raise cut_off[0][1]
 
 
-def checkpoint_number(folder: Path) -> int:
-    """The step in a ``checkpoint-N`` folder's name; -1 for names that only start like one."""
-    suffix = folder.name.removeprefix("checkpoint-")
-    return int(suffix) if suffix.isdigit() else -1
+def checkpoint_folders(output_dir: Path) -> list[Path]:
+    """The ``checkpoint-<step>`` folders of a Trainer output_dir, oldest first."""
+    folders = [path for path in Path(output_dir).glob("checkpoint-*")
+               if path.name.split("-", 1)[1].isdigit() and path.is_dir()]
+    return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
 
 
 def checkpoint_step(folder: Path | None) -> int:

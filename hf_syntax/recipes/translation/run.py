@@ -16,11 +16,12 @@ from hf_syntax.align import AlignmentError
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.parsers import ParserNotAvailableError
-from hf_syntax.recipes.checkpoint_averaging import average_final_weights, checkpoint_folders
+from hf_syntax.recipes.checkpoint_averaging import average_final_weights
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import (
     add_config_arguments,
     add_translation_run_arguments,
+    checkpoint_folders,
     checkpoint_step,
     device_name,
     resolve_resume,
