@@ -216,6 +216,8 @@ BAD_CONFIGS = [
     (["generation.num_beams=0"], "generation.num_beams and generation.max_new_tokens must be >= 1"),
     (["model.kwargs.encoder_attention_heads=0"], "encoder_attention_heads must be >= 1, got 0"),
     (["model.kwargs.encoder_layers=0"], "encoder_layers must be >= 1, got 0"),
+    # the recipe's own training key is the hint, not the nearest TrainingArguments field ('enable_jit_checkpoint')
+    (["training.average_last_checkpoint=5"], "training.average_last_checkpoint (did you mean 'average_last_checkpoints'?)"),
 ]
 
 

@@ -143,18 +143,20 @@ def describe_type(annotation: Any) -> str:
     return " or ".join(names)
 
 
-def check_arguments(values: dict[str, Any], cls: type, where: str) -> dict[str, Any]:
+def check_arguments(values: dict[str, Any], cls: type, where: str, recipe_keys: tuple[str, ...] = ()
+                    ) -> dict[str, Any]:
     """``values`` for the dataclass ``cls`` (e.g. ``Seq2SeqTrainingArguments``), checked key by key.
 
-    Unknown keys are errors with the closest known key; numbers YAML left as strings are converted; a value of the
-    wrong type is an error naming the key and the type the field expects.
+    Unknown keys are errors with the closest known key (``recipe_keys``, the section's keys the recipe reads itself,
+    are candidates too: a misspelt one is far more likely than a TrainingArguments field); numbers YAML left as
+    strings are converted; a value of the wrong type is an error naming the key and the type the field expects.
     """
     hints = typing.get_type_hints(cls)
     known = {item.name for item in dataclasses.fields(cls)}
     checked = {}
     for key, value in values.items():
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
+            close = difflib.get_close_matches(key, [*recipe_keys, *known], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"unknown config key {where}.{key}{hint}: not a {cls.__name__} field")
         value = _converted(hints[key], value)

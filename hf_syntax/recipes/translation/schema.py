@@ -171,7 +171,7 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
     averaging = config.training.pop(AVERAGING_OPTION, 1)
-    config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training")
+    config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training", (AVERAGING_OPTION,))
     check_averaging(averaging, config)
     config.training[AVERAGING_OPTION] = averaging
     max_steps = config.training.get("max_steps", -1)
