@@ -124,18 +124,23 @@ def markdown(study: Study, records: list[dict]) -> str:
     if study.beside is not None:
         lines += ["", *_beside_table(study, records)]
     loss_steps = study.loss_at_steps
-    lines += ["", f"Per run: {split} BLEU after each evaluation (the best checkpoint's is `{split} BLEU`)"
-              + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "") + ".", "",
-              f"| run | seed | steps | {split} BLEU | {split} chrF | best / last evaluation | last {split} BLEU | "
+    lines += ["", f"Per run: {split} BLEU after each evaluation"
+              + (f", training loss at steps {', '.join(map(str, loss_steps))}" if loss_steps else "")
+              + f". `{split} BLEU` is the final model's: the mean of the last N epoch checkpoints where `averaged` "
+                f"is N > 1, else the checkpoint the recipe kept (the best evaluation where the study chose on "
+                f"{split}, else the last).", "",
+              f"| run | seed | steps | {split} BLEU | {split} chrF | averaged | best / last evaluation | last {split} BLEU | "
               f"per evaluation |" + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps) + " ---: | ---: |"]
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps)
+              + " ---: | ---: |"]
     for r in records:
         losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
         curve = r[curve_key]
         best_at = f"{curve.index(max(curve)) + 1} / {len(curve)}" if curve else "—"
         last = f"{curve[-1]:.2f}" if curve else "—"
+        averaged = r.get("average_last_checkpoints") or 1
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
-                     f"{best_at} | {last} | "
+                     f"{averaged} | {best_at} | {last} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
                      f"{_settings_cell(r)} |")
     return "\n".join(lines) + "\n"
