@@ -158,3 +158,21 @@ def test_different_shapes_are_refused():
 def test_averaging_settings_that_cannot_work_are_refused(tmp_path, training, message):
     with pytest.raises(ConfigError, match=message):
         load_recipe_config(write_config(tmp_path, "bad", **training))
+
+
+def test_a_finished_run_resumed_averages_to_the_same_model(tmp_path):
+    """A session that ends after the last epoch's checkpoint but before the average is written resumes with no step
+    to train: the model in memory was then never saved (its config names no architecture), which the averaging used
+    to refuse as 'not checkpoints of one model'. (Epochs, as the studies train: transformers trains one more step
+    when a run that stopped at max_steps mid-epoch is resumed.)"""
+    import shutil
+
+    epochs = {"max_steps": -1, "num_train_epochs": 2, "eval_strategy": "epoch", "save_strategy": "epoch",
+              "average_last_checkpoints": 2, "lr_scheduler_type": "linear", "save_total_limit": None}
+    summary = train_translation(load_recipe_config(write_config(tmp_path, "run", **epochs)))
+    shutil.copytree(tmp_path / "run", tmp_path / "copy", ignore=shutil.ignore_patterns("model", "summary.json"))
+    resumed = train_translation(load_recipe_config(write_config(tmp_path, "copy", **epochs)),
+                                resume_from_checkpoint="latest")
+    assert resumed["averaged_steps"] == summary["averaged_steps"] and len(summary["averaged_steps"]) == 2
+    final, again = weights(tmp_path / "run" / "model"), weights(tmp_path / "copy" / "model")
+    assert all(torch.equal(final[name], again[name]) for name in final)

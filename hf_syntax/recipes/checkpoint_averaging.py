@@ -24,6 +24,8 @@ TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_sta
 """What a Trainer checkpoint carries besides the model: meaningless for an average, so not copied to one."""
 CONFIG_KEYS_THAT_MAY_DIFFER = {"_name_or_path", "transformers_version", "dtype", "torch_dtype"}
 """Config entries that record where or with what a folder was saved, not what the model is."""
+SAVED_ONLY_CONFIG_KEYS = ("architectures", "auto_map")
+"""Config entries save_pretrained writes (the class and its remote-code map), unset on a model never saved."""
 AVERAGING_RECORD = "averaged_from.json"
 
 
@@ -115,7 +117,13 @@ def average_final_weights(model: torch.nn.Module, earlier_checkpoints: list[Path
     """Make ``model`` (a run's final weights) the mean of itself and ``earlier_checkpoints`` (its newest
     checkpoints before the final step): the run's last ``1 + len(earlier_checkpoints)`` states. Its own weights
     count once even where the final step was also checkpointed."""
-    check_one_model({Path(name): model.config.to_dict(),
-                     **{folder: read_config(folder) for folder in earlier_checkpoints}})
+    configs = {folder: read_config(folder) for folder in earlier_checkpoints}
+    final_config = model.config.to_dict()
+    # entries a config holds only once its model was saved, which a finished run resumed to be averaged (no step
+    # trained in this process) never was; what the model is, its weights' names check below
+    for key in SAVED_ONLY_CONFIG_KEYS:
+        if final_config.get(key) is None and configs:
+            final_config[key] = next(iter(configs.values())).get(key)
+    check_one_model({Path(name): final_config, **configs})
     earlier = (type(model).from_pretrained(folder).state_dict() for folder in earlier_checkpoints)
     model.load_state_dict(average_state_dicts(itertools.chain(earlier, [model.state_dict()])))
