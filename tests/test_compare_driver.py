@@ -190,7 +190,7 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
     assert ("| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | +1.00 [+1.00, +1.00] | "
             "helps | 1.00 · 2 |") in lines
     assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
-        "| rel | 44 | 8 | 41.00 | 50.00 | 1 / 2 | 35.00 |")
+        "| rel | 44 | 8 | 41.00 | 50.00 | 1 | 1 / 2 | 35.00 |")  # a record without averaging: 1 (the kept one)
 
 
 def test_the_difference_without_selection_pairs_the_last_evaluation_both_runs_of_a_seed_reached(tmp_path):
