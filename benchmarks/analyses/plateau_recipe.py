@@ -28,13 +28,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hf_syntax.recipes.runs import checkpoint_folders
+
 TREE = Path(__file__).resolve().parents[2]
 SCORES_FILE = "dev_scores.json"
 
 
 def trainer_log(run_dir: Path) -> tuple[list[dict], int]:
     """The newest checkpoint's log history and the run's optimizer steps per epoch."""
-    checkpoints = sorted(run_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
+    checkpoints = checkpoint_folders(run_dir)
     if not checkpoints:
         raise SystemExit(f"error: {run_dir} has no checkpoint-* folder; give a run folder of the recipe study")
     state = json.loads((checkpoints[-1] / "trainer_state.json").read_text())
@@ -45,7 +47,7 @@ def seconds_per_epoch(run_dir: Path) -> float:
     """Wall time of one epoch with its evaluation: the median gap between consecutive epoch checkpoints' save times.
     The median, not the total: a run spread over sessions has gaps between them, and epochs that shared the cores
     with other work run slow; most epochs of a run train alone, so the median is the cost of an epoch."""
-    times = sorted(folder.stat().st_mtime for folder in run_dir.glob("checkpoint-*"))
+    times = sorted(folder.stat().st_mtime for folder in checkpoint_folders(run_dir))
     if len(times) < 2:
         raise SystemExit(f"error: {run_dir} needs two checkpoints to time an epoch")
     return statistics.median(later - earlier for earlier, later in zip(times, times[1:]))

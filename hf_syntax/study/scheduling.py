@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.processes import start_training
 from hf_syntax.study.records import SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, committed_records, invocation_log
 from hf_syntax.study.report import report
@@ -49,7 +50,7 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     as the best), and so are its log, wall times, settings and tokenizer, so that the record is the whole run's.
     Where that study has no checkpoint of the run, nothing is copied and the run trains from scratch."""
     source, target = study.continues / run / f"seed{seed}", study.output_dir(run, seed)
-    checkpoints = sorted(source.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1]))
+    checkpoints = checkpoint_folders(source)
     if not checkpoints:
         print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed}: {source} has no checkpoint to continue; it trains "
               f"the whole budget from scratch", flush=True)
