@@ -14,8 +14,8 @@ from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as hf_syntax_main
 from hf_syntax.study.processes import without_redraws
-from hf_syntax.study.records import log_history
-from hf_syntax.study.scheduling import chosen_runs, is_finished, run_all
+from hf_syntax.study.records import check_one_vocabulary, log_history, tokenizer_fingerprint
+from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
 )
@@ -71,6 +71,8 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
         assert set(record["extra_tests"]) == {"heldout"}
         assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
+    fingerprints = {record["tokenizer_sha256"] for record in records}  # both trained the config's tokenizer
+    assert len(fingerprints) == 1 and len(fingerprints.pop()) == 16
     translated = {(run, test): (folder / "results" / "translations" / f"{run}.s3.{test}.txt").read_text().splitlines()
                   for run in ("baseline", "rel") for test in ("dev", "heldout")}
     dev_references = (SAMPLE / "valid.en").read_text().splitlines()[: len(translated["rel", "dev"])]
@@ -315,6 +317,30 @@ def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(t
     (study.output_dir("rel", 9)).mkdir(parents=True)
     (study.output_dir("rel", 9) / "summary.json").write_text("{}")
     assert is_finished(study, "rel", 9, retrain=True)
+
+
+def test_a_run_on_a_tokenizer_the_committed_runs_did_not_use_is_refused_before_it_trains(tmp_path):
+    """runs/ may be prepared anew in a later session; a run on a tokenizer other than the committed runs' would not
+    compare with them, so the driver refuses it (one error naming both groups) before anything trains, and the
+    report refuses records that mix tokenizers. The same tokenizer passes."""
+    tokenizer = tmp_path / "prepared" / "tokenizer"
+    tokenizer.mkdir(parents=True)
+    (tokenizer / "tokenizer.json").write_text('{"model": "prepared again"}')
+    study = baseline_and_rel_study(tmp_path)
+    study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results",
+                     "common": [f"tokenizer.path={tokenizer}"]})
+    study.results.mkdir()
+    committed = {"name": "baseline", "seed": 9, "tokenizer_sha256": "0123456789abcdef"}
+    (study.results / "results.json").write_text(json.dumps([committed]))
+    with pytest.raises(StudyError, match=r"different tokenizers \(baseline seed 9 with tokenizer 0123456789abcdef; "
+                                         r"rel seed 9 with tokenizer [0-9a-f]{16}\)"):
+        run_all(study, [("rel", 9)], jobs=1, extra_tests=[])
+    assert not study.output_dir("rel", 9).exists()
+    committed["tokenizer_sha256"] = tokenizer_fingerprint(tokenizer)
+    (study.results / "results.json").write_text(json.dumps([committed]))
+    check_prepared_vocabulary(study, "rel", 9)  # the same tokenizer: no error
+    own = Study(**{**vars(study), "runs": {**study.runs, "rel": {"set": ["tokenizer.vocab_size=500"]}}})
+    check_one_vocabulary(own, [committed, {"name": "rel", "seed": 9, "tokenizer_sha256": "fedcba9876543210"}])
 
 
 def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(finished_study):

@@ -8,6 +8,7 @@ every invocation: wall times compare only at equal ones).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from hf_syntax.data.corpus import read_lines
 from hf_syntax.study.processes import translate, without_redraws
 from hf_syntax.study.significance import scores
-from hf_syntax.study.study_file import Study, StudyError
+from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
 
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
 SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
@@ -31,6 +32,38 @@ def log_history(folder: Path) -> list[dict]:
     """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
     states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
     return json.loads(states[-1].read_text())["log_history"] if states else []
+
+
+def tokenizer_fingerprint(folder: Path) -> str | None:
+    """The first 16 hex digits of the SHA-256 of a folder's ``tokenizer.json`` (None where it has none): runs of one
+    study compare only when they share their vocabulary, and a ``runs/`` prepared anew in a later session might not."""
+    path = folder / "tokenizer.json"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def prepared_tokenizer(study: Study, run: str, seed: int) -> Path | None:
+    """The tokenizer folder a run's ``tokenizer.path`` override names (a study's prepared data), if any."""
+    paths = [value for key, _, value in (entry.partition("=") for entry in run_overrides(study, run, seed))
+             if key == "tokenizer.path"]
+    return Path(paths[-1]) if paths else None
+
+
+def check_one_vocabulary(study: Study, records: list[dict]) -> None:
+    """Refuse records of one study trained with different tokenizers (a run that sets its own ``tokenizer.*`` is
+    left out): their scores would not compare, and nothing else would show it."""
+    own_tokenizer = {name for name, run in study.runs.items()
+                     if any(entry.startswith("tokenizer.") for entry in flatten(run.get("set", [])))}
+    runs_by_fingerprint: dict[str, list[str]] = {}
+    for record in records:
+        if record.get("tokenizer_sha256") and record["name"] not in own_tokenizer:
+            runs_by_fingerprint.setdefault(record["tokenizer_sha256"], []).append(f"{record['name']} seed {record['seed']}")
+    if len(runs_by_fingerprint) > 1:
+        groups = "; ".join(f"{', '.join(runs)} with tokenizer {fingerprint}"
+                           for fingerprint, runs in runs_by_fingerprint.items())
+        raise StudyError(f"{study.name}: its runs use different tokenizers ({groups}), so their scores do not compare. "
+                         f"{study.work_dir} was probably prepared anew after the first runs (with other data or library "
+                         f"versions): restore the tokenizer they used, or start the study over by moving "
+                         f"{study.results / (study.results_name + '.json')} aside")
 
 
 def committed_records(study: Study) -> dict[tuple[str, int], dict]:
@@ -152,6 +185,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
         "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
         "parameters": summary["parameters"],
+        "tokenizer_sha256": tokenizer_fingerprint(folder / "model"),
         # how the final model was made from the last checkpoints, where the recipe averaged them (null: it did not)
         "average_last_checkpoints": summary.get("average_last_checkpoints"),
         "extra_tests": {name: {key: value[key] for key in ("bleu", "chrf", "reference") if key in value}

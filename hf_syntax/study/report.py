@@ -11,7 +11,8 @@ import statistics
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.study.records import BlindSource, blind_cache, collect, committed_records, extra_test_name
+from hf_syntax.study.records import (BlindSource, blind_cache, check_one_vocabulary, collect, committed_records,
+                                     extra_test_name)
 from hf_syntax.study.significance import against_references, over_seeds, paired_bootstrap
 from hf_syntax.study.study_file import Study
 from hf_syntax.study.tables import markdown
@@ -54,6 +55,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
                      key=lambda record: (list(study.runs).index(record["name"]), record["seed"]))
     if not records:  # nothing to report yet: keep the results folder free of empty tables
         return records
+    check_one_vocabulary(study, records)
     references = read_lines(study.reference)
     test_references = {extra_test_name(source): reference for source, reference in extra_tests}
     by_key = {(record["name"], record["seed"]): record for record in records}

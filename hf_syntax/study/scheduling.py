@@ -12,7 +12,8 @@ from pathlib import Path
 
 from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.processes import start_training
-from hf_syntax.study.records import SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, committed_records, invocation_log
+from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
+                                     committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
 from hf_syntax.study.report import report
 from hf_syntax.study.study_file import Study, StudyError
 
@@ -76,8 +77,19 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
 
+def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
+    """Before a run trains on the study's prepared tokenizer, refuse it if that tokenizer is not the one the
+    committed runs used (``runs/`` prepared anew in a later session), instead of finding out after hours."""
+    tokenizer = prepared_tokenizer(study, run, seed)
+    fingerprint = tokenizer_fingerprint(tokenizer) if tokenizer is not None else None
+    if fingerprint is not None:
+        candidate = {"name": run, "seed": seed, "tokenizer_sha256": fingerprint}
+        check_one_vocabulary(study, [*committed_records(study).values(), candidate])
+
+
 def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
     """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
+    check_prepared_vocabulary(study, run, seed)
     folder = study.output_dir(run, seed)
     if study.continues is not None and not any(folder.glob("checkpoint-*")):
         continue_shorter_run(study, run, seed)
