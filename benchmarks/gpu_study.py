@@ -38,8 +38,10 @@ SHARED = Path("../shared")
 SHARED_PATH = re.compile(r"\.\./shared/[^\s,'\"\]}]+")
 """A path into ../shared written in a study or recipe file (the corpora and references the runs read)."""
 KEPT = ("summary.json", "train.log", "driver_seconds.json", "driver_settings.json", "extra_tests.json",
-        "predictions_*.txt", "checkpoint-*/trainer_state.json", "model/config.json", "model/generation_config.json")
-"""What of a finished run folder comes back: everything the driver's report reads, no weights."""
+        "predictions_*.txt", "checkpoint-*/trainer_state.json", "model/config.json", "model/generation_config.json",
+        "model/tokenizer.json")
+"""What of a finished run folder comes back: everything the driver's report reads (the tokenizer for the record's
+fingerprint, so that a run there is checked against the runs here), no weights."""
 
 
 def shared_files(study: Study, study_file: Path) -> list[Path]:

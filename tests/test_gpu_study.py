@@ -19,7 +19,7 @@ from test_compare_driver import load_benchmark
 from test_training_recipe import tiny_config
 
 from hf_syntax.study.processes import prepare
-from hf_syntax.study.records import BlindSource
+from hf_syntax.study.records import BlindSource, tokenizer_fingerprint
 from hf_syntax.study.report import report
 from hf_syntax.study.study_file import Study
 
@@ -112,6 +112,7 @@ def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its
     (record,) = records
     assert (record["name"], record["seed"], record["model_type"]) == ("dep_rel", 5, "transformer_dep_rel")
     assert record["device"] == "cpu" and record["steps"] == 2 and record["blind"] == "../shared/data/blind/heldout.ja"
+    assert record["tokenizer_sha256"] == tokenizer_fingerprint(here / "runs" / "tiny" / "data" / "tokenizer")
     blind = (here / "results" / "tiny" / "blind" / "dep_rel.seed5.txt").read_text(encoding="utf-8").splitlines()
     assert len(blind) == len(BLIND) and any(blind)
     assert "packed 1 finished run(s)" in log
