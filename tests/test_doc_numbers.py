@@ -27,6 +27,8 @@ STEP_SPEED = "benchmarks/results/speed_variants.json"
 STEP_SPEED_GRAPH_SI = "benchmarks/results/speed_graph_si.json"
 SERVING = "benchmarks/results/serve_latency.json"
 DEMO = "benchmarks/results/demo_ja_en/summary.json"
+PLATEAU = "benchmarks/results/enja_plateau/results.json"
+PLATEAU_RECIPE = "benchmarks/results/enja_plateau/recipe.json"
 RESULTS = "benchmarks/results/README.md"
 
 WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
@@ -72,6 +74,13 @@ QUOTES += [
     (RESULTS, "against dep+rel −0.73 [−1.99, +0.54]", AGAINST, "transformer_dep_rel.dbsa_dep_rel_self.bleu: mean interval"),
     (RESULTS, "dep+rel +1.55 [−4.73, +7.84] (2 seeds", f"{CONVERGED}/budget_16_epochs_over_seeds.json",
      "transformer_dep_rel.bleu: mean interval seeds"),
+    (RESULTS, "averaged: dev BLEU 43.96 against", PLATEAU_RECIPE, "decision.choice.dev_bleu"),
+    (RESULTS, "against a plateau of 43.33;", PLATEAU_RECIPE, "decision.plateau_dev_bleu"),
+    (RESULTS, "epochs (40.30) and", PLATEAU_RECIPE, "candidates.[name=cosine_8].dev_bleu"),
+    (RESULTS, "(42.89) fell short", PLATEAU_RECIPE, "candidates.[name=batch256_cosine_12].dev_bleu"),
+    (RESULTS, "of the baseline (43.96)", PLATEAU, "[name=baseline].[seed=42].dev_bleu"),
+    (RESULTS, "of dep+rel (43.29,", PLATEAU, "[name=transformer_dep_rel].[seed=42].dev_bleu"),
+    (RESULTS, "p = 0.20 against the baseline", PLATEAU, "[name=transformer_dep_rel].[seed=42].paired_bootstrap_p.bleu"),
     (RESULTS, "val −0.93 [−4.30, +2.43]", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
     (RESULTS, "DBSA 0.94–1.07×", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range"),
     (RESULTS, "Transformer_rel 0.94–1.09×", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range"),
