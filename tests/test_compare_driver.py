@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -14,13 +15,13 @@ from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as hf_syntax_main
 from hf_syntax.study.processes import without_redraws
-from hf_syntax.study.records import check_one_vocabulary, log_history, tokenizer_fingerprint
+from hf_syntax.study.records import check_one_vocabulary, log_history, minutes_left, tokenizer_fingerprint
 from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
 )
 from hf_syntax.study.study_file import Study, StudyError
-from hf_syntax.study.tables import markdown
+from hf_syntax.study.tables import markdown, progress
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(str(resources.files("hf_syntax") / "sample_data" / "small_parallel_enja"))
@@ -447,6 +448,26 @@ def test_committed_records_outlive_their_run_folders(finished_study):
     per_run_rows = [line for line in (folder / "results" / "results.md").read_text().splitlines()
                     if line.startswith("| baseline | 3 |")]
     assert len(per_run_rows) == 1 and "—" not in per_run_rows[0]  # the committed losses are still shown
+
+
+def test_a_run_still_training_says_how_long_it_still_needs_at_its_own_pace(tmp_path, capsys):
+    """Checkpoints every 2 steps, 60 s apart except for a session break of 900 s: the median pace is 30 s a step
+    (the break is ignored), and 4 of the 12 steps are left, so 2 minutes. One checkpoint gives no estimate."""
+    study = baseline_and_rel_study(tmp_path)
+    study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
+    folder = study.output_dir("rel", 9)
+    for step, saved_at in ((2, 1000), (4, 1060), (6, 1960), (8, 2020)):
+        checkpoint = folder / f"checkpoint-{step}"
+        checkpoint.mkdir(parents=True)
+        history = [{"eval_bleu": float(done), "step": done} for done in range(2, step + 1, 2)]
+        state = {"global_step": step, "max_steps": 12, "log_history": history}
+        (checkpoint / "trainer_state.json").write_text(json.dumps(state))
+        os.utime(checkpoint / "trainer_state.json", (saved_at, saved_at))
+        if step == 2:
+            assert minutes_left(folder) is None
+    assert minutes_left(folder) == pytest.approx(2.0)
+    print(progress(study))
+    assert "| rel | 9 | training, ~2 min left | 2.00 | 4.00 | 6.00 | 8.00 |" in capsys.readouterr().out
 
 
 def test_a_report_before_any_finished_run_writes_no_empty_tables(finished_study, tmp_path, capsys):

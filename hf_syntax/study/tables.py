@@ -7,7 +7,7 @@ import json
 import statistics
 from pathlib import Path
 
-from hf_syntax.study.records import DEFAULT_SETTINGS, committed_records, log_history
+from hf_syntax.study.records import DEFAULT_SETTINGS, committed_records, log_history, minutes_left
 from hf_syntax.study.significance import against_references, over_seeds
 from hf_syntax.study.study_file import Study, StudyError
 
@@ -176,15 +176,18 @@ def _beside_table(study: Study, records: list[dict]) -> list[str]:
 
 def progress(study: Study) -> str:
     """Validation BLEU after each evaluation of every run and seed, the ones still training included (read from
-    their newest checkpoint), beside the baseline of the same seed: how a study that spans sessions stands before it
-    has results. Committed records stand in for run folders that are gone. Prints only; writes nothing."""
+    their newest checkpoint, with the minutes they still need at their pace), beside the baseline of the same seed:
+    how a study that spans sessions stands before it has results. Committed records stand in for run folders that
+    are gone. Prints only; writes nothing."""
     split = study.split
     curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed_records(study).items()}
     for folder in sorted(study.work_dir.glob("*/seed*")):
         run, seed = folder.parent.name, folder.name.removeprefix("seed")
         evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
         if run in study.runs and seed.isdigit() and evaluated:
-            state = "finished" if (folder / "summary.json").exists() else "training"
+            left = None if (folder / "summary.json").exists() else minutes_left(folder)
+            state = ("finished" if (folder / "summary.json").exists()
+                     else "training" + (f", ~{left:.0f} min left" if left is not None else ""))
             curves[run, int(seed)] = (evaluated, state)
     if not curves:
         return f"no run of {study.name} has been evaluated yet ({study.work_dir} holds no checkpoint with a score)\n"
