@@ -462,7 +462,7 @@ def test_a_run_still_training_says_how_long_it_still_needs_at_its_own_pace(tmp_p
         history = [{"eval_bleu": float(done), "step": done} for done in range(2, step + 1, 2)]
         state = {"global_step": step, "max_steps": 12, "log_history": history}
         (checkpoint / "trainer_state.json").write_text(json.dumps(state))
-        os.utime(checkpoint / "trainer_state.json", (saved_at, saved_at))
+        os.utime(checkpoint, (saved_at, saved_at))  # the folder's time is its save time
         if step == 2:
             assert minutes_left(folder) is None
     assert minutes_left(folder) == pytest.approx(2.0)

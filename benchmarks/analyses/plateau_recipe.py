@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hf_syntax.recipes.runs import checkpoint_folders
+from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
 
 TREE = Path(__file__).resolve().parents[2]
 SCORES_FILE = "dev_scores.json"
@@ -44,13 +44,12 @@ def trainer_log(run_dir: Path) -> tuple[list[dict], int]:
 
 
 def seconds_per_epoch(run_dir: Path) -> float:
-    """Wall time of one epoch with its evaluation: the median gap between consecutive epoch checkpoints' save times.
-    The median, not the total: a run spread over sessions has gaps between them, and epochs that shared the cores
-    with other work run slow; most epochs of a run train alone, so the median is the cost of an epoch."""
-    times = sorted(folder.stat().st_mtime for folder in checkpoint_folders(run_dir))
-    if len(times) < 2:
+    """Wall time of one epoch with its evaluation: the run's median pace (``seconds_per_step``: a run spread over
+    sessions has breaks, and epochs that shared the cores ran slow) times its steps per epoch."""
+    pace = seconds_per_step(run_dir)
+    if pace is None:
         raise SystemExit(f"error: {run_dir} needs two checkpoints to time an epoch")
-    return statistics.median(later - earlier for earlier, later in zip(times, times[1:]))
+    return pace * trainer_log(run_dir)[1]
 
 
 def dev_score(model_dir: Path, source: Path, reference: Path) -> dict:

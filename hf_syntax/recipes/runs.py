@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,19 @@ def checkpoint_folders(output_dir: Path) -> list[Path]:
     folders = [path for path in Path(output_dir).glob("checkpoint-*")
                if path.name.split("-", 1)[1].isdigit() and path.is_dir()]
     return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
+
+
+def seconds_per_step(output_dir: Path) -> float | None:
+    """A run's pace: the median, over consecutive checkpoints, of the seconds between their saves (folder times) per
+    optimizer step between them. The median, not the total: a run spread over sessions has breaks between them, and
+    stretches that shared the cores with other work run slow. None before two checkpoints."""
+    checkpoints = checkpoint_folders(output_dir)
+    steps = [int(folder.name.split("-", 1)[1]) for folder in checkpoints]
+    saved_at = [folder.stat().st_mtime for folder in checkpoints]
+    if len(checkpoints) < 2:
+        return None
+    return statistics.median((later_time - time) / (later - step) for step, later, time, later_time
+                             in zip(steps, steps[1:], saved_at, saved_at[1:]))
 
 
 def checkpoint_step(folder: Path | None) -> int:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import checkpoint_folders
+from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
 from hf_syntax.study.processes import translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
@@ -32,23 +31,18 @@ def invocation_log(folder: Path, name: str) -> list:
 
 def log_history(folder: Path) -> list[dict]:
     """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
-    states = sorted(folder.glob("checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
-    return json.loads(states[-1].read_text())["log_history"] if states else []
+    checkpoints = checkpoint_folders(folder)
+    return json.loads((checkpoints[-1] / "trainer_state.json").read_text())["log_history"] if checkpoints else []
 
 
 def minutes_left(folder: Path) -> float | None:
-    """How long a run still training needs to reach its budget at its own pace: the median seconds per optimizer
-    step between consecutive checkpoints (a gap across a session break is an outlier the median ignores) times the
-    steps left. None before two checkpoints; a run that stops early needs less."""
-    checkpoints = checkpoint_folders(folder)
-    if len(checkpoints) < 2:
+    """How long a run still training needs to reach its budget at its own pace (``seconds_per_step``) from its newest
+    checkpoint. None before two checkpoints; a run that stops early needs less."""
+    pace = seconds_per_step(folder)
+    if pace is None:
         return None
-    states = [json.loads((checkpoint / "trainer_state.json").read_text()) for checkpoint in checkpoints]
-    saved_at = [(checkpoint / "trainer_state.json").stat().st_mtime for checkpoint in checkpoints]
-    seconds_per_step = statistics.median(
-        (later_time - time) / (later["global_step"] - state["global_step"])
-        for state, later, time, later_time in zip(states, states[1:], saved_at, saved_at[1:]))
-    return (states[-1]["max_steps"] - states[-1]["global_step"]) * seconds_per_step / 60
+    state = json.loads((checkpoint_folders(folder)[-1] / "trainer_state.json").read_text())
+    return (state["max_steps"] - state["global_step"]) * pace / 60
 
 
 def tokenizer_fingerprint(folder: Path) -> str | None:

@@ -185,9 +185,11 @@ def progress(study: Study) -> str:
         run, seed = folder.parent.name, folder.name.removeprefix("seed")
         evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
         if run in study.runs and seed.isdigit() and evaluated:
-            left = None if (folder / "summary.json").exists() else minutes_left(folder)
-            state = ("finished" if (folder / "summary.json").exists()
-                     else "training" + (f", ~{left:.0f} min left" if left is not None else ""))
+            if (folder / "summary.json").exists():
+                state = "finished"
+            else:
+                left = minutes_left(folder)
+                state = "training" + (f", ~{left:.0f} min left" if left is not None else "")
             curves[run, int(seed)] = (evaluated, state)
     if not curves:
         return f"no run of {study.name} has been evaluated yet ({study.work_dir} holds no checkpoint with a score)\n"
