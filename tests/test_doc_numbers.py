@@ -81,6 +81,8 @@ QUOTES += [
     (RESULTS, "of the baseline (43.96)", PLATEAU, "[name=baseline].[seed=42].dev_bleu"),
     (RESULTS, "of dep+rel (43.29,", PLATEAU, "[name=transformer_dep_rel].[seed=42].dev_bleu"),
     (RESULTS, "p = 0.20 against the baseline", PLATEAU, "[name=transformer_dep_rel].[seed=42].paired_bootstrap_p.bleu"),
+    (RESULTS, "of the self-parsing model (42.84,", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
+    (RESULTS, "p = 0.12) done", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].paired_bootstrap_p.bleu"),
     (RESULTS, "val −0.93 [−4.30, +2.43]", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
     (RESULTS, "DBSA 0.94–1.07×", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range"),
     (RESULTS, "Transformer_rel 0.94–1.09×", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range"),
