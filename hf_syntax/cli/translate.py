@@ -47,7 +47,8 @@ def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = Tr
 
 
 def command_evaluate(options) -> None:
-    """BLEU/chrF of translations against references, and/or the attachment score of a DBSA encoder parse head."""
+    """BLEU/chrF of translations against references (and/or the references' cross-entropy under the model), and/or
+    the attachment score of a DBSA encoder parse head."""
     if not options.reference and not options.gold_conllu:
         raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
     scores = {}
@@ -57,19 +58,35 @@ def command_evaluate(options) -> None:
         if not options.source:
             raise CliError("--reference needs --source (the sentences to translate).")
         from hf_syntax.data.corpus import read_parallel
-        from hf_syntax.metrics.translation import score_translations
 
         columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
-        hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
-        pretokenized = options.pretokenized
-        if pretokenized is None:
-            pretokenized = bool(getattr(pipe.model.config, "source_pretokenized", False))
-        scores.update(score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
-                                         lowercase=options.lowercase, pretokenized=pretokenized))
-        scores["sentences"] = len(hypotheses)
+        if "bleu" in options.metrics:
+            scores.update(translation_scores(pipe, columns, options))
+        if "cross-entropy" in options.metrics:
+            from hf_syntax.metrics.reference_likelihood import reference_cross_entropy
+
+            try:
+                scores.update(reference_cross_entropy(pipe, columns["source"], columns["target"],
+                                                      batch_size=options.batch_size,
+                                                      pretokenized=options.pretokenized))
+            except ValueError as error:
+                raise CliError(f"--metrics cross-entropy: {error}") from None
+        scores["sentences"] = len(columns["source"])
     if options.gold_conllu:
         scores.update(encoder_attachment_score(pipe, options.gold_conllu, options.max_sentences))
     print(json.dumps(scores, indent=2))
+
+
+def translation_scores(pipe, columns: dict[str, list[str]], options) -> dict[str, float]:
+    """BLEU and chrF of the model's translations of ``columns["source"]`` against ``columns["target"]``."""
+    from hf_syntax.metrics.translation import score_translations
+
+    hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
+    pretokenized = options.pretokenized
+    if pretokenized is None:
+        pretokenized = bool(getattr(pipe.model.config, "source_pretokenized", False))
+    return score_translations(hypotheses, columns["target"], bleu_tokenize=options.bleu_tokenize,
+                              lowercase=options.lowercase, pretokenized=pretokenized)
 
 
 def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
@@ -102,11 +119,17 @@ def command_translate(options) -> None:
 
 def add_commands(commands) -> None:
     """Register ``evaluate`` and ``translate``."""
-    evaluate = commands.add_parser("evaluate", help="BLEU/chrF against references, parse attachment score",
+    evaluate = commands.add_parser("evaluate",
+                                   help="BLEU/chrF or cross-entropy against references, parse attachment score",
                                    description=described(command_evaluate))
     evaluate.add_argument("--model", required=True, help="model folder (trained run or exported)")
     evaluate.add_argument("--source", help="sentences to translate")
     evaluate.add_argument("--reference", help="reference translations, line-aligned with --source")
+    evaluate.add_argument("--metrics", nargs="+", choices=("bleu", "cross-entropy"), default=["bleu"],
+                          help="what --reference is scored with: bleu (BLEU and chrF of the translations; the "
+                               "default) and/or cross-entropy (the references' teacher-forced cross-entropy per "
+                               "token in nats, no label smoothing and nothing generated: every reference token "
+                               "counts and no search is involved, which suits comparing models on a small dev set)")
     evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
     evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int,
                           help="score only the first N sentences (pairs, or trees of --gold-conllu); default: all")
