@@ -49,7 +49,7 @@ def finished_study(tmp_path_factory):
     (folder / "tiny.yaml").write_text(yaml.safe_dump(config))
     study = {
         "config": str(folder / "tiny.yaml"), "work_dir": str(folder / "runs"), "results": str(folder / "results"),
-        "reference": str(SAMPLE / "valid.en"), "baseline": "baseline",
+        "reference": str(SAMPLE / "valid.en"), "source": str(SAMPLE / "valid.ja"), "baseline": "baseline",
         "common": ["data.max_eval_pairs=8"], "reference_curves": {"measured elsewhere": [0.5, 1.0]},
         "loss_at_steps": [2, 4],
         "runs": {"baseline": {"label": "Transformer", "set": []},
@@ -72,6 +72,11 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
         assert set(record["extra_tests"]) == {"heldout"}
         assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
+    for record, run in zip(records, ("baseline", "rel")):  # the references' cross-entropy, scored once per run
+        scored = json.loads((folder / "runs" / run / "seed3" / "reference_cross_entropy.json").read_text())
+        assert record["dev_cross_entropy"] == round(scored["cross_entropy"], 4) > 0
+        assert record["dev_reference_tokens"] == scored["tokens"] and scored["sentences"] == len(
+            (SAMPLE / "valid.en").read_text().splitlines())
     fingerprints = {record["tokenizer_sha256"] for record in records}  # both trained the config's tokenizer
     assert len(fingerprints) == 1 and len(fingerprints.pop()) == 16
     translated = {(run, test): (folder / "results" / "translations" / f"{run}.s3.{test}.txt").read_text().splitlines()
@@ -159,6 +164,36 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
     summary = seed_interval(differences)
     assert summary["interval"] == interval and summary["verdict"] == verdict
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
+
+
+def test_a_score_where_less_is_better_helps_when_its_interval_is_below_0():
+    """The references' cross-entropy: a run that lowers it wins that seed, and only an interval below 0 helps."""
+    lower = seed_interval([-0.021, -0.019, -0.02], higher_is_better=False, digits=4)
+    assert lower["verdict"] == "helps" and lower["wins"] == 3 and lower["mean"] == -0.02
+    assert lower["interval"] == [-0.0225, -0.0175]  # sd 0.001, t(0.975, 2) = 4.303
+    assert seed_interval([0.02, 0.021, 0.019], higher_is_better=False)["verdict"] == "hurts"
+
+
+def test_the_references_cross_entropy_gets_its_own_interval_where_every_paired_seed_was_scored(tmp_path):
+    """A run of which one seed has no cross-entropy (its folder was gone before it was scored) gets none over seeds;
+    the others get a row in their own table, lower being better."""
+    study = baseline_and_rel_study(tmp_path)
+
+    def record(name, seed, entropy=None):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": 40.0, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [40.0], "train_seconds": 10, "train_loss": {}, "extra_tests": {},
+                **({"dev_cross_entropy": entropy} if entropy is not None else {})}
+
+    records = [record("baseline", 42, 1.2), record("baseline", 43, 1.25), record("rel", 42, 1.18),
+               record("rel", 43, 1.24)]
+    summary = over_seeds(study, records)["rel"]["cross_entropy"]
+    assert (summary["mean"], summary["wins"], summary["seeds"]) == (-0.015, 2, 2)
+    lines = markdown(study, records).splitlines()
+    assert "| rel | 42, 43 | -0.0150 | [-0.0785, +0.0485] | 2/2 | no difference detected at 2 seeds | 0.19 · 5 |" in lines
+    assert "| rel | rel | 42, 43 | 40.00 ± 0.00 | +0.00 | 50.00 ± 0.00 | — | 1.00 | 1.2100 ± 0.0424 |" in lines
+    del records[3]["dev_cross_entropy"]
+    assert "cross_entropy" not in over_seeds(study, records)["rel"]
+    assert not any(line.startswith("| rel | 42, 43 | -0.0150") for line in markdown(study, records).splitlines())
 
 
 def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_detect_the_difference():

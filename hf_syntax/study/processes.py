@@ -1,5 +1,5 @@
-"""The child processes of a study: ``prepare`` commands, training runs and translations, each a ``python -m
-hf_syntax.cli`` of the same code as the driver's own.
+"""The child processes of a study: ``prepare`` commands, training runs, translations and reference scoring, each a
+``python -m hf_syntax.cli`` of the same code as the driver's own.
 
 The children import the ``hf_syntax`` the driver was imported from (``CODE_ROOT`` first on their path), not
 whichever one is installed: a study started from a frozen copy of a checkout keeps training that copy's code while
@@ -101,3 +101,15 @@ def translate(model_dir: Path, lines: list[str], trees: Path | None = None) -> l
         raise StudyError(f"translating with {model_dir} failed (exit {result.returncode}): "
                          f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no message'}")
     return split_lines(result.stdout)  # one per source line, whatever else a translation holds
+
+
+def score_cross_entropy(model_dir: Path, source: Path, reference: Path) -> dict:
+    """The model's teacher-forced cross-entropy of ``reference`` given ``source`` (``hf-syntax evaluate --metrics
+    cross-entropy``: the source read as the pipeline reads it)."""
+    command = [*HF_SYNTAX, "evaluate", "--model", str(model_dir), "--source", str(source), "--reference",
+               str(reference), "--metrics", "cross-entropy"]
+    result = subprocess.run(command, env=child_environment(), capture_output=True, text=True)
+    if result.returncode:
+        raise StudyError(f"scoring the references with {model_dir} failed (exit {result.returncode}): "
+                         f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no message'}")
+    return json.loads(result.stdout)

@@ -1,9 +1,10 @@
-"""What a study keeps of each run: the record of a finished run (scores, curve, wall time, settings, extra tests,
-blind translation), read from its folder or from the committed results file when the folder is gone.
+"""What a study keeps of each run: the record of a finished run (scores, curve, the references' cross-entropy, wall
+time, settings, extra tests, blind translation), read from its folder or from the committed results file when the
+folder is gone.
 
 A run folder is ``<work_dir>/<run>/seed<N>``: the recipe's checkpoints, ``summary.json`` and ``model/``, and the
-driver's ``driver_seconds.json`` (wall time of every invocation) and ``driver_settings.json`` (threads and jobs of
-every invocation: wall times compare only at equal ones).
+driver's ``driver_seconds.json`` (wall time of every invocation), ``driver_settings.json`` (threads and jobs of
+every invocation: wall times compare only at equal ones) and ``reference_cross_entropy.json``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
-from hf_syntax.study.processes import translate, without_redraws
+from hf_syntax.study.processes import score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
 
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
+CROSS_ENTROPY_FILE = "reference_cross_entropy.json"  # the final model's cross-entropy of the split's references
 SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
 DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
 
@@ -159,6 +161,20 @@ def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], trans
     return extra
 
 
+def reference_cross_entropy(study: Study, folder: Path) -> dict:
+    """The split's fields of the final model's teacher-forced cross-entropy of the study's references, scored once
+    and cached in the run folder; none where the study names no ``source``."""
+    if study.source is None:
+        return {}
+    cached = folder / CROSS_ENTROPY_FILE
+    if not cached.exists():
+        scored = score_cross_entropy(folder / "model", study.source, study.reference)
+        cached.write_text(json.dumps(scored, indent=2) + "\n")
+    scored = json.loads(cached.read_text())
+    return {f"{study.split}_cross_entropy": round(scored["cross_entropy"], 4),
+            f"{study.split}_reference_tokens": scored["tokens"]}
+
+
 def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Path]], translations: Path,
             blind: BlindSource | None = None) -> dict | None:
     """The record of one finished run (None before it has finished); its dev translations and log (without
@@ -192,6 +208,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         "steps": summary["optimizer_steps"], "epochs": round(summary["epochs"], 2),
         f"{split}_bleu": round(summary["validation_bleu"], 2), f"{split}_chrf": round(summary["validation_chrf"], 2),
         f"{split}_bleu_per_epoch": [round(entry["eval_bleu"], 2) for entry in evaluated],
+        **reference_cross_entropy(study, folder),
         **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
         "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),

@@ -30,19 +30,29 @@ def paired_bootstrap(baseline: list[str], system: list[str], references: list[st
     _, results = test()  # results: metric display name -> one result per system, the baseline first
     return {"bleu": round(float(results["BLEU"][1].p_value), 4), "chrf": round(float(results["chrF2"][1].p_value), 4)}
 
-def seed_interval(differences: list[float], confidence: float = 0.95) -> dict:
+# How each compared score is read: whether more is better, and the decimals its differences are kept to (a
+# cross-entropy in nats per token moves by hundredths where BLEU moves by points).
+METRICS = {"bleu": (True, 2), "chrf": (True, 2), "cross_entropy": (False, 4)}
+
+
+def seed_interval(differences: list[float], confidence: float = 0.95, higher_is_better: bool = True,
+                  digits: int = 2) -> dict:
     """Mean of per-seed paired differences with its Student-t interval over seeds (none from a single seed), the
-    seeds won, and what may be claimed: "helps"/"hurts" only when the interval excludes 0."""
+    seeds won (a difference in the better direction), and what may be claimed: "helps"/"hurts" only when the
+    interval excludes 0."""
     n = len(differences)
     mean = statistics.mean(differences)
-    summary = {"seeds": n, "mean": round(mean, 2), "wins": sum(difference > 0 for difference in differences)}
+    sign = 1 if higher_is_better else -1
+    summary = {"seeds": n, "mean": round(mean, digits),
+               "wins": sum(sign * difference > 0 for difference in differences)}
     if n < 2:
         return {**summary, "interval": None, "verdict": "one seed: no interval"}
     stdev = statistics.stdev(differences)
     half = student_t.ppf((1 + confidence) / 2, n - 1) * stdev / n ** 0.5
     low, high = mean - half, mean + half
-    verdict = "helps" if low > 0 else "hurts" if high < 0 else f"no difference detected at {n} seeds"
-    return {**summary, "interval": [round(low, 2), round(high, 2)], "verdict": verdict,
+    better, worse = (low > 0, high < 0) if higher_is_better else (high < 0, low > 0)
+    verdict = "helps" if better else "hurts" if worse else f"no difference detected at {n} seeds"
+    return {**summary, "interval": [round(low, digits), round(high, digits)], "verdict": verdict,
             "power": round(t_test_power(mean, stdev, n, confidence), 2),
             "seeds_for_80_percent_power": seeds_for_power(mean, stdev, 0.8, confidence)}
 
@@ -75,10 +85,10 @@ def seeds_for_power(mean: float, stdev: float, power: float = 0.8, confidence: f
 def over_seeds(study: Study, records: list[dict], reference: str | None = None,
                runs: list[str] | None = None) -> dict[str, dict]:
     """Per run, BLEU and chrF differences to the baseline (or ``reference``) paired by seed, summarised by
-    ``seed_interval``: on the study's split, and under ``extra_tests`` on every extra test both runs of a seed were
-    scored on. The split's BLEU also at the last evaluation both runs of a seed reached
-    (``bleu_last_shared_evaluation``): the checkpoints are chosen on the split they are scored on, and that
-    comparison involves no choice."""
+    ``seed_interval``: on the study's split (and the references' cross-entropy where every seed was scored), and
+    under ``extra_tests`` on every extra test both runs of a seed were scored on. The split's BLEU also at the last
+    evaluation both runs of a seed reached (``bleu_last_shared_evaluation``): the checkpoints are chosen on the split
+    they are scored on, and that comparison involves no choice."""
     reference = reference or study.baseline
     reference_by_seed = {r["seed"]: r for r in records if r["name"] == reference}
     summaries = {}
@@ -115,12 +125,17 @@ def _at_last_shared_evaluation(curve: list[float], base_curve: list[float]) -> f
 
 
 def _split_scores(study: Study, record: dict) -> dict[str, float]:
-    """A record's BLEU and chrF on the study's split, keyed like an extra test's scores."""
-    return {metric: record[f"{study.split}_{metric}"] for metric in ("bleu", "chrf")}
+    """A record's BLEU and chrF on the study's split, and its references' cross-entropy where it was scored, keyed
+    like an extra test's scores."""
+    return {metric: record[f"{study.split}_{metric}"] for metric in METRICS if f"{study.split}_{metric}" in record}
 
 
 def _paired_summary(pairs: list[tuple[dict, dict, int]]) -> dict:
-    """``seed_interval`` of BLEU and chrF over (run scores, baseline scores, seed) pairs, and the seeds paired."""
-    return {**{metric: seed_interval([run[metric] - base[metric] for run, base, _ in pairs]) for metric in ("bleu", "chrf")},
+    """``seed_interval`` of each score both runs of every pair have (BLEU and chrF; the cross-entropy where every
+    seed was scored) over (run scores, baseline scores, seed) pairs, and the seeds paired."""
+    shared = [metric for metric in METRICS if all(metric in run and metric in base for run, base, _ in pairs)]
+    return {**{metric: seed_interval([run[metric] - base[metric] for run, base, _ in pairs],
+                                     higher_is_better=METRICS[metric][0], digits=METRICS[metric][1])
+               for metric in shared},
             "paired_seeds": [seed for _, _, seed in pairs]}
 

@@ -38,6 +38,9 @@ class Study:
     # another study's results of the same runs and seeds, tabled beside these ({label: ..., results: results.json}),
     # e.g. the 8-epoch study beside the plateau one
     beside: dict[str, str] | None = None
+    # the split's sources, line-aligned with ``reference``: each final model's teacher-forced cross-entropy of the
+    # references is recorded beside its BLEU (a less noisy comparison on a small split)
+    source: Path | None = None
 
     @classmethod
     def load(cls, path: Path) -> Study:
@@ -69,7 +72,7 @@ class Study:
                    reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
                    prepare=list(raw.get("prepare", [])), runs=raw["runs"],
                    continues=Path(raw["continues"]) if raw.get("continues") else None, against=against,
-                   beside=beside)
+                   beside=beside, source=resolve_data_path(str(raw["source"])) if raw.get("source") else None)
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"

@@ -12,11 +12,11 @@ from hf_syntax.study.significance import against_references, over_seeds
 from hf_syntax.study.study_file import Study, StudyError
 
 
-def _mean_std(values: list[float]) -> str:
+def _mean_std(values: list[float], digits: int = 2) -> str:
     if not values:
         return "—"
-    spread = f" ± {statistics.stdev(values):.2f}" if len(values) > 1 else ""
-    return f"{statistics.mean(values):.2f}{spread}"
+    spread = f" ± {statistics.stdev(values):.{digits}f}" if len(values) > 1 else ""
+    return f"{statistics.mean(values):.{digits}f}{spread}"
 
 
 def _loss_cell(loss: float | None) -> str:
@@ -51,8 +51,25 @@ def _over_seeds_table(split: str, summaries: dict[str, dict], p_values: dict[str
     return lines
 
 
-def _interval_cell(summary: dict) -> str:
-    return "—" if summary["interval"] is None else f"[{summary['interval'][0]:+.2f}, {summary['interval'][1]:+.2f}]"
+def _cross_entropy_table(summaries: dict[str, dict]) -> list[str]:
+    """The references' cross-entropy differences over seeds, one row per run scored at every paired seed (lower is
+    better: a negative difference is a win)."""
+    lines = ["| run | paired seeds | Δ cross-entropy | 95% interval | lower in | verdict | power · seeds for 80% |",
+             "| --- | --- | ---: | --- | ---: | --- | ---: |"]
+    for run, summary in summaries.items():
+        if "cross_entropy" in summary:
+            entropy = summary["cross_entropy"]
+            lines.append(f"| {run} | {', '.join(map(str, summary['paired_seeds']))} | {entropy['mean']:+.4f} | "
+                         f"{_interval_cell(entropy, 4)} | {entropy['wins']}/{entropy['seeds']} | "
+                         f"{entropy['verdict']} | {_power_cell(entropy)} |")
+    return lines if len(lines) > 2 else []
+
+
+def _interval_cell(summary: dict, digits: int = 2) -> str:
+    if summary["interval"] is None:
+        return "—"
+    low, high = summary["interval"]
+    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
 def _power_cell(summary: dict) -> str:
@@ -80,11 +97,13 @@ def markdown(study: Study, records: list[dict]) -> str:
     bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
     base_seconds = {(r["seed"], _settings(r)): r["train_seconds"] for r in records if r["name"] == study.baseline}
     base_bleu = {r["seed"]: r[bleu_key] for r in records if r["name"] == study.baseline}
+    entropy_key = f"{split}_cross_entropy"
     tests = sorted({name for r in records for name in r["extra_tests"]})
+    scored = any(entropy_key in r for r in records)
     lines = [f"# {study.name}: mean ± std over seeds", "",
              f"| run | model | seeds | {split} BLEU | Δ BLEU (same seeds) | {split} chrF | p (BLEU) per seed | time × baseline |"
-             + "".join(f" {test} BLEU |" for test in tests),
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * len(tests)]
+             + f" {split} cross-entropy |" * scored + "".join(f" {test} BLEU |" for test in tests),
+             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * (scored + len(tests))]
     for run in study.runs:
         rows = [r for r in records if r["name"] == run]
         if not rows:
@@ -97,6 +116,7 @@ def markdown(study: Study, records: list[dict]) -> str:
         cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,
                  _mean_std([r[chrf_key] for r in rows]), p_values or "—",
                  f"{statistics.mean(ratios):.2f}" if ratios else "—",
+                 *([_mean_std([r[entropy_key] for r in rows if entropy_key in r], 4)] if scored else []),
                  *(_mean_std([r["extra_tests"][t]["bleu"] for r in rows if t in r["extra_tests"]]) for t in tests)]
         lines.append("| " + " | ".join(cells) + " |")
     summaries = over_seeds(study, records)
@@ -108,9 +128,19 @@ def markdown(study: Study, records: list[dict]) -> str:
                       "The last shared evaluation compares each seed's pair at the last evaluation both reached, "
                       "not at the checkpoints chosen on this split: the difference without selection.",
                   "", *_over_seeds_table(split, summaries)]
+        entropy = _cross_entropy_table(summaries)
+        if entropy:
+            lines += ["", f"The {split} references' cross-entropy under each final model (teacher-forced, nats per "
+                          f"target token, no label smoothing, nothing generated: `hf-syntax evaluate --metrics "
+                          f"cross-entropy`), paired by seed; lower is better, so a negative Δ is a gain. It averages over "
+                          f"every reference token and involves no search; it says which model fits the references "
+                          f"better, not which translates better.",
+                      "", *entropy]
         for reference, against in against_references(study, records).items():
             lines += ["", f"The same against `{reference}` (Δ = run − {reference}, paired by seed):", "",
                       *_over_seeds_table(split, against)]
+            if entropy := _cross_entropy_table(against):
+                lines += ["", f"Its references' cross-entropy against `{reference}`:", "", *entropy]
         for test in tests:
             on_test = {run: summary["extra_tests"][test] for run, summary in summaries.items()
                        if test in summary["extra_tests"]}
