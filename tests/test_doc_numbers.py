@@ -29,6 +29,7 @@ SERVING = "benchmarks/results/serve_latency.json"
 DEMO = "benchmarks/results/demo_ja_en/summary.json"
 PLATEAU = "benchmarks/results/enja_plateau/results.json"
 PLATEAU_RECIPE = "benchmarks/results/enja_plateau/recipe.json"
+PLATEAU_OVER_SEEDS = "benchmarks/results/enja_plateau/results_over_seeds.json"
 RESULTS = "benchmarks/results/README.md"
 
 WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
@@ -78,21 +79,26 @@ QUOTES += [
     (RESULTS, "against a plateau of 43.33;", PLATEAU_RECIPE, "decision.plateau_dev_bleu"),
     (RESULTS, "epochs (40.30) and", PLATEAU_RECIPE, "candidates.[name=cosine_8].dev_bleu"),
     (RESULTS, "(42.89) fell short", PLATEAU_RECIPE, "candidates.[name=batch256_cosine_12].dev_bleu"),
-    (RESULTS, "of the baseline (43.96)", PLATEAU, "[name=baseline].[seed=42].dev_bleu"),
-    (RESULTS, "of dep+rel (43.29,", PLATEAU, "[name=transformer_dep_rel].[seed=42].dev_bleu"),
-    (RESULTS, "p = 0.20 against the baseline", PLATEAU, "[name=transformer_dep_rel].[seed=42].paired_bootstrap_p.bleu"),
-    (RESULTS, "of the self-parsing model (42.84,", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
-    (RESULTS, "p = 0.12) done", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].paired_bootstrap_p.bleu"),
-    (RESULTS, "(43.32; mean", PLATEAU, "[name=baseline].[seed=43].dev_bleu"),
+    (RESULTS, "(43.96, 43.32;", PLATEAU, "[name=baseline].dev_bleu"),
     (RESULTS, "mean of two seeds 43.64)", PLATEAU, "[name=baseline].dev_bleu: =mean"),
-    ("README.md", "the baseline reaches 43.96,", PLATEAU, "[name=baseline].[seed=42].dev_bleu"),
-    ("README.md", "dep+rel 43.29\n", PLATEAU, "[name=transformer_dep_rel].[seed=42].dev_bleu"),
-    ("README.md", "the self-parsing model 42.84, both", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
-    ("model_cards/dep_rpe.md", "dep+rel 43.29 against", PLATEAU, "[name=transformer_dep_rel].[seed=42].dev_bleu"),
-    ("model_cards/dep_rpe.md", "against the baseline's 43.96, ", PLATEAU, "[name=baseline].[seed=42].dev_bleu"),
-    ("model_cards/dep_rpe.md", "(p = 0.20), where", PLATEAU, "[name=transformer_dep_rel].[seed=42].paired_bootstrap_p.bleu"),
+    (RESULTS, "(43.29, 44.62:", PLATEAU, "[name=transformer_dep_rel].dev_bleu"),
+    (RESULTS, "Δ +0.31 [−12.20, +12.83] over", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu: mean interval"),
+    (RESULTS, "(42.84, p", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
+    (RESULTS, "p = 0.12); no", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].paired_bootstrap_p.bleu"),
+    (RESULTS, "dep+rel Δ −0.0285 nats", PLATEAU_OVER_SEEDS, "transformer_dep_rel.cross_entropy.mean"),
+    (RESULTS, "model −0.0385 at", PLATEAU_OVER_SEEDS, "dbsa_dep_rel_self.cross_entropy.mean"),
+    ("README.md", "baseline reaches 43.96 and 43.32,", PLATEAU, "[name=baseline].dev_bleu"),
+    ("README.md", "43.29 and 44.62 (", PLATEAU, "[name=transformer_dep_rel].dev_bleu"),
+    ("README.md", "(+0.31 over", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu.mean"),
+    ("README.md", "the self-parsing model 42.84\n", PLATEAU, "[name=dbsa_dep_rel_self].dev_bleu"),
+    ("model_cards/dep_rpe.md", "dep+rel 43.29 and 44.62 against", PLATEAU, "[name=transformer_dep_rel].dev_bleu"),
+    ("model_cards/dep_rpe.md", "the baseline's 43.96 and\n  43.32:", PLATEAU, "[name=baseline].dev_bleu"),
+    ("model_cards/dep_rpe.md", "**+0.31 over**", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu.mean"),
+    ("model_cards/dep_rpe.md", "of [−12.20, +12.83]", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu.interval"),
+    ("model_cards/dep_rpe.md", "(mean Δ −0.0285 nats", PLATEAU_OVER_SEEDS, "transformer_dep_rel.cross_entropy.mean"),
     ("model_cards/dbsa_dep_rel_self.md", "  42.84 against", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
     ("model_cards/dbsa_dep_rel_self.md", "(p = 0.12), where", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].paired_bootstrap_p.bleu"),
+    ("model_cards/dbsa_dep_rel_self.md", "Δ −0.0385 nats", PLATEAU_OVER_SEEDS, "dbsa_dep_rel_self.cross_entropy.mean"),
     (RESULTS, "val −0.93 [−4.30, +2.43]", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
     (RESULTS, "DBSA 0.94–1.07×", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range"),
     (RESULTS, "Transformer_rel 0.94–1.09×", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range"),
