@@ -39,9 +39,10 @@ SHARED_PATH = re.compile(r"\.\./shared/[^\s,'\"\]}]+")
 """A path into ../shared written in a study or recipe file (the corpora and references the runs read)."""
 KEPT = ("summary.json", "train.log", "driver_seconds.json", "driver_settings.json", "extra_tests.json",
         "predictions_*.txt", "checkpoint-*/trainer_state.json", "model/config.json", "model/generation_config.json",
-        "model/tokenizer.json")
+        "model/tokenizer.json", "reference_cross_entropy.json")
 """What of a finished run folder comes back: everything the driver's report reads (the tokenizer for the record's
-fingerprint, so that a run there is checked against the runs here), no weights."""
+fingerprint, so that a run there is checked against the runs here; the references' cross-entropy, scored there
+where the weights are), no weights."""
 
 
 def shared_files(study: Study, study_file: Path) -> list[Path]:
@@ -54,9 +55,10 @@ def shared_files(study: Study, study_file: Path) -> list[Path]:
 def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: bool, out: Path = PREPARED,
             extra_tests: list[tuple[Path, Path]] = ()) -> None:
     """Write ``out``: the study's prepared data (``prepare`` steps' folders, without datasets' caches), the ../shared
-    files its runs read, the blind source and the ``extra_tests`` pairs (under ``out/shared``), the blind source's
-    trees (with ``parser``; a study whose models read no tree needs none), and the driver options that point at them
-    (``compare_args``). The extra tests are scored there, since the weights never come back."""
+    files its runs read, the blind source and the ``extra_tests`` pairs (under ``out/shared``), the trees of the blind
+    source and of the study's ``source`` (with ``parser``; a study whose models read no tree needs none), and the
+    driver options that point at them (``compare_args``). The extra tests and the references' cross-entropy are
+    scored there, since the weights never come back."""
     study = Study.load(study_file)
     missing = [step["creates"] for step in study.prepare if not Path(step["creates"]).exists()]
     if missing:
@@ -83,14 +85,21 @@ def prepare(study_file: Path, blind: Path, parser: str | None, pretokenized: boo
         shutil.copyfile(path, copy)
     arguments = f"--blind {blind}" + "".join(f" --extra-test {source} {reference}" for source, reference in extra_tests)
     if parser is not None:
-        trees = out / f"{blind.name}.conllu"
-        with trees.open("w", encoding="utf-8") as handle:
-            subprocess.run([*HF_SYNTAX, "parse", "--parser", parser, *(["--pretokenized"] if pretokenized else []),
-                            "--input", str(blind)], stdout=handle, check=True)
-        arguments += f" --blind-trees {trees}"
+        arguments += f" --blind-trees {parsed(blind, parser, pretokenized, out)}"
+        if study.source is not None:
+            arguments += f" --source-trees {parsed(study.source, parser, pretokenized, out)}"
     (out / "compare_args").write_text(arguments + "\n", encoding="utf-8")
     size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
     print(f"wrote {out} ({size / 2**20:.1f} MiB): carry it with .whl/ to the GPU machine")
+
+
+def parsed(source: Path, parser: str, pretokenized: bool, out: Path) -> Path:
+    """``source``'s trees, made here with ``parser`` (``hf-syntax parse``) into ``out``, for the machine there."""
+    trees = out / f"{source.name}.conllu"
+    with trees.open("w", encoding="utf-8") as handle:
+        subprocess.run([*HF_SYNTAX, "parse", "--parser", parser, *(["--pretokenized"] if pretokenized else []),
+                        "--input", str(source)], stdout=handle, check=True)
+    return trees
 
 
 def pack(study_file: Path, archive_path: Path) -> None:
@@ -135,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     prepared.add_argument("--blind", type=Path, required=True, help="blind source under ../shared/")
     prepared.add_argument("--parser", help="the parser the study's feature runs read, e.g. spacy:ja_ginza (none: its "
                                            "models read no tree, e.g. the Graph-Transformer study)")
-    prepared.add_argument("--pretokenized", action="store_true", help="the blind source is space-separated words")
+    prepared.add_argument("--pretokenized", action="store_true",
+                          help="the blind source (and the study's source) are space-separated words")
     prepared.add_argument("--extra-test", nargs=2, action="append", default=[], type=Path, metavar=("SRC", "REF"),
                           help="a test pair under ../shared/ every run there also scores, as the driver's --extra-test "
                                "(repeatable; studies whose models read no tree)")

@@ -21,7 +21,7 @@ if [ ! -f .gpu_study/compare_args ]; then
 fi
 [ -e ../shared ] || ln -s "$PWD/.gpu_study/shared" ../shared  # the study's paths name ../shared, as here
 tar -xzf .gpu_study/prepared.tar.gz
-read -ra prepared_args < .gpu_study/compare_args  # --blind, --blind-trees, --extra-test
+read -ra prepared_args < .gpu_study/compare_args  # --blind, --blind-trees, --source-trees, --extra-test
 timeout "$seconds" "$python" -m hf_syntax.cli study "$study" "${prepared_args[@]}" "$@" 2>&1 | tee "$out/driver.log"
 nvidia-smi --query-gpu=name,utilization.gpu,memory.used --format=csv > "$out/gpu_at_deadline.csv" 2>&1
 "$python" benchmarks/gpu_study.py pack "$study" "$out/runs.tgz"

@@ -461,6 +461,10 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     with pytest.raises(SystemExit):
         study_command([str(folder / "study.yaml"), "--extra-test", str(SAMPLE / "heldout.ja"), str(one_line)])
     assert "different line counts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        study_command([str(folder / "study.yaml"), "--report", "--source-trees", str(folder / "absent.conllu")])
+    error = capsys.readouterr().err
+    assert "--source-trees" in error and "an existing file" in error
     assert not (folder / "runs" / "baseline" / "seed42").exists()  # nothing started
 
 

@@ -51,7 +51,7 @@ def write_study(repo: Path) -> None:
     # The config by its absolute path: the driver reads a relative one in its own checkout first (this one's ROOT).
     (repo / "study.yaml").write_text(yaml.safe_dump({
         "config": str(repo / "tiny.yaml"), "work_dir": "runs/tiny", "results": "results/tiny", "reference": f"{data}/valid.en",
-        "baseline": "dep_rel", "common": ["tokenizer.path=runs/tiny/data/tokenizer", "data.max_eval_pairs=8"],
+        "source": f"{data}/valid.ja", "baseline": "dep_rel", "common": ["tokenizer.path=runs/tiny/data/tokenizer", "data.max_eval_pairs=8"],
         "prepare": [{"creates": "runs/tiny/data", "command": [
             "hf-syntax", "preprocess", "--source", f"{data}/train.ja", "--target", f"{data}/train.en",
             "--validation-source", f"{data}/valid.ja", "--validation-target", f"{data}/valid.en",
@@ -116,6 +116,8 @@ def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its
     blind = (here / "results" / "tiny" / "blind" / "dep_rel.seed5.txt").read_text(encoding="utf-8").splitlines()
     assert len(blind) == len(BLIND) and any(blind)
     assert "packed 1 finished run(s)" in log
+    scored = json.loads((here / "runs/tiny/dep_rel/seed5/reference_cross_entropy.json").read_text())
+    assert scored["sentences"] == 100 and record["dev_cross_entropy"] == round(scored["cross_entropy"], 4) > 0
 
 
 def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twice(study_round_trip):
@@ -133,6 +135,16 @@ def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twi
     finally:
         os.chdir(ROOT)
     assert stopped.value.code == 2
+    scored = here / "runs/tiny/dep_rel/seed5/reference_cross_entropy.json"  # scored there, where the weights were
+    kept = scored.read_text()
+    scored.unlink()
+    os.chdir(here)
+    try:  # a run that came back without weights and without its score has none, and the report still runs
+        (record,) = report(Study.load(Path("study.yaml")))
+    finally:
+        os.chdir(ROOT)
+        scored.write_text(kept)
+    assert "dev_cross_entropy" not in record and record["dev_bleu_per_epoch"]
 
 
 def test_prepare_carries_the_data_without_caches_the_shared_files_and_the_blind_trees(study_round_trip):
@@ -145,9 +157,11 @@ def test_prepare_carries_the_data_without_caches_the_shared_files_and_the_blind_
         names = archive.getnames()
     assert "runs/tiny/data/dataset_dict.json" in names and not [name for name in names if "/cache-" in name]
     arguments = (prepared / "compare_args").read_text().split()
-    assert arguments == ["--blind", "../shared/data/blind/heldout.ja", "--blind-trees", ".gpu_study/heldout.ja.conllu"]
+    assert arguments == ["--blind", "../shared/data/blind/heldout.ja", "--blind-trees", ".gpu_study/heldout.ja.conllu",
+                         "--source-trees", ".gpu_study/valid.ja.conllu"]
     trees = (prepared / "heldout.ja.conllu").read_text(encoding="utf-8")
     assert trees.count("# sent_id") == len(BLIND)
+    assert (prepared / "valid.ja.conllu").read_text(encoding="utf-8").count("# sent_id") == 100
 
 
 def test_a_prepared_data_folder_that_is_a_link_travels_as_its_files(study_round_trip):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import subprocess
 from pathlib import Path
@@ -34,6 +35,11 @@ def command_study(options) -> None:
             raise StudyError(f"--blind-trees {options.blind_trees}: needs --blind SRC and an existing file (write it "
                              f"with 'hf-syntax parse --parser SPEC < SRC > FILE')")
         blind = None if options.blind is None else BlindSource(options.blind, options.blind_trees)
+        if options.source_trees is not None:
+            if study.source is None or not options.source_trees.is_file():
+                raise StudyError(f"--source-trees {options.source_trees}: needs a study with 'source' and an existing "
+                                 f"file (write it with 'hf-syntax parse --parser SPEC < SOURCE > FILE')")
+            study = dataclasses.replace(study, source_trees=options.source_trees)
         if options.progress:
             print(progress(study), end="")
             return
@@ -91,6 +97,9 @@ def add_commands(commands) -> None:
     study.add_argument("--blind-trees", type=Path, metavar="CONLLU",
                        help="the trees of --blind's source made beforehand with the models' parser ('hf-syntax "
                             "parse'), read instead of parsing: for a machine where that parser is not installed")
+    study.add_argument("--source-trees", type=Path, metavar="CONLLU",
+                       help="the trees of the study's 'source' made beforehand with the models' parser, read instead "
+                            "of parsing when its references' cross-entropy is scored: for a machine without that parser")
     study.add_argument("--retrain", action="store_true",
                        help="train the chosen runs and seeds again where only their committed record is left (their "
                             "folders are gone), e.g. to translate --blind with them; each new record replaces the "

@@ -103,11 +103,11 @@ def translate(model_dir: Path, lines: list[str], trees: Path | None = None) -> l
     return split_lines(result.stdout)  # one per source line, whatever else a translation holds
 
 
-def score_cross_entropy(model_dir: Path, source: Path, reference: Path) -> dict:
+def score_cross_entropy(model_dir: Path, source: Path, reference: Path, trees: Path | None = None) -> dict:
     """The model's teacher-forced cross-entropy of ``reference`` given ``source`` (``hf-syntax evaluate --metrics
-    cross-entropy``: the source read as the pipeline reads it)."""
+    cross-entropy``: the source read as the pipeline reads it, or from its ``trees`` made beforehand)."""
     command = [*HF_SYNTAX, "evaluate", "--model", str(model_dir), "--source", str(source), "--reference",
-               str(reference), "--metrics", "cross-entropy"]
+               str(reference), "--metrics", "cross-entropy", *(["--source-trees", str(trees)] if trees else [])]
     result = subprocess.run(command, env=child_environment(), capture_output=True, text=True)
     if result.returncode:
         raise StudyError(f"scoring the references with {model_dir} failed (exit {result.returncode}): "

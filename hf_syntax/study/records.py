@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, checkpoint_folders, seconds_per_step
 from hf_syntax.study.processes import score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
@@ -163,12 +163,14 @@ def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], trans
 
 def reference_cross_entropy(study: Study, folder: Path) -> dict:
     """The split's fields of the final model's teacher-forced cross-entropy of the study's references, scored once
-    and cached in the run folder; none where the study names no ``source``."""
-    if study.source is None:
-        return {}
+    and cached in the run folder; none where the study names no ``source``, or where the run came back from
+    another machine without its weights and without that score (``benchmarks/gpu_study.py`` scores it there)."""
     cached = folder / CROSS_ENTROPY_FILE
+    weighed = any((folder / "model" / name).is_file() for name in CHECKPOINT_WEIGHTS)
+    if study.source is None or not (cached.exists() or weighed):
+        return {}
     if not cached.exists():
-        scored = score_cross_entropy(folder / "model", study.source, study.reference)
+        scored = score_cross_entropy(folder / "model", study.source, study.reference, study.source_trees)
         cached.write_text(json.dumps(scored, indent=2) + "\n")
     scored = json.loads(cached.read_text())
     return {f"{study.split}_cross_entropy": round(scored["cross_entropy"], 4),

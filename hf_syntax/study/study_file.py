@@ -41,6 +41,7 @@ class Study:
     # the split's sources, line-aligned with ``reference``: each final model's teacher-forced cross-entropy of the
     # references is recorded beside its BLEU (a less noisy comparison on a small split)
     source: Path | None = None
+    source_trees: Path | None = None  # the source's trees made beforehand (--source-trees), where no parser runs
 
     @classmethod
     def load(cls, path: Path) -> Study:
