@@ -30,6 +30,8 @@ DEMO = "benchmarks/results/demo_ja_en/summary.json"
 PLATEAU = "benchmarks/results/enja_plateau/results.json"
 PLATEAU_RECIPE = "benchmarks/results/enja_plateau/recipe.json"
 PLATEAU_OVER_SEEDS = "benchmarks/results/enja_plateau/results_over_seeds.json"
+PLATEAU_CHECKPOINTS = "benchmarks/results/enja_plateau/checkpoint_cross_entropy.json"
+PLATEAU_README = "benchmarks/results/enja_plateau/README.md"
 RESULTS = "benchmarks/results/README.md"
 
 WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
@@ -99,6 +101,11 @@ QUOTES += [
     ("model_cards/dbsa_dep_rel_self.md", "  42.84 against", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].dev_bleu"),
     ("model_cards/dbsa_dep_rel_self.md", "(p = 0.12), where", PLATEAU, "[name=dbsa_dep_rel_self].[seed=42].paired_bootstrap_p.bleu"),
     ("model_cards/dbsa_dep_rel_self.md", "Δ −0.0385 nats", PLATEAU_OVER_SEEDS, "dbsa_dep_rel_self.cross_entropy.mean"),
+    (PLATEAU_README, "(Δ −0.0534 to −0.0412 nats", PLATEAU_CHECKPOINTS, "checkpoints.difference.cross_entropy: =range"),
+    (PLATEAU_README, "swings from −0.73 to +2.63.", PLATEAU_CHECKPOINTS, "checkpoints.difference.dev_bleu: =range"),
+    (PLATEAU_README, "checkpoints score 1.2416–1.2639, its", PLATEAU_CHECKPOINTS,
+     "checkpoints.cross_entropy.baseline: =range"),
+    (PLATEAU_README, "its average 1.1899)", PLATEAU, "[name=baseline].[seed=42].dev_cross_entropy"),
     (RESULTS, "val −0.93 [−4.30, +2.43]", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
     (RESULTS, "DBSA 0.94–1.07×", STEP_SPEED, "train_step_*_dbsa_enc_dec.ratio: =range"),
     (RESULTS, "Transformer_rel 0.94–1.09×", STEP_SPEED, "train_step_*_transformer_rel.ratio: =range"),
