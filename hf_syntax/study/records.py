@@ -166,8 +166,8 @@ def reference_cross_entropy(study: Study, folder: Path) -> dict:
     and cached in the run folder; none where the study names no ``source``, or where the run came back from
     another machine without its weights and without that score (``benchmarks/gpu_study.py`` scores it there)."""
     cached = folder / CROSS_ENTROPY_FILE
-    weighed = any((folder / "model" / name).is_file() for name in CHECKPOINT_WEIGHTS)
-    if study.source is None or not (cached.exists() or weighed):
+    has_weights = any((folder / "model" / name).is_file() for name in CHECKPOINT_WEIGHTS)
+    if study.source is None or not (cached.exists() or has_weights):
         return {}
     if not cached.exists():
         scored = score_cross_entropy(folder / "model", study.source, study.reference, study.source_trees)
