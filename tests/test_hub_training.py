@@ -167,14 +167,14 @@ def test_a_preprocessed_dataset_trains_without_parsing_again(preprocessed, tmp_p
         raise AssertionError("the recipe parsed a dataset that already has its feature columns")
 
     encoded_sides = []
-    encode = data._encode_with_length_policy
+    encode = data.encode_with_length_policy
 
     def recording_encode(tokenizer, texts, max_length, policy, side):
         encoded_sides.append(side)
         return encode(tokenizer, texts, max_length, policy, side)
 
     monkeypatch.setattr(features.ParseAndAlign, "__call__", no_parsing)
-    monkeypatch.setattr(data, "_encode_with_length_policy", recording_encode)
+    monkeypatch.setattr(data, "encode_with_length_policy", recording_encode)
     summary = run.train_translation(recipe_config(preprocessed_run_config(preprocessed, tmp_path / "run")))
     assert set(encoded_sides) == {"target"}, "the source ids come from the dataset; only labels are encoded"
     assert summary["optimizer_steps"] == 2

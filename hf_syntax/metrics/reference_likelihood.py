@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from hf_syntax.columns import pad_columns
+from hf_syntax.recipes.translation.data import encode_with_length_policy
 from hf_syntax.source_reading import featurizer_max_length
 
 IGNORED_LABEL = -100
@@ -73,10 +74,8 @@ def reference_cross_entropy(pipe, sources: list[str], references: list[str], *, 
 
 
 def _reference_labels(tokenizer, references: list[str], limit: int) -> tuple[torch.Tensor, int]:
-    """The references as padded label ids (ending in ``</s>``, ``IGNORED_LABEL`` after it) and how many were cut."""
-    encoded = tokenizer([reference.strip() for reference in references], add_special_tokens=True,
-                        verbose=False)["input_ids"]
-    cut = sum(len(ids) > limit for ids in encoded)
-    encoded = [ids[: limit - 1] + [tokenizer.eos_token_id] if len(ids) > limit else ids for ids in encoded]
+    """The references as padded label ids, encoded and cut as the recipe encodes its training targets (ending in
+    ``</s>``, ``IGNORED_LABEL`` after it), and how many were cut."""
+    encoded, cut = encode_with_length_policy(tokenizer, references, limit, "truncate", "target")
     width = max(len(ids) for ids in encoded)
-    return torch.tensor([ids + [IGNORED_LABEL] * (width - len(ids)) for ids in encoded]), cut
+    return torch.tensor([ids + [IGNORED_LABEL] * (width - len(ids)) for ids in encoded]), sum(cut)

@@ -169,10 +169,11 @@ def reference_cross_entropy(study: Study, folder: Path) -> dict:
     has_weights = any((folder / "model" / name).is_file() for name in CHECKPOINT_WEIGHTS)
     if study.source is None or not (cached.exists() or has_weights):
         return {}
-    if not cached.exists():
+    if cached.exists():
+        scored = json.loads(cached.read_text())
+    else:
         scored = score_cross_entropy(folder / "model", study.source, study.reference, study.source_trees)
         cached.write_text(json.dumps(scored, indent=2) + "\n")
-    scored = json.loads(cached.read_text())
     return {f"{study.split}_cross_entropy": round(scored["cross_entropy"], 4),
             f"{study.split}_reference_tokens": scored["tokens"]}
 

@@ -95,7 +95,7 @@ def load_translation_data(
     return datasets.DatasetDict(corpus), skipped, available
 
 
-def _encode_with_length_policy(
+def encode_with_length_policy(
     tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int, policy: str, side: str
 ) -> tuple[list[list[int]], list[bool]]:
     """Encode (ending in </s>); over-long sequences are cut to ``max_length`` keeping </s>, or rejected."""
@@ -125,12 +125,12 @@ def tokenize_translation_data(
     """
 
     def encode(batch: dict[str, list[str]]) -> dict[str, list]:
-        labels, target_cut = _encode_with_length_policy(
+        labels, target_cut = encode_with_length_policy(
             target_tokenizer, batch[TARGET_COLUMN], data.max_target_length, data.long_lines, "target"
         )
         columns = {"labels": labels, "target_truncated": target_cut}
         if encode_source:
-            input_ids, source_cut = _encode_with_length_policy(
+            input_ids, source_cut = encode_with_length_policy(
                 source_tokenizer, batch[SOURCE_COLUMN], data.max_source_length, data.long_lines, "source"
             )
             columns.update(input_ids=input_ids, attention_mask=[[1] * len(ids) for ids in input_ids],
