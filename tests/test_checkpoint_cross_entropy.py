@@ -1,0 +1,35 @@
+"""The single-checkpoint comparison (benchmarks/analyses/checkpoint_cross_entropy.py): checkpoints are paired by
+epoch, differences are run minus reference, and the summary counts the gaining side of each metric."""
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "analyses" / "checkpoint_cross_entropy.py"
+spec = importlib.util.spec_from_file_location("checkpoint_cross_entropy", SCRIPT)
+checkpoint_cross_entropy = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(checkpoint_cross_entropy)
+
+
+def scores(*epochs: tuple[int, float, float]) -> dict[int, dict]:
+    return {epoch: {"step": epoch * 782, "cross_entropy": entropy, "dev_bleu": bleu} for epoch, entropy, bleu in epochs}
+
+
+def test_checkpoints_are_paired_by_epoch_and_differences_are_run_minus_reference():
+    rows = checkpoint_cross_entropy.paired(
+        {"baseline": scores((8, 1.263949, 38.97), (9, 1.24164, 41.0149)),
+         "dep_rel": scores((7, 1.30, 37.0), (8, 1.222751, 41.6), (9, 1.19851, 40.2801))}, "baseline")
+    assert [row["epoch"] for row in rows] == [8, 9]  # epoch 7 is kept by one run only
+    assert rows[0]["step"] == 6256
+    # differences of the unrounded scores: -0.041198 is -0.0412, where the rounded scores' difference is -0.0411
+    assert rows[0]["difference"] == {"dep_rel": {"cross_entropy": -0.0412, "dev_bleu": 2.63}}
+    assert rows[1]["difference"] == {"dep_rel": {"cross_entropy": -0.0431, "dev_bleu": -0.73}}
+    assert rows[0]["cross_entropy"] == {"baseline": 1.2639, "dep_rel": 1.2228}
+    assert rows[1]["dev_bleu"] == {"baseline": 41.01, "dep_rel": 40.28}
+
+
+def test_the_summary_counts_checkpoints_on_the_gaining_side_of_each_metric():
+    rows = checkpoint_cross_entropy.paired(
+        {"baseline": scores((8, 1.26, 39.0), (9, 1.24, 41.0), (10, 1.25, 40.0)),
+         "dep_rel": scores((8, 1.22, 41.6), (9, 1.25, 40.3), (10, 1.25, 40.0))}, "baseline")
+    assert checkpoint_cross_entropy.sign_summary(rows, "dep_rel") == {
+        "checkpoints": 3, "lower_cross_entropy": 1, "higher_dev_bleu": 1}  # ties count for neither side
