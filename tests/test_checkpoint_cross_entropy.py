@@ -10,8 +10,9 @@ checkpoint_cross_entropy = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(checkpoint_cross_entropy)
 
 
-def scores(*epochs: tuple[int, float, float]) -> dict[int, dict]:
-    return {epoch: {"step": epoch * 782, "cross_entropy": entropy, "dev_bleu": bleu} for epoch, entropy, bleu in epochs}
+def scores(*epochs: tuple[int, float, float], split: str = "dev") -> dict[int, dict]:
+    return {epoch: {"step": epoch * 782, "cross_entropy": entropy, f"{split}_bleu": bleu}
+            for epoch, entropy, bleu in epochs}
 
 
 def test_checkpoints_are_paired_by_epoch_and_differences_are_run_minus_reference():
@@ -33,3 +34,11 @@ def test_the_summary_counts_checkpoints_on_the_gaining_side_of_each_metric():
          "dep_rel": scores((8, 1.22, 41.6), (9, 1.25, 40.3), (10, 1.25, 40.0))}, "baseline")
     assert checkpoint_cross_entropy.sign_summary(rows, "dep_rel") == {
         "checkpoints": 3, "lower_cross_entropy": 1, "higher_dev_bleu": 1}  # ties count for neither side
+
+
+def test_the_bleu_fields_are_named_after_the_studys_split():
+    rows = checkpoint_cross_entropy.paired({"baseline": scores((20, 1.5, 40.0), split="val"),
+                                            "graph": scores((20, 1.4, 39.5), split="val")}, "baseline", "val")
+    assert rows[0]["difference"] == {"graph": {"cross_entropy": -0.1, "val_bleu": -0.5}}
+    assert checkpoint_cross_entropy.sign_summary(rows, "graph", "val") == {
+        "checkpoints": 1, "lower_cross_entropy": 1, "higher_val_bleu": 0}

@@ -5,10 +5,10 @@ averaged model is made of, scored both ways, paired by seed and epoch with the r
         --runs baseline transformer_dep_rel dbsa_dep_rel_self --seeds 42 43 \
         --output benchmarks/results/enja_plateau/checkpoint_cross_entropy
 
-The first of ``--runs`` is the reference. A checkpoint's dev BLEU is the one the Trainer logged at its step (the
-recipe's beam); its cross-entropy is ``hf-syntax evaluate --metrics cross-entropy`` on the study's ``source`` and
-``reference`` (teacher-forced, nats per reference token, no label smoothing), scored once and cached in the checkpoint
-folder. Unfinished runs are left out. If the cross-entropy difference keeps its sign from epoch to epoch while the BLEU
+The first of ``--runs`` is the reference. A checkpoint's BLEU on the study's split is the one the Trainer logged at
+its step (the recipe's beam); its cross-entropy is ``hf-syntax evaluate --metrics cross-entropy`` on the study's
+``source`` and ``reference`` (teacher-forced, nats per reference token, no label smoothing), scored once and cached in
+the checkpoint folder. Unfinished runs are left out. If the cross-entropy difference keeps its sign from epoch to epoch while the BLEU
 difference of the same checkpoints changes sign, one averaged model's BLEU on this split says little about the models.
 Writes ``<output>.json`` and ``<output>.md``.
 """
@@ -27,7 +27,7 @@ from hf_syntax.study.study_file import Study
 
 
 def scored_checkpoints(study: Study, run: str, seed: int) -> dict[int, dict] | None:
-    """{epoch: {step, cross_entropy, dev_bleu}} for the kept checkpoints of a finished run; None if unfinished."""
+    """{epoch: {step, cross_entropy, <split>_bleu}} for the kept checkpoints of a finished run; None if unfinished."""
     folder = study.output_dir(run, seed)
     if not (folder / "summary.json").exists():
         return None
@@ -36,19 +36,20 @@ def scored_checkpoints(study: Study, run: str, seed: int) -> dict[int, dict] | N
     for checkpoint in checkpoint_folders(folder):
         state = json.loads((checkpoint / "trainer_state.json").read_text())
         cached = checkpoint / CROSS_ENTROPY_FILE
-        if not cached.exists():
+        if cached.exists():
+            scored = json.loads(cached.read_text())
+        else:
             scored = score_cross_entropy(checkpoint, study.source, study.reference, study.source_trees)
             cached.write_text(json.dumps(scored, indent=2) + "\n")
-        scores[round(state["epoch"])] = {"step": state["global_step"],
-                                         "cross_entropy": json.loads(cached.read_text())["cross_entropy"],
-                                         "dev_bleu": bleu_at_step[state["global_step"]]}
+        scores[round(state["epoch"])] = {"step": state["global_step"], "cross_entropy": scored["cross_entropy"],
+                                         f"{study.split}_bleu": bleu_at_step[state["global_step"]]}
     return scores
 
 
-def paired(scores: dict[str, dict[int, dict]], reference: str) -> list[dict]:
+def paired(scores: dict[str, dict[int, dict]], reference: str, split: str = "dev") -> list[dict]:
     """One row per epoch every run has a checkpoint of: each run's scores and each other run's difference to the
     reference run (run − reference, from unrounded scores; a negative cross-entropy difference is a gain)."""
-    digits = {"cross_entropy": 4, "dev_bleu": 2}
+    digits = {"cross_entropy": 4, f"{split}_bleu": 2}
     epochs = sorted(set.intersection(*(set(by_epoch) for by_epoch in scores.values())))
     rows = []
     for epoch in epochs:
@@ -62,28 +63,30 @@ def paired(scores: dict[str, dict[int, dict]], reference: str) -> list[dict]:
     return rows
 
 
-def sign_summary(rows: list[dict], run: str) -> dict:
+def sign_summary(rows: list[dict], run: str, split: str = "dev") -> dict:
     """How often the run's checkpoint is on the gaining side of the reference's, by each metric."""
     differences = [row["difference"][run] for row in rows]
     return {"checkpoints": len(rows),
             "lower_cross_entropy": sum(difference["cross_entropy"] < 0 for difference in differences),
-            "higher_dev_bleu": sum(difference["dev_bleu"] > 0 for difference in differences)}
+            f"higher_{split}_bleu": sum(difference[f"{split}_bleu"] > 0 for difference in differences)}
 
 
 def markdown(report: dict) -> str:
-    lines = [f"# Single checkpoints: cross-entropy and dev BLEU against `{report['reference_run']}`", "",
+    split = report["split"]
+    lines = [f"# Single checkpoints: cross-entropy and {split} BLEU against `{report['reference_run']}`", "",
              report["what"], "", f"`{report['command']}`", "",
-             "| run | seed | epoch | Δ cross-entropy | Δ dev BLEU |", "| --- | ---: | ---: | ---: | ---: |"]
+             f"| run | seed | epoch | Δ cross-entropy | Δ {split} BLEU |", "| --- | ---: | ---: | ---: | ---: |"]
     for by_seed in report["seeds"]:
         for row in by_seed["checkpoints"]:
             for run, difference in row["difference"].items():
                 lines.append(f"| {run} | {by_seed['seed']} | {row['epoch']} | {difference['cross_entropy']:+.4f} | "
-                             f"{difference['dev_bleu']:+.2f} |")
-    lines += ["", "| run | seed | checkpoints | lower cross-entropy | higher dev BLEU |", "| --- | ---: | ---: | ---: | ---: |"]
+                             f"{difference[f'{split}_bleu']:+.2f} |")
+    lines += ["", f"| run | seed | checkpoints | lower cross-entropy | higher {split} BLEU |",
+              "| --- | ---: | ---: | ---: | ---: |"]
     for by_seed in report["seeds"]:
         for run, summary in by_seed["summary"].items():
             lines.append(f"| {run} | {by_seed['seed']} | {summary['checkpoints']} | {summary['lower_cross_entropy']} | "
-                         f"{summary['higher_dev_bleu']} |")
+                         f"{summary[f'higher_{split}_bleu']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -101,16 +104,16 @@ def main() -> None:
     report = {"what": f"teacher-forced cross-entropy of the {study.split} references (nats per token, no label "
                       f"smoothing) and {study.split} BLEU of every kept epoch checkpoint, paired by seed and epoch",
               "command": " ".join(["python", "benchmarks/analyses/checkpoint_cross_entropy.py", *sys.argv[1:]]),
-              "reference_run": reference, "seeds": []}
+              "split": study.split, "reference_run": reference, "seeds": []}
     for seed in options.seeds:
         scores = {run: scored_checkpoints(study, run, seed) for run in options.runs}
         finished = {run: by_epoch for run, by_epoch in scores.items() if by_epoch}
         if reference not in finished or len(finished) < 2:
             print(f"seed {seed}: left out, {reference} and another run must have finished", file=sys.stderr)
             continue
-        rows = paired(finished, reference)
-        report["seeds"].append({"seed": seed, "checkpoints": rows,
-                                "summary": {run: sign_summary(rows, run) for run in others if run in finished}})
+        rows = paired(finished, reference, study.split)
+        report["seeds"].append({"seed": seed, "checkpoints": rows, "summary": {
+            run: sign_summary(rows, run, study.split) for run in others if run in finished}})
     options.output.parent.mkdir(parents=True, exist_ok=True)
     options.output.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     options.output.with_suffix(".md").write_text(markdown(report))
