@@ -21,8 +21,7 @@ import sys
 from pathlib import Path
 
 from hf_syntax.recipes.runs import checkpoint_folders
-from hf_syntax.study.processes import score_cross_entropy
-from hf_syntax.study.records import CROSS_ENTROPY_FILE, log_history
+from hf_syntax.study.records import CROSS_ENTROPY_FILE, cached_cross_entropy, log_history
 from hf_syntax.study.study_file import Study
 
 
@@ -35,12 +34,7 @@ def scored_checkpoints(study: Study, run: str, seed: int) -> dict[int, dict] | N
     scores = {}
     for checkpoint in checkpoint_folders(folder):
         state = json.loads((checkpoint / "trainer_state.json").read_text())
-        cached = checkpoint / CROSS_ENTROPY_FILE
-        if cached.exists():
-            scored = json.loads(cached.read_text())
-        else:
-            scored = score_cross_entropy(checkpoint, study.source, study.reference, study.source_trees)
-            cached.write_text(json.dumps(scored, indent=2) + "\n")
+        scored = cached_cross_entropy(study, checkpoint, checkpoint / CROSS_ENTROPY_FILE)
         scores[round(state["epoch"])] = {"step": state["global_step"], "cross_entropy": scored["cross_entropy"],
                                          f"{study.split}_bleu": bleu_at_step[state["global_step"]]}
     return scores

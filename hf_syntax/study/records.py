@@ -161,6 +161,16 @@ def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], trans
     return extra
 
 
+def cached_cross_entropy(study: Study, model_dir: Path, cache: Path) -> dict:
+    """``hf-syntax evaluate --metrics cross-entropy`` of a model folder on the study's split, read from ``cache`` where
+    it was scored before, else scored and written there."""
+    if cache.exists():
+        return json.loads(cache.read_text())
+    scored = score_cross_entropy(model_dir, study.source, study.reference, study.source_trees)
+    cache.write_text(json.dumps(scored, indent=2) + "\n")
+    return scored
+
+
 def reference_cross_entropy(study: Study, folder: Path) -> dict:
     """The split's fields of the final model's teacher-forced cross-entropy of the study's references, scored once
     and cached in the run folder; none where the study names no ``source``, or where the run came back from
@@ -169,11 +179,7 @@ def reference_cross_entropy(study: Study, folder: Path) -> dict:
     has_weights = any((folder / "model" / name).is_file() for name in CHECKPOINT_WEIGHTS)
     if study.source is None or not (cached.exists() or has_weights):
         return {}
-    if cached.exists():
-        scored = json.loads(cached.read_text())
-    else:
-        scored = score_cross_entropy(folder / "model", study.source, study.reference, study.source_trees)
-        cached.write_text(json.dumps(scored, indent=2) + "\n")
+    scored = cached_cross_entropy(study, folder / "model", cached)
     return {f"{study.split}_cross_entropy": round(scored["cross_entropy"], 4),
             f"{study.split}_reference_tokens": scored["tokens"]}
 
