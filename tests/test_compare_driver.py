@@ -381,8 +381,8 @@ def test_a_run_on_a_tokenizer_the_committed_runs_did_not_use_is_refused_before_i
 
 def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(finished_study):
     """A study that ``continues`` another trains each run on from that study's run (4 of 6 steps there): the record
-    has every evaluation of the whole run and both invocations' wall time, its log starts with the shorter run's,
-    and the copied best checkpoint is the one named as the best."""
+    has every evaluation of the whole run and both invocations' wall time, its log starts with the shorter run's
+    (each start marked with where it began), and the copied best checkpoint is the one named as the best."""
     folder, _ = finished_study
     config = yaml.safe_load((folder / "tiny.yaml").read_text())
     config["training"]["max_steps"] = 6
@@ -398,7 +398,11 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     assert len(record["dev_bleu_per_epoch"]) == 3 and record["train_seconds"] > shorter["train_seconds"]
     run_folder = folder / "runs_longer" / "rel" / "seed3"
     assert len(json.loads((run_folder / "driver_seconds.json").read_text())) == 2
-    assert (run_folder / "train.log").read_text().startswith((folder / "runs" / "rel" / "seed3" / "train.log").read_text())
+    shorter_log = (folder / "runs" / "rel" / "seed3" / "train.log").read_text()
+    log = (run_folder / "train.log").read_text()
+    assert log.startswith(shorter_log) and shorter_log.startswith("[hf-syntax study ")
+    assert shorter_log.splitlines()[0].endswith("] rel seed 3 started from step 0")
+    assert log[len(shorter_log):].splitlines()[0].endswith("] rel seed 3 resumed from checkpoint-4")
     for state_file in run_folder.glob("checkpoint-*/trainer_state.json"):
         assert Path(json.loads(state_file.read_text())["best_model_checkpoint"]).parent == run_folder
     # a seed the shorter study never trained: the longer budget from scratch, in one invocation

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from hf_syntax.data.corpus import split_lines
+from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
 CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding this hf_syntax: the checkout, or site-packages
@@ -75,15 +76,21 @@ def training_command(study: Study, run: str, seed: int) -> list[str]:
     output_dir = study.output_dir(run, seed)
     command = [*HF_SYNTAX, "train", "--config", str(config_path(study)), "--output-dir", str(output_dir)]
     command += [argument for override in run_overrides(study, run, seed) for argument in ("--set", override)]
-    if any(output_dir.glob("checkpoint-*")):
+    if checkpoint_folders(output_dir):
         command += ["--resume-from-checkpoint", "latest"]
     return command
 
 
 def start_training(study: Study, run: str, seed: int, threads: int) -> subprocess.Popen:
-    """Start one run's training in the background, its output appended to the run folder's ``train.log``."""
+    """Start one run's training in the background, its output appended to the run folder's ``train.log`` after a
+    line that says when and from where it starts: a run spread over sessions, or begun again after a cut before its
+    first checkpoint, shows each start in its log (a restart repeats the first lines, which would read as a fault)."""
     command = training_command(study, run, seed)
+    checkpoints = checkpoint_folders(study.output_dir(run, seed))
+    start = f"resumed from {checkpoints[-1].name}" if checkpoints else "started from step 0"
     log = (study.output_dir(run, seed) / "train.log").open("a")
+    log.write(f"[hf-syntax study {time.strftime('%Y-%m-%d %H:%M:%S')}] {run} seed {seed} {start}\n")
+    log.flush()
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)
     return subprocess.Popen(command, env=child_environment(threads), stdout=log, stderr=subprocess.STDOUT)
 
