@@ -164,6 +164,7 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
     summary = seed_interval(differences)
     assert summary["interval"] == interval and summary["verdict"] == verdict
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
+    assert summary["differences"] == differences
 
 
 def test_a_score_where_less_is_better_helps_when_its_interval_is_below_0():
@@ -188,6 +189,7 @@ def test_the_references_cross_entropy_gets_its_own_interval_where_every_paired_s
                record("rel", 43, 1.24)]
     summary = over_seeds(study, records)["rel"]["cross_entropy"]
     assert (summary["mean"], summary["wins"], summary["seeds"]) == (-0.015, 2, 2)
+    assert summary["differences"] == [-0.02, -0.01]  # seed 42, then 43 (paired_seeds)
     lines = markdown(study, records).splitlines()
     assert "| rel | 42, 43 | -0.0150 | [-0.0785, +0.0485] | 2/2 | no difference detected at 2 seeds | 0.19 · 5 |" in lines
     assert "| rel | rel | 42, 43 | 40.00 ± 0.00 | +0.00 | 50.00 ± 0.00 | — | 1.00 | 1.2100 ± 0.0424 |" in lines

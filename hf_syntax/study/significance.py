@@ -38,13 +38,14 @@ METRICS = {"bleu": (True, 2), "chrf": (True, 2), "cross_entropy": (False, 4)}
 def seed_interval(differences: list[float], confidence: float = 0.95, higher_is_better: bool = True,
                   digits: int = 2) -> dict:
     """Mean of per-seed paired differences with its Student-t interval over seeds (none from a single seed), the
-    seeds won (a difference in the better direction), and what may be claimed: "helps"/"hurts" only when the
-    interval excludes 0."""
+    seeds won (a difference in the better direction), what may be claimed ("helps"/"hurts" only when the interval
+    excludes 0), and the differences themselves in the order given (a reader checks the summary against them)."""
     n = len(differences)
     mean = statistics.mean(differences)
     sign = 1 if higher_is_better else -1
     summary = {"seeds": n, "mean": round(mean, digits),
-               "wins": sum(sign * difference > 0 for difference in differences)}
+               "wins": sum(sign * difference > 0 for difference in differences),
+               "differences": [round(difference, digits) for difference in differences]}
     if n < 2:
         return {**summary, "interval": None, "verdict": "one seed: no interval"}
     stdev = statistics.stdev(differences)
