@@ -161,18 +161,19 @@ def test_the_paired_bootstrap_p_is_worked_out_by_hand_on_two_sentences(monkeypat
     ],
 )
 def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_helps(differences, interval, verdict):
-    summary = seed_interval(differences)
+    by_seed = dict(zip(range(42, 42 + len(differences)), differences))
+    summary = seed_interval(by_seed)
     assert summary["interval"] == interval and summary["verdict"] == verdict
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
-    assert summary["differences"] == differences
+    assert summary["differences"] == by_seed
 
 
 def test_a_score_where_less_is_better_helps_when_its_interval_is_below_0():
     """The references' cross-entropy: a run that lowers it wins that seed, and only an interval below 0 helps."""
-    lower = seed_interval([-0.021, -0.019, -0.02], higher_is_better=False, digits=4)
+    lower = seed_interval({1: -0.021, 2: -0.019, 3: -0.02}, higher_is_better=False, digits=4)
     assert lower["verdict"] == "helps" and lower["wins"] == 3 and lower["mean"] == -0.02
     assert lower["interval"] == [-0.0225, -0.0175]  # sd 0.001, t(0.975, 2) = 4.303
-    assert seed_interval([0.02, 0.021, 0.019], higher_is_better=False)["verdict"] == "hurts"
+    assert seed_interval({1: 0.02, 2: 0.021, 3: 0.019}, higher_is_better=False)["verdict"] == "hurts"
 
 
 def test_the_references_cross_entropy_gets_its_own_interval_where_every_paired_seed_was_scored(tmp_path):
@@ -189,7 +190,7 @@ def test_the_references_cross_entropy_gets_its_own_interval_where_every_paired_s
                record("rel", 43, 1.24)]
     summary = over_seeds(study, records)["rel"]["cross_entropy"]
     assert (summary["mean"], summary["wins"], summary["seeds"]) == (-0.015, 2, 2)
-    assert summary["differences"] == [-0.02, -0.01]  # seed 42, then 43 (paired_seeds)
+    assert summary["differences"] == {42: -0.02, 43: -0.01}
     lines = markdown(study, records).splitlines()
     assert "| rel | 42, 43 | -0.0150 | [-0.0785, +0.0485] | 2/2 | no difference detected at 2 seeds | 0.19 · 5 |" in lines
     assert "| rel | rel | 42, 43 | 40.00 ± 0.00 | +0.00 | 50.00 ± 0.00 | — | 1.00 | 1.2100 ± 0.0424 |" in lines
@@ -209,7 +210,7 @@ def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_dete
     assert not np.isnan(powers).any() and powers == sorted(powers)
     assert t_test_power(0.9, 0.902, 9) < 0.8 <= t_test_power(0.9, 0.902, 10) and seeds_for_power(0.9, 0.902) == 10
     assert seeds_for_power(-0.9, 0.902) == 10 and seeds_for_power(0.0, 1.0) is None
-    summary = seed_interval([1.0, 2.0, 3.0])
+    summary = seed_interval({1: 1.0, 2: 2.0, 3: 3.0})
     assert summary["power"] == round(t_test_power(2.0, 1.0, 3), 2) and summary["seeds_for_80_percent_power"] == 5
 
 

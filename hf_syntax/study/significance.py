@@ -35,17 +35,18 @@ def paired_bootstrap(baseline: list[str], system: list[str], references: list[st
 METRICS = {"bleu": (True, 2), "chrf": (True, 2), "cross_entropy": (False, 4)}
 
 
-def seed_interval(differences: list[float], confidence: float = 0.95, higher_is_better: bool = True,
+def seed_interval(by_seed: dict[int, float], confidence: float = 0.95, higher_is_better: bool = True,
                   digits: int = 2) -> dict:
-    """Mean of per-seed paired differences with its Student-t interval over seeds (none from a single seed), the
-    seeds won (a difference in the better direction), what may be claimed ("helps"/"hurts" only when the interval
-    excludes 0), and the differences themselves in the order given (a reader checks the summary against them)."""
+    """Mean of per-seed paired differences (seed -> difference) with its Student-t interval over seeds (none from a
+    single seed), the seeds won (a difference in the better direction), what may be claimed ("helps"/"hurts" only
+    when the interval excludes 0), and the differences by seed (a reader checks the summary against them)."""
+    differences = list(by_seed.values())
     n = len(differences)
     mean = statistics.mean(differences)
     sign = 1 if higher_is_better else -1
     summary = {"seeds": n, "mean": round(mean, digits),
                "wins": sum(sign * difference > 0 for difference in differences),
-               "differences": [round(difference, digits) for difference in differences]}
+               "differences": {seed: round(difference, digits) for seed, difference in by_seed.items()}}
     if n < 2:
         return {**summary, "interval": None, "verdict": "one seed: no interval"}
     stdev = statistics.stdev(differences)
@@ -103,7 +104,8 @@ def over_seeds(study: Study, records: list[dict], reference: str | None = None,
         curves = [(r[f"{study.split}_bleu_per_epoch"], base[f"{study.split}_bleu_per_epoch"]) for r, base in paired]
         if all(curve and base_curve for curve, base_curve in curves):
             summaries[run]["bleu_last_shared_evaluation"] = seed_interval(
-                [_at_last_shared_evaluation(curve, base_curve) for curve, base_curve in curves])
+                {r["seed"]: _at_last_shared_evaluation(curve, base_curve)
+                 for (r, _), (curve, base_curve) in zip(paired, curves)})
         tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
         summaries[run]["extra_tests"] = {
             name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
@@ -135,7 +137,7 @@ def _paired_summary(pairs: list[tuple[dict, dict, int]]) -> dict:
     """``seed_interval`` of each score both runs of every pair have (BLEU and chrF; the cross-entropy where every
     seed was scored) over (run scores, baseline scores, seed) pairs, and the seeds paired."""
     shared = [metric for metric in METRICS if all(metric in run and metric in base for run, base, _ in pairs)]
-    return {**{metric: seed_interval([run[metric] - base[metric] for run, base, _ in pairs],
+    return {**{metric: seed_interval({seed: run[metric] - base[metric] for run, base, seed in pairs},
                                      higher_is_better=METRICS[metric][0], digits=METRICS[metric][1])
                for metric in shared},
             "paired_seeds": [seed for _, _, seed in pairs]}
