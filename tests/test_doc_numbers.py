@@ -70,12 +70,14 @@ CARDS = {"dep_rpe": ("transformer_dep_rel", "transformer_rel"), "dbsa": ("dbsa_e
          "dbsa_dep_rel_self": ("dbsa_dep_rel_self",), "graph_transformer": ("graph_transformer",),
          "baseline": ("baseline",)}
 
-QUOTES = [("README.md", *quote) for row in WHICH_MODEL_ROW.values() for quote in row]
-QUOTES += [(f"model_cards/{card}.md", *quote) for card, models in CARDS.items() for model in models
-           for quote in WHICH_MODEL_ROW[model]]
-QUOTES += [("README.md", *quote) for row in PLATEAU_ROW.values() for quote in row]
-QUOTES += [(f"model_cards/{card}.md", *quote) for card, models in PLATEAU_CARDS.items() for model in models
-           for quote in PLATEAU_ROW[model]]
+
+def table_quotes(rows: dict[str, list[tuple]], cards: dict[str, tuple[str, ...]]) -> list[tuple]:
+    """A README table's quotes: each row's in the README, and again in every card that carries that row."""
+    return [("README.md", *quote) for row in rows.values() for quote in row] + [
+        (f"model_cards/{card}.md", *quote) for card, models in cards.items() for model in models for quote in rows[model]]
+
+
+QUOTES = table_quotes(WHICH_MODEL_ROW, CARDS) + table_quotes(PLATEAU_ROW, PLATEAU_CARDS)
 QUOTES += [
     ("README.md", "The demo prints BLEU 9.60", DEMO, "bleu"),
     ("training/README.md", "BLEU 9.60", DEMO, "bleu"),

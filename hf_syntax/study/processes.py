@@ -71,12 +71,12 @@ def prepare(study: Study) -> None:
         log.write_text(without_redraws(log))
 
 
-def training_command(study: Study, run: str, seed: int) -> list[str]:
-    """``hf-syntax train`` of one run and seed in its folder, resumed from its newest checkpoint where it has one."""
+def training_command(study: Study, run: str, seed: int, resume: bool) -> list[str]:
+    """``hf-syntax train`` of one run and seed in its folder, resumed from its newest checkpoint if ``resume``."""
     output_dir = study.output_dir(run, seed)
     command = [*HF_SYNTAX, "train", "--config", str(config_path(study)), "--output-dir", str(output_dir)]
     command += [argument for override in run_overrides(study, run, seed) for argument in ("--set", override)]
-    if checkpoint_folders(output_dir):
+    if resume:
         command += ["--resume-from-checkpoint", "latest"]
     return command
 
@@ -85,8 +85,8 @@ def start_training(study: Study, run: str, seed: int, threads: int) -> subproces
     """Start one run's training in the background, its output appended to the run folder's ``train.log`` after a
     line that says when and from where it starts: a run spread over sessions, or begun again after a cut before its
     first checkpoint, shows each start in its log (a restart repeats the first lines, which would read as a fault)."""
-    command = training_command(study, run, seed)
     checkpoints = checkpoint_folders(study.output_dir(run, seed))
+    command = training_command(study, run, seed, resume=bool(checkpoints))
     start = f"resumed from {checkpoints[-1].name}" if checkpoints else "started from step 0"
     log = (study.output_dir(run, seed) / "train.log").open("a")
     log.write(f"[hf-syntax study {time.strftime('%Y-%m-%d %H:%M:%S')}] {run} seed {seed} {start}\n")

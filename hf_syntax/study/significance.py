@@ -101,11 +101,10 @@ def over_seeds(study: Study, records: list[dict], reference: str | None = None,
             continue
         summaries[run] = _paired_summary([(_split_scores(study, r), _split_scores(study, base), r["seed"])
                                           for r, base in paired])
-        curves = [(r[f"{study.split}_bleu_per_epoch"], base[f"{study.split}_bleu_per_epoch"]) for r, base in paired]
-        if all(curve and base_curve for curve, base_curve in curves):
+        curve = f"{study.split}_bleu_per_epoch"
+        if all(r[curve] and base[curve] for r, base in paired):
             summaries[run]["bleu_last_shared_evaluation"] = seed_interval(
-                {r["seed"]: _at_last_shared_evaluation(curve, base_curve)
-                 for (r, _), (curve, base_curve) in zip(paired, curves)})
+                {r["seed"]: _at_last_shared_evaluation(r[curve], base[curve]) for r, base in paired})
         tests = sorted({name for r, base in paired for name in set(r["extra_tests"]) & set(base["extra_tests"])})
         summaries[run]["extra_tests"] = {
             name: _paired_summary([(r["extra_tests"][name], base["extra_tests"][name], r["seed"]) for r, base in paired
