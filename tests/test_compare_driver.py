@@ -649,6 +649,26 @@ def test_bleu_by_length_rejects_inputs_it_cannot_cut(finished_study, tmp_path, c
     assert "no run of fresh has translations" in capsys.readouterr().err
 
 
+def test_forest_plot_draws_one_panel_per_metric_and_names_a_metric_the_study_did_not_score(tmp_path):
+    forest_plot = load_benchmark("forest_plot")
+    summary = {"bleu": {"mean": 0.6, "interval": [-2.2, 3.4], "seeds": 3},
+               "cross_entropy": {"mean": -0.024, "interval": [-0.076, 0.029], "seeds": 3}}
+    (tmp_path / "results_over_seeds.json").write_text(json.dumps({"rel": summary, "dep": {"bleu": summary["bleu"]}}))
+    (tmp_path / "results.json").write_text(json.dumps([{"name": "rel", "seed": 42, "epochs": 12}]))
+    with pytest.raises(SystemExit, match="no 'cross_entropy' for dep.*Leave that metric out"):
+        forest_plot.main([str(tmp_path), "--metrics", "bleu", "cross_entropy"])
+    (tmp_path / "results_over_seeds.json").write_text(json.dumps({"rel": summary}))
+    assert forest_plot.load_rows(tmp_path, "cross_entropy") == [
+        {"name": "rel", "mean": -0.024, "interval": [-0.076, 0.029], "seeds": 3, "epochs": 12}]
+    forest_plot.main([str(tmp_path), "--metrics", "bleu", "cross_entropy"])
+    from PIL import Image
+
+    with Image.open(tmp_path / "forest_bleu_cross_entropy.png") as two_panels:
+        forest_plot.main([str(tmp_path)])
+        with Image.open(tmp_path / "forest_bleu.png") as one_panel:
+            assert two_panels.width == one_panel.width and two_panels.height > 1.8 * one_panel.height
+
+
 def test_another_study_s_results_of_the_same_runs_are_tabled_beside_over_the_seeds_both_have(tmp_path):
     """The plateau study beside the 8-epoch one: scores and differences to each study's own baseline, per run, over
     the seeds both studies ran (seed 44, only here, is left out)."""
