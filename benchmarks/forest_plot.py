@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 
-# Each metric's name in the title and its axis label; cross-entropy is in the summaries only of studies that score it
-# (a `source:` line in the study file).
+# Each metric's name in the title, the decimals its numbers are written with and its axis label; cross-entropy is in
+# the summaries only of studies that score it (a `source:` line in the study file).
 METRICS = {
-    "bleu": ("BLEU", "Δ dev BLEU against the same seed's baseline"),
-    "chrf": ("chrF", "Δ dev chrF against the same seed's baseline"),
-    "cross_entropy": ("cross-entropy",
+    "bleu": ("BLEU", 2, "Δ dev BLEU against the same seed's baseline"),
+    "chrf": ("chrF", 2, "Δ dev chrF against the same seed's baseline"),
+    "cross_entropy": ("cross-entropy", 4,
                       "Δ dev-reference cross-entropy against the same seed's baseline, nats per token (lower is better)"),
 }
 
@@ -67,7 +67,7 @@ def plot(panels: dict[str, list[dict]], out: Path, title: str) -> None:
         lowest = min(min(row["interval"][0] for row in rows), 0.0)
         highest = max(max(row["interval"][1] for row in rows), 0.0)
         text_x = highest + 0.08 * (highest - lowest)
-        digits = 4 if metric == "cross_entropy" else 2
+        _, digits, axis_label = METRICS[metric]
         for y, row in zip(positions, rows):
             low, high = row["interval"]
             axes.plot([low, high], [y, y], color="tab:blue", linewidth=2)
@@ -76,9 +76,10 @@ def plot(panels: dict[str, list[dict]], out: Path, title: str) -> None:
                       va="center", fontsize=8)
         axes.axvline(0.0, color="grey", linestyle="--", linewidth=1)
         axes.set_yticks(list(positions), [f"{row['name']} ({row['seeds']} seeds)" for row in rows], fontsize=8)
-        axes.set_xlim(lowest - 0.05 * (highest - lowest), highest + (0.6 if digits == 4 else 0.45) * (highest - lowest))
+        text_room = 0.3 + 0.075 * digits  # the numbers' column: wider for more decimals
+        axes.set_xlim(lowest - 0.05 * (highest - lowest), highest + text_room * (highest - lowest))
         axes.set_ylim(-0.6, len(rows) - 0.4)
-        axes.set_xlabel(METRICS[metric][1], fontsize=8)
+        axes.set_xlabel(axis_label, fontsize=8)
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     figure.savefig(out, dpi=110)
