@@ -1,6 +1,7 @@
 """Local BLEU/chrF evaluate modules agree with sacreBLEU itself, load by file path offline, reject bad input."""
 
 import logging
+import shutil
 
 import evaluate
 import numpy as np
@@ -37,6 +38,17 @@ def test_chrf_module_matches_sacrebleu_and_chrf_plus_plus():
     plus = chrf.compute(predictions=HYPOTHESES, references=REFERENCES, word_order=2)
     expected = sacrebleu.CHRF(word_order=2).corpus_score(HYPOTHESES, [REFERENCES]).score
     assert plus["score"] == pytest.approx(expected, abs=1e-9) and plus["score"] != plain["score"]
+
+
+def test_metric_scripts_load_by_path_from_a_folder_holding_only_them_and_their_shared_helper(tmp_path):
+    """What a user copies out of the package: the two scripts and sacrebleu_corpus.py, nothing of hf_syntax."""
+    for script in (BLEU_SCRIPT, CHRF_SCRIPT, BLEU_SCRIPT.with_name("sacrebleu_corpus.py")):
+        shutil.copy(script, tmp_path / script.name)
+    bleu = evaluate.load(str(tmp_path / "bleu.py"))
+    assert bleu.compute(predictions=HYPOTHESES, references=REFERENCES)["score"] == pytest.approx(
+        sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
+    with pytest.raises(ValueError, match="chrF needs at least one prediction"):
+        evaluate.load(str(tmp_path / "chrf.py")).compute(predictions=[], references=[])
 
 
 def test_metric_classes_work_without_evaluate_load():

@@ -6,12 +6,13 @@ many training clusters) cannot reach. Load this file instead, or instantiate the
     bleu = evaluate.load("/path/to/hf_syntax/metrics/bleu.py")
     bleu.compute(predictions=["the cat sat ."], references=[["the cat sat ."]])
 
-The file is self-contained (evaluate copies it on its own), so it imports nothing from hf_syntax.
+It imports nothing from hf_syntax: evaluate copies it with its sibling ``sacrebleu_corpus.py`` only.
 """
 
-import datasets
 import evaluate
 import sacrebleu
+
+from .sacrebleu_corpus import corpus_metric_info, reference_streams, refuse_empty_predictions
 
 _CITATION = """\
 @inproceedings{post-2018-call,
@@ -38,40 +39,15 @@ Returns:
 """
 
 
-def _reference_streams(references):
-    """Per-prediction reference lists -> sacreBLEU's per-reference-set streams, rejecting ragged input."""
-    per_prediction = [[refs] if isinstance(refs, str) else list(refs) for refs in references]
-    counts = {len(refs) for refs in per_prediction}
-    if len(counts) != 1 or 0 in counts:
-        raise ValueError(
-            f"every prediction needs the same, non-zero number of references; got counts {sorted(counts)}. "
-            "Pad missing references with an empty string only if that is what you mean."
-        )
-    return [list(stream) for stream in zip(*per_prediction)]
-
-
 class SacreBleuScore(evaluate.Metric):
     """sacreBLEU corpus BLEU; returns the same numbers as ``sacrebleu.corpus_bleu`` with the same options."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_INPUTS,
-            homepage="https://github.com/mjpost/sacrebleu",
-            features=[
-                datasets.Features(
-                    {"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
-                ),
-                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-            ],
-            reference_urls=["https://github.com/mjpost/sacrebleu"],
-        )
+        return corpus_metric_info(_DESCRIPTION, _CITATION, _INPUTS)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """As ``evaluate.Metric.compute``, with a clear error for empty input (evaluate itself hits an IndexError)."""
-        if predictions is not None and len(predictions) == 0:
-            raise ValueError("BLEU needs at least one prediction")
+        refuse_empty_predictions(predictions, "BLEU")
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
@@ -93,7 +69,7 @@ class SacreBleuScore(evaluate.Metric):
             force=force,
             effective_order=use_effective_order,
         )
-        result = scorer.corpus_score(list(predictions), _reference_streams(references))
+        result = scorer.corpus_score(list(predictions), reference_streams(references))
         return {
             "score": result.score,
             "counts": result.counts,

@@ -2,12 +2,13 @@
 
 Why local: ``evaluate.load("chrf")`` fetches its script from the Hub, which offline machines cannot reach. Load
 this file instead (``evaluate.load("/path/to/hf_syntax/metrics/chrf.py")``) or instantiate the class directly.
-The file is self-contained (evaluate copies it on its own), so it imports nothing from hf_syntax.
+It imports nothing from hf_syntax: evaluate copies it with its sibling ``sacrebleu_corpus.py`` only.
 """
 
-import datasets
 import evaluate
 import sacrebleu
+
+from .sacrebleu_corpus import corpus_metric_info, reference_streams, refuse_empty_predictions
 
 _CITATION = """\
 @inproceedings{popovic-2015-chrf,
@@ -32,40 +33,15 @@ Returns:
 """
 
 
-def _reference_streams(references):
-    """Per-prediction reference lists -> sacreBLEU's per-reference-set streams, rejecting ragged input."""
-    per_prediction = [[refs] if isinstance(refs, str) else list(refs) for refs in references]
-    counts = {len(refs) for refs in per_prediction}
-    if len(counts) != 1 or 0 in counts:
-        raise ValueError(
-            f"every prediction needs the same, non-zero number of references; got counts {sorted(counts)}. "
-            "Pad missing references with an empty string only if that is what you mean."
-        )
-    return [list(stream) for stream in zip(*per_prediction)]
-
-
 class SacreChrfScore(evaluate.Metric):
     """sacreBLEU corpus chrF; returns the same number as ``sacrebleu.corpus_chrf`` with the same options."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_INPUTS,
-            homepage="https://github.com/mjpost/sacrebleu",
-            features=[
-                datasets.Features(
-                    {"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
-                ),
-                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-            ],
-            reference_urls=["https://github.com/mjpost/sacrebleu"],
-        )
+        return corpus_metric_info(_DESCRIPTION, _CITATION, _INPUTS)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """As ``evaluate.Metric.compute``, with a clear error for empty input (evaluate itself hits an IndexError)."""
-        if predictions is not None and len(predictions) == 0:
-            raise ValueError("chrF needs at least one prediction")
+        refuse_empty_predictions(predictions, "chrF")
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
@@ -87,7 +63,7 @@ class SacreChrfScore(evaluate.Metric):
             whitespace=whitespace,
             eps_smoothing=eps_smoothing,
         )
-        result = scorer.corpus_score(list(predictions), _reference_streams(references))
+        result = scorer.corpus_score(list(predictions), reference_streams(references))
         return {
             "score": result.score,
             "char_order": char_order,

@@ -1,7 +1,7 @@
 """BLEU + chrF for generated translations, loaded from this package's local ``evaluate`` modules.
 
-``bleu.py`` and ``chrf.py`` beside this file are standalone ``evaluate`` metric scripts (each loadable with
-``evaluate.load(<file path>)`` without the Hub); this module loads them and turns generated token ids into
+``bleu.py`` and ``chrf.py`` beside this file are ``evaluate`` metric scripts (each loadable with
+``evaluate.load(<file path>)`` without the Hub or this package, given its sibling ``sacrebleu_corpus.py``); this module loads them and turns generated token ids into
 scores for ``Seq2SeqTrainer(compute_metrics=...)``.
 """
 
