@@ -1,8 +1,8 @@
 """Inference Endpoint handler throughput, with and without parsing on the fly, as ratios within one run.
 
-Exports two models of the small CPU size (d=256, 3+3 layers) with a BPE vocabulary trained on the embedded
-small_parallel_enja sample, then times ``EndpointHandler`` (the exported ``handler.py``, loaded from the folder) on
-real held-out Japanese sentences, interleaved:
+Exports one model of each kind below at the small CPU size (d=256, 3+3 layers) with a BPE vocabulary trained on the
+embedded small_parallel_enja sample, then times ``EndpointHandler`` (the exported ``handler.py``, loaded from the
+folder) on real held-out Japanese sentences, interleaved:
 
   * ``baseline``: the plain Transformer, no parser at inference;
   * ``dep_rel``: Transformer_dep+rel, whose handler parses every request with GiNZA (``spacy:ja_ginza``);

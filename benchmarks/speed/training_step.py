@@ -12,6 +12,8 @@ CPU allocator holds during one step of 8 sentences x 512 tokens, Transformer_dep
         --lengths 32 64 128 --peak-memory                    # the dependency variants (speed_variants.json)
     python benchmarks/speed/training_step.py --rows syntax_infused baseline_separate_tables \\
         graph_transformer_half_dim --lengths 32 64 --threads 1  # syntax-infused, Graph-Transformer (speed_graph_si.json)
+    python benchmarks/speed/training_step.py --rows dbsa_dep_rel dbsa_dep_rel_self transformer_dep_rel \\
+        --lengths 32 64 128 --output benchmarks/results/speed_dbsa_dep_rel.json  # DBSA + dep+rel, own and GiNZA's tree
     python benchmarks/speed/training_step.py --rows marian   # transformers' MarianMTModel of the same size
 """
 
@@ -51,6 +53,8 @@ ROWS = {
     "dbsa_enc_dec": Row("dbsa_enc_dec", target=1.10),
     "transformer_rel": Row("transformer_rel", target=1.3),
     "transformer_dep_rel": Row("transformer_dep_rel", target=1.5),
+    "dbsa_dep_rel": Row("dbsa_dep_rel"),  # DBSA's parse heads on top of dep+rel
+    "dbsa_dep_rel_self": Row("dbsa_dep_rel_self"),  # the same, parsing the source itself in two layers under it
     # syntax-infused needs separate source and target tables: set against a baseline with them too, which isolates
     # the feature embeddings themselves
     "baseline_separate_tables": Row("transformer_abs", {"share_encoder_decoder_embeddings": False}),
@@ -71,9 +75,10 @@ def build_model(row: Row):
                                           dropout=0.1, pad_token_id=0, decoder_start_token_id=1, eos_token_id=2,
                                           bos_token_id=1))
     overrides = {**SMALL_CPU_SIZE, **row.overrides}
-    if ARCHITECTURES[row.architecture][0].model_type == "dbsa":
-        overrides.update(parse_layer_encoder=0 if row.architecture == "dbsa_dec" else 2,
-                         parse_layer_decoder=0 if row.architecture == "dbsa_enc" else 2)
+    config_class, preset = ARCHITECTURES[row.architecture]
+    if config_class.model_type in ("dbsa", "dbsa_dep_rel"):  # parse heads in layer 2 of 3 where the preset has them
+        overrides.update({side: 0 if preset.get(side) == 0 else 2
+                          for side in ("parse_layer_encoder", "parse_layer_decoder")})
     return AutoModelForSeq2SeqLM.from_config(config_for(row.architecture, **overrides))
 
 
