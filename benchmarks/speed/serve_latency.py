@@ -11,6 +11,7 @@ folder) on real held-out Japanese sentences, interleaved:
   * ``dbsa``: DBSA in encoder and decoder (parse heads in layer 2 of 3); its trees are predicted, so no parser;
   * ``rel``: Transformer_rel, Shaw's relative positions alone (no parser);
   * ``syntax_infused``: POS, case and subword-tag embeddings, parsing every request with GiNZA for the POS tags;
+  * ``graph``: the Graph-Transformer default (half-dim, gate, parts averaged), trained on German in its study; no parser;
   * ``parser``: GiNZA alone on the same sentences (the parsing share of ``dep_rel``);
 
 each for one short sentence and for a batch of 32, in sentences/s, with ratios against the baseline handler measured
@@ -47,7 +48,8 @@ _PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
 MODELS = {"baseline": ("transformer_abs", {}), "dep_rel": ("transformer_dep_rel", {}),
           "dbsa_dep_rel": ("dbsa_dep_rel", _PARSE_LAYER_2), "dbsa_dep_rel_self": ("dbsa_dep_rel_self", _PARSE_LAYER_2),
           "dbsa": ("dbsa_enc_dec", _PARSE_LAYER_2), "rel": ("transformer_rel", {}),
-          "syntax_infused": ("syntax_infused", {"share_encoder_decoder_embeddings": False})}
+          "syntax_infused": ("syntax_infused", {"share_encoder_decoder_embeddings": False}),
+          "graph": ("graph_transformer_half_dim_gate", {"graph_new_groups": "mean"})}
 """Row name -> (architecture, its overrides at the small CPU size)."""
 TINY_SIZE = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
                  encoder_ffn_dim=64, decoder_ffn_dim=64)
