@@ -8,9 +8,13 @@ averaged model is made of, scored both ways, paired by seed and epoch with the r
 The first of ``--runs`` is the reference. A checkpoint's BLEU on the study's split is the one the Trainer logged at
 its step (the recipe's beam); its cross-entropy is ``hf-syntax evaluate --metrics cross-entropy`` on the study's
 ``source`` and ``reference`` (teacher-forced, nats per reference token, no label smoothing), scored once and cached in
-the checkpoint folder. Unfinished runs are left out. If the cross-entropy difference keeps its sign from epoch to epoch while the BLEU
-difference of the same checkpoints changes sign, one averaged model's BLEU on this split says little about the models.
-Writes ``<output>.json`` and ``<output>.md``.
+the checkpoint folder. Unfinished runs are left out. If the cross-entropy difference keeps its sign from epoch to epoch
+while the BLEU difference of the same checkpoints changes sign, one averaged model's BLEU on this split says little
+about the models. Writes ``<output>.json`` and ``<output>.md``.
+
+Checkpoint folders live under ``runs/`` and may be gone by the next session: a run whose folder is missing keeps the
+scores an earlier ``<output>.json`` recorded for it (rounded as written there), so a new run can still be paired with
+earlier ones and a rerun never drops what is committed. With no seed to pair, nothing is written.
 """
 
 from __future__ import annotations
@@ -40,9 +44,22 @@ def scored_checkpoints(study: Study, run: str, seed: int) -> dict[int, dict] | N
     return scores
 
 
+def recorded_checkpoints(previous: dict | None, run: str, seed: int, split: str) -> dict[int, dict] | None:
+    """{epoch: scores} of a run at a seed as an earlier report of this analysis recorded them, with the difference
+    to the reference it recorded (None for the reference itself); None if it has none."""
+    for by_seed in (previous or {}).get("seeds", []):
+        if by_seed["seed"] == seed:
+            return {row["epoch"]: {"step": row["step"], "cross_entropy": row["cross_entropy"][run],
+                                   f"{split}_bleu": row[f"{split}_bleu"][run],
+                                   "recorded_difference": row["difference"].get(run)}
+                    for row in by_seed["checkpoints"] if run in row["cross_entropy"]} or None
+    return None
+
+
 def paired(scores: dict[str, dict[int, dict]], reference: str, split: str = "dev") -> list[dict]:
     """One row per epoch every run has a checkpoint of: each run's scores and each other run's difference to the
-    reference run (run − reference, from unrounded scores; a negative cross-entropy difference is a gain)."""
+    reference run (run − reference, from unrounded scores, or as recorded where both come from an earlier report; a
+    negative cross-entropy difference is a gain)."""
     digits = {"cross_entropy": 4, f"{split}_bleu": 2}
     epochs = sorted(set.intersection(*(set(by_epoch) for by_epoch in scores.values())))
     rows = []
@@ -51,10 +68,18 @@ def paired(scores: dict[str, dict[int, dict]], reference: str, split: str = "dev
         row = {"epoch": epoch, "step": at_epoch[reference]["step"]}
         for metric, places in digits.items():
             row[metric] = {run: round(scored[metric], places) for run, scored in at_epoch.items()}
-        row["difference"] = {run: {metric: round(at_epoch[run][metric] - at_epoch[reference][metric], places)
-                                   for metric, places in digits.items()} for run in scores if run != reference}
+        row["difference"] = {run: difference(at_epoch[run], at_epoch[reference], digits)
+                             for run in scores if run != reference}
         rows.append(row)
     return rows
+
+
+def difference(scored: dict, reference: dict, digits: dict[str, int]) -> dict[str, float]:
+    """A run's scores minus the reference's at one checkpoint; the recorded difference where both scores are recorded
+    (recomputing it from their rounded values could move its last digit)."""
+    if "recorded_difference" in scored and "recorded_difference" in reference:
+        return scored["recorded_difference"]
+    return {metric: round(scored[metric] - reference[metric], places) for metric, places in digits.items()}
 
 
 def sign_summary(rows: list[dict], run: str, split: str = "dev") -> dict:
@@ -95,12 +120,23 @@ def main() -> None:
     if study.source is None:
         raise SystemExit(f"error: {options.study} names no 'source'; the cross-entropy needs the split's sources")
     reference, *others = options.runs
+    earlier = options.output.with_suffix(".json")
+    previous = json.loads(earlier.read_text()) if earlier.exists() else None
+    if previous and (previous["split"], previous["reference_run"]) != (study.split, reference):
+        previous = None  # another comparison: nothing of it can stand in for a missing run
     report = {"what": f"teacher-forced cross-entropy of the {study.split} references (nats per token, no label "
                       f"smoothing) and {study.split} BLEU of every kept epoch checkpoint, paired by seed and epoch",
               "command": " ".join(["python", "benchmarks/analyses/checkpoint_cross_entropy.py", *sys.argv[1:]]),
               "split": study.split, "reference_run": reference, "seeds": []}
     for seed in options.seeds:
-        scores = {run: scored_checkpoints(study, run, seed) for run in options.runs}
+        scores = {}
+        for run in options.runs:
+            scores[run] = scored_checkpoints(study, run, seed)
+            if scores[run] is None:
+                scores[run] = recorded_checkpoints(previous, run, seed, study.split)
+                if scores[run] is not None:
+                    print(f"seed {seed}: {run} has no finished run folder; its scores are those in {earlier}",
+                          file=sys.stderr)
         finished = {run: by_epoch for run, by_epoch in scores.items() if by_epoch}
         if reference not in finished or len(finished) < 2:
             print(f"seed {seed}: left out, {reference} and another run must have finished", file=sys.stderr)
@@ -108,6 +144,9 @@ def main() -> None:
         rows = paired(finished, reference, study.split)
         report["seeds"].append({"seed": seed, "checkpoints": rows, "summary": {
             run: sign_summary(rows, run, study.split) for run in others if run in finished}})
+    if not report["seeds"]:
+        raise SystemExit(f"error: no seed has {reference} and another run scored, in {study.work_dir} or in "
+                         f"{earlier}; nothing written. Train the runs (hf-syntax study {options.study}) first.")
     options.output.parent.mkdir(parents=True, exist_ok=True)
     options.output.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     options.output.with_suffix(".md").write_text(markdown(report))
