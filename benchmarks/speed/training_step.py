@@ -13,7 +13,7 @@ CPU allocator holds during one step of 8 sentences x 512 tokens, Transformer_dep
     python benchmarks/speed/training_step.py --rows syntax_infused baseline_separate_tables \\
         graph_transformer_half_dim --lengths 32 64 --threads 1  # syntax-infused, Graph-Transformer (speed_graph_si.json)
     python benchmarks/speed/training_step.py --rows dbsa_dep_rel dbsa_dep_rel_self transformer_dep_rel \\
-        --lengths 32 64 128 --output benchmarks/results/speed_dbsa_dep_rel.json  # DBSA + dep+rel, own and GiNZA's tree
+        --lengths 32 64 128 --repeats 9 --output benchmarks/results/speed_dbsa_dep_rel.json  # DBSA + dep+rel
     python benchmarks/speed/training_step.py --rows marian   # transformers' MarianMTModel of the same size
 """
 
