@@ -11,7 +11,8 @@ folder) on real held-out Japanese sentences, interleaved:
   * ``dbsa``: DBSA in encoder and decoder (parse heads in layer 2 of 3); its trees are predicted, so no parser;
   * ``rel``: Transformer_rel, Shaw's relative positions alone (no parser);
   * ``syntax_infused``: POS, case and subword-tag embeddings, parsing every request with GiNZA for the POS tags;
-  * ``graph``: the Graph-Transformer default (half-dim, gate, parts averaged), trained on German in its study; no parser;
+  * ``graph``: the Graph-Transformer default (half-dim, gate, parts averaged; trained on German in its study), no
+    parser;
   * ``parser``: GiNZA alone on the same sentences (the parsing share of ``dep_rel``);
 
 each for one short sentence and for a batch of 32, in sentences/s, with ratios against the baseline handler measured
@@ -33,7 +34,7 @@ import warnings
 from pathlib import Path
 
 import torch
-from timing import SMALL_CPU_SIZE, interleaved
+from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at
 
 from hf_syntax import config_for
 from hf_syntax.data.corpus import read_parallel
@@ -44,13 +45,12 @@ from hf_syntax.recipes.translation.data import resolve_data_path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 PARSER = "spacy:ja_ginza"
-_PARSE_LAYER_2 = {"parse_layer_encoder": 2, "parse_layer_decoder": 2}
 MODELS = {"baseline": ("transformer_abs", {}), "dep_rel": ("transformer_dep_rel", {}),
-          "dbsa_dep_rel": ("dbsa_dep_rel", _PARSE_LAYER_2), "dbsa_dep_rel_self": ("dbsa_dep_rel_self", _PARSE_LAYER_2),
-          "dbsa": ("dbsa_enc_dec", _PARSE_LAYER_2), "rel": ("transformer_rel", {}),
+          "dbsa_dep_rel": ("dbsa_dep_rel", {}), "dbsa_dep_rel_self": ("dbsa_dep_rel_self", {}),
+          "dbsa": ("dbsa_enc_dec", {}), "rel": ("transformer_rel", {}),
           "syntax_infused": ("syntax_infused", {"share_encoder_decoder_embeddings": False}),
           "graph": ("graph_transformer_half_dim_gate", {"graph_new_groups": "mean"})}
-"""Row name -> (architecture, its overrides at the small CPU size)."""
+"""Row name -> (architecture, its overrides at the small CPU size; parse heads go in layer 2 of 3, 1 when tiny)."""
 TINY_SIZE = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
                  encoder_ffn_dim=64, decoder_ffn_dim=64)
 
@@ -97,8 +97,7 @@ def untrained_model(architecture: str, overrides: dict, tokenizer, tiny: bool, *
 
     size = {**SMALL_CPU_SIZE, **(TINY_SIZE if tiny else {}), "vocab_size": len(tokenizer),
             "max_position_embeddings": 128}
-    if tiny and "parse_layer_encoder" in overrides:
-        overrides = {**overrides, "parse_layer_encoder": 1, "parse_layer_decoder": 1}
+    overrides = {**parse_heads_at(architecture, 1 if tiny else 2), **overrides}
     torch.manual_seed(0)
     config = config_for(architecture, **size, **overrides, pad_token_id=tokenizer.pad_token_id,
                         eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,

@@ -8,10 +8,21 @@ import time
 
 import torch
 
+from hf_syntax import config_for
+from hf_syntax.parse_head import DBSA_PARSE_HEAD
+
 SMALL_CPU_SIZE = dict(
     vocab_size=8000, d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
     decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=1024,
 )
+
+
+
+def parse_heads_at(architecture: str, layer: int) -> dict:
+    """Overrides that put an architecture's parse heads in `layer` (its preset puts them in layer 4 of 6, which a
+    3-layer model does not have), on the sides where the preset has one; {} for a model without parse heads."""
+    preset = config_for(architecture)
+    return {field: layer for side, field in DBSA_PARSE_HEAD.layer_fields.items() if DBSA_PARSE_HEAD.layer(preset, side)}
 
 
 def random_tree_heads(batch_size: int, length: int, generator: torch.Generator) -> torch.Tensor:

@@ -13,7 +13,7 @@ CPU allocator holds during one step of 8 sentences x 512 tokens, Transformer_dep
     python benchmarks/speed/training_step.py --rows syntax_infused baseline_separate_tables \\
         graph_transformer_half_dim --lengths 32 64 --threads 1  # syntax-infused, Graph-Transformer (speed_graph_si.json)
     python benchmarks/speed/training_step.py --rows dbsa_dep_rel dbsa_dep_rel_self transformer_dep_rel \\
-        --lengths 32 64 128 --repeats 9 --output benchmarks/results/speed_dbsa_dep_rel.json  # DBSA + dep+rel
+        --lengths 32 64 128 --repeats 9 --output benchmarks/results/speed_dbsa_dep_rel.json
     python benchmarks/speed/training_step.py --rows marian   # transformers' MarianMTModel of the same size
 """
 
@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from timing import SMALL_CPU_SIZE, interleaved, random_batch, training_step
+from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at, random_batch, training_step
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from hf_syntax import config_for
-from hf_syntax.variants import ARCHITECTURES
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 MEMORY_TARGET = 1.3  # Transformer_dep+rel's peak memory of a step against the baseline's
@@ -74,11 +73,7 @@ def build_model(row: Row):
         return MarianMTModel(MarianConfig(**SMALL_CPU_SIZE, activation_function="relu", scale_embedding=True,
                                           dropout=0.1, pad_token_id=0, decoder_start_token_id=1, eos_token_id=2,
                                           bos_token_id=1))
-    overrides = {**SMALL_CPU_SIZE, **row.overrides}
-    config_class, preset = ARCHITECTURES[row.architecture]
-    if config_class.model_type in ("dbsa", "dbsa_dep_rel"):  # parse heads in layer 2 of 3 where the preset has them
-        overrides.update({side: 0 if preset.get(side) == 0 else 2
-                          for side in ("parse_layer_encoder", "parse_layer_decoder")})
+    overrides = {**SMALL_CPU_SIZE, **parse_heads_at(row.architecture, 2), **row.overrides}
     return AutoModelForSeq2SeqLM.from_config(config_for(row.architecture, **overrides))
 
 
