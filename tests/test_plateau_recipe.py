@@ -35,3 +35,14 @@ def test_the_cheapest_option_within_the_tolerance_of_the_plateau_is_chosen():
 def test_without_a_cheaper_candidate_the_curve_budget_that_gets_there_is_chosen():
     decision = plateau_recipe.choose(CURVE, [], plateau_budgets=3, tolerance=0.3, full_budget=40)
     assert decision["choice"]["name"] == "inverse_sqrt, 24 epochs"
+
+
+def test_the_report_names_the_scored_set_and_its_size():
+    curve = [{**entry, "dev_chrf": 60.0, "single_checkpoint_dev_bleu": entry["dev_bleu"] - 1,
+              "single_checkpoint_dev_loss": 2.5} for entry in CURVE]
+    report = {"seed": 42, "average": 5, "source": "val.de.gz", "split": "val", "reference_lines": 1014,
+              "curve": curve, "candidates": [],
+              "decision": plateau_recipe.choose(curve, [], plateau_budgets=3, tolerance=0.3, full_budget=40)}
+    text = plateau_recipe.markdown(report)
+    assert "averaged val BLEU" in text and "43.40 val BLEU" in text and "1014 val lines" in text
+    assert " dev " not in text

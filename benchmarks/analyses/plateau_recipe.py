@@ -1,5 +1,5 @@
-"""Which training budget and schedule reach the plateau cheapest (issue 61): the measurement behind
-``training/configs/small_cpu_ja_en_plateau.yaml``.
+"""Which training budget and schedule reach the plateau cheapest: the measurement behind
+``training/configs/small_cpu_ja_en_plateau.yaml`` (issue 61) and the Multi30K recipe of issue 62.
 
     python benchmarks/analyses/plateau_recipe.py --curve runs/enja_plateau_recipe/inverse_sqrt_40/seed42 \
         --candidates runs/enja_plateau_recipe/cosine_16/seed42 ... --results benchmarks/results/enja_plateau
@@ -14,7 +14,8 @@ translates with, the model's own beam), once: scores are cached beside the avera
 The plateau is the mean averaged dev BLEU over the curve's last ``--plateau-budgets`` budgets (not the best of them:
 the best of several noisy scores is biased upwards); their standard deviation, reported beside the choice, is how far
 one averaged score of one run scatters. The choice is the cheapest candidate, in training seconds,
-whose averaged dev BLEU is within ``--tolerance`` of it. Writes ``recipe.json``, ``recipe.md`` and ``recipe.png``
+whose averaged dev BLEU is within ``--tolerance`` of it. ``--split`` names the set scored as dev in the
+report's prose (Multi30K calls it val); the JSON keys say ``dev`` whatever it is called. Writes ``recipe.json``, ``recipe.md`` and ``recipe.png``
 (dev BLEU against training time, one line per candidate) into ``--results``.
 """
 
@@ -28,6 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hf_syntax.data.corpus import read_lines
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
 
 TREE = Path(__file__).resolve().parents[2]
@@ -130,11 +132,13 @@ def choose(curve: list[dict], candidates: list[dict], plateau_budgets: int, tole
 
 
 def markdown(report: dict) -> str:
-    lines = ["# The plateau recipe (issue 61)", "",
+    split = report["split"]
+    lines = ["# The plateau recipe", "",
              f"Baseline, seed {report['seed']}, averaged over the last {report['average']} epoch checkpoints, scored "
-             f"on `{report['source']}` by `hf-syntax evaluate`. Time: epochs × the median epoch (training plus its "
-             f"evaluation) of the run, on the machine it trained on.", "",
-             "| schedule | epochs | averaged dev BLEU | chrF | single checkpoint | dev loss | hours |",
+             f"on `{report['source']}` ({report['reference_lines']} lines, the {split} set) by `hf-syntax evaluate`. "
+             f"Time: epochs × the median epoch (training plus its evaluation) of the run, on the machine it trained "
+             f"on.", "",
+             f"| schedule | epochs | averaged {split} BLEU | chrF | single checkpoint | {split} loss | hours |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for point in report["curve"]:
         lines.append(f"| inverse-sqrt (curve) | {point['budget_epochs']} | {point['dev_bleu']:.2f} | "
@@ -149,11 +153,11 @@ def markdown(report: dict) -> str:
         lines.append(f"**No choice yet:** {decision['why']}.")
     else:
         choice = decision["choice"]
-        lines.append(f"**Plateau:** {decision['plateau_dev_bleu']:.2f} dev BLEU (mean of the averaged curve at epochs "
+        lines.append(f"**Plateau:** {decision['plateau_dev_bleu']:.2f} {split} BLEU (mean of the averaged curve at epochs "
                      f"{decision['plateau_budgets']}). **Choice:** {choice['name']} ({choice['dev_bleu']:.2f}, "
                      f"{choice['seconds'] / 3600:.2f} h), the cheapest within {decision['tolerance']} BLEU of it.")
         lines.append("")
-        lines.append(f"One averaged score is a single run on 500 dev lines: the plateau budgets' scores scatter by "
+        lines.append(f"One averaged score is a single run on {report['reference_lines']} {split} lines: the plateau budgets' scores scatter by "
                      f"{decision['plateau_scatter']:.2f} BLEU (standard deviation), so options closer than that to "
                      f"each other are not told apart by this measurement.")
     return "\n".join(lines) + "\n"
@@ -180,7 +184,7 @@ def plot(report: dict, path: Path) -> None:
         axes.axhspan(plateau - decision["tolerance"], plateau, color="green", alpha=0.15,
                      label=f"within {decision['tolerance']} of the plateau")
     axes.set_xlabel("training time (hours)")
-    axes.set_ylabel("dev BLEU")
+    axes.set_ylabel(f"{report['split']} BLEU")
     axes.set_title("Baseline dev BLEU against training time")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
@@ -199,12 +203,14 @@ def main() -> None:
     parser.add_argument("--tolerance", type=float, default=0.3)
     parser.add_argument("--source", type=Path, default=Path("../shared/data/small_parallel_enja/dev.ja"))
     parser.add_argument("--reference", type=Path, default=Path("../shared/data/small_parallel_enja/dev.en"))
+    parser.add_argument("--split", default="dev", help="what the report calls the scored set (Multi30K: val)")
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results/enja_plateau"))
     options = parser.parse_args()
     curve = averaged_curve(options.curve, options.budgets, options.average, options.source, options.reference)
     candidates = [candidate(run, options.source, options.reference) for run in options.candidates]
     report = {"seed": int(options.curve.name.removeprefix("seed")), "average": options.average,
-              "source": str(options.source), "reference": str(options.reference), "curve": curve,
+              "source": str(options.source), "reference": str(options.reference), "split": options.split,
+              "reference_lines": len(read_lines(options.reference)), "curve": curve,
               "single_checkpoints": single_checkpoints(options.curve),
               "candidates": candidates,
               "decision": choose(curve, candidates, options.plateau_budgets, options.tolerance, max(options.budgets))}
