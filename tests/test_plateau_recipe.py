@@ -46,3 +46,10 @@ def test_the_report_names_the_scored_set_and_its_size():
     text = plateau_recipe.markdown(report)
     assert "averaged val BLEU" in text and "43.40 val BLEU" in text and "1014 val lines" in text
     assert " dev " not in text
+
+
+def test_a_plateau_of_fewer_than_two_budgets_is_refused_before_anything_is_scored(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("sys.argv", ["plateau_recipe.py", "--curve", str(tmp_path), "--budgets", "8"])
+    with pytest.raises(SystemExit):
+        plateau_recipe.main()
+    assert "--plateau-budgets 3: the plateau is the mean of at least 2 of the 1 --budgets" in capsys.readouterr().err

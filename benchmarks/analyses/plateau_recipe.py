@@ -206,6 +206,9 @@ def main() -> None:
     parser.add_argument("--split", default="dev", help="what the report calls the scored set (Multi30K: val)")
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results/enja_plateau"))
     options = parser.parse_args()
+    if not 2 <= options.plateau_budgets <= len(options.budgets):
+        parser.error(f"--plateau-budgets {options.plateau_budgets}: the plateau is the mean of at least 2 of the "
+                     f"{len(options.budgets)} --budgets (its scatter is their standard deviation); give more budgets")
     curve = averaged_curve(options.curve, options.budgets, options.average, options.source, options.reference)
     candidates = [candidate(run, options.source, options.reference) for run in options.candidates]
     report = {"seed": int(options.curve.name.removeprefix("seed")), "average": options.average,
