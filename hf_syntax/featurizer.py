@@ -9,6 +9,8 @@ the words joined by single spaces -- exactly what a pre-tokenized corpus line is
 
 from __future__ import annotations
 
+import unicodedata
+
 from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets
 from .columns import DEFAULT_FEATURES, LABEL_VOCABS, normalise_features, pad_columns
 from .parsers import get_parser
@@ -17,6 +19,13 @@ from .trees import WordTree, locate_words
 
 class InvalidTextError(ValueError):
     """A text that is not valid Unicode: no tokenizer or parser can encode it."""
+
+
+def is_blank(text: str) -> bool:
+    """Whether a text has nothing to parse or translate: only whitespace and invisible format characters (zero-width
+    space and joiners, BOM, word joiner, soft hyphen: Unicode category Cf). ``str.strip`` keeps the latter, a
+    tokenizer turns each into ``<unk>``, and a model translates a line of them into an invented sentence."""
+    return all(character.isspace() or unicodedata.category(character) == "Cf" for character in text)
 
 
 def check_valid_unicode(text: str, where: str = "the text") -> None:

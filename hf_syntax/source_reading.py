@@ -14,7 +14,7 @@ import functools
 import logging
 from dataclasses import dataclass
 
-from .featurizer import SyntaxFeaturizer, check_valid_unicode
+from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank
 from .parsers import get_parser
 from .segmenters import get_segmenter
 from .trees import WordTree
@@ -38,10 +38,10 @@ def check_texts(inputs, what: str = "text") -> None:
             where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
             if not isinstance(value, str):
                 raise TypeError(f"{where} is a {type(value).__name__}; the pipeline translates/classifies strings.")
-            if not value.strip():
+            if is_blank(value):
                 raise EmptyInputError(
-                    f"{where} is an empty string; remove empty lines before calling the pipeline (there is nothing "
-                    f"to parse or translate)."
+                    f"{where} is an empty string (nothing but whitespace or zero-width characters); remove empty "
+                    f"lines before calling the pipeline (there is nothing to parse or translate)."
                 )
             check_valid_unicode(value, where)
 

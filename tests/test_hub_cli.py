@@ -100,18 +100,19 @@ def test_console_script_is_declared():
 
 
 def test_translate_reads_stdin_and_writes_one_line_per_input(model_dirs, monkeypatch, capsys):
-    """A real call of the command: the model parses each line with spaCy, empty lines stay empty."""
-    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n"))
+    """A real call of the command: the model parses each line with spaCy, empty lines stay empty (also a line of
+    zero-width characters only, which would otherwise be translated as if it said something)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{SENTENCES[0]}\n\n\u200b\u200d\n{SENTENCES[1]}\n"))
     assert main(["translate", "--model", str(model_dirs["dep_rpe"]), "--batch-size", "2"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.split("\n")
-    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""
+    assert len(lines) == 5 and lines[1] == lines[2] == lines[4] == ""
     assert "Translating" in captured.err  # the progress bar goes to stderr, never into the translations
 
     from hf_syntax.cli.common import model_pipeline
 
     pipe = model_pipeline(str(model_dirs["dep_rpe"]))
-    assert [lines[0], lines[2]] == [item["translation_text"] for item in pipe(SENTENCES)]
+    assert [lines[0], lines[3]] == [item["translation_text"] for item in pipe(SENTENCES)]
 
 
 def test_trees_parsed_here_translate_there_as_the_parser_would(model_dirs, tmp_path, monkeypatch, capsys):

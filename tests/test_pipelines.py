@@ -237,6 +237,8 @@ def test_a_bad_text_in_a_batch_is_named_before_anything_is_parsed(japanese_pre_s
     parsed = counted_parses(monkeypatch, get_parser(JAPANESE_PARSER))
     with pytest.raises(EmptyInputError, match=r"input 2 \(text\) is an empty string"):
         pipe(["東京 は 首都 です 。", "猫が好きです。", "  "])
+    with pytest.raises(EmptyInputError, match=r"input 1 \(text\) is an empty string \(nothing but whitespace or zero"):
+        pipe(["東京 は 首都 です 。", "\u200b\ufeff\u2060 \u00ad"])  # invisible only: tokenized, it is all <unk>
     with pytest.raises(InvalidTextError, match=r"input 1 \(text\) contains a lone surrogate \('\\ud800' at character 1\)"):
         pipe(["東京 は 首都 です 。", "猫\ud800"])
     with pytest.raises(TypeError, match="read_batch takes a list"):

@@ -29,6 +29,7 @@ from hf_syntax.cli import main  # noqa: E402
 from hf_syntax.conllu import iter_conllu, read_conllu  # noqa: E402
 from hf_syntax.data.corpus import split_lines  # noqa: E402
 from hf_syntax.data.features import parse_and_align  # noqa: E402
+from hf_syntax.featurizer import is_blank  # noqa: E402
 from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.pipelines import EmptyInputError, InvalidTextError, syntax_pipeline  # noqa: E402
 from hf_syntax.serving.endpoint_handler import EndpointHandler  # noqa: E402
@@ -95,9 +96,9 @@ def test_parse_and_align_gives_columns_or_a_clear_error(model, text):
         assert has_surrogate(text) and "column 'source' (batch row 0) contains a lone surrogate" in str(error)
         return
     except ValueError as error:
-        assert not text.strip() and "empty text" in str(error), error
+        assert is_blank(text) and "empty text" in str(error), error
         return
-    assert not has_surrogate(text) and text.strip()
+    assert not has_surrogate(text) and not is_blank(text)
     assert len(columns["input_ids"][0]) == len(columns["dep_heads"][0])
 
 
@@ -110,7 +111,7 @@ def test_translation_pipeline_translates_or_says_why_not(model, text):
         assert has_surrogate(text) and "lone surrogate" in str(error)
         return
     except EmptyInputError:
-        assert not text.strip()
+        assert is_blank(text)
         return
     assert isinstance(result[0]["translation_text"], str)
 
@@ -122,8 +123,8 @@ def test_endpoint_handler_answers_every_request(model, text, as_list):
     answer = model["handler"](request)
     if isinstance(answer, dict):
         assert isinstance(answer["error"], str) and set(answer) == {"error"}
-        assert has_surrogate(text) or not text.strip() or "tokens long" in answer["error"], answer
-        if has_surrogate(text) and text.strip():
+        assert has_surrogate(text) or is_blank(text) or "tokens long" in answer["error"], answer
+        if has_surrogate(text) and not is_blank(text):
             assert "lone surrogate" in answer["error"]
     else:
         assert not has_surrogate(text) and isinstance(answer[0]["translation_text"], str)
@@ -166,7 +167,7 @@ def test_show_command_on_any_file_bytes(model, raw, tmp_path_factory, capsys):
     out, err = capsys.readouterr()
     if not is_utf8(raw):
         assert status == 2 and f"error: {source} is not UTF-8 text" in err, err
-    elif raw.decode("utf-8").strip():
+    elif not is_blank(raw.decode("utf-8")):
         assert status == 0 and out.startswith("source:"), err
     else:
         assert status == 2 and "no sentence to show" in err
@@ -207,7 +208,7 @@ def test_parse_command_numbers_its_trees_by_input_line(model, raw, tmp_path_fact
         return
     trees = folder / "trees.conllu"
     trees.write_text(out, encoding="utf-8")
-    expected = [str(number) for number, line in enumerate(lines, start=1) if line.strip()]
+    expected = [str(number) for number, line in enumerate(lines, start=1) if not is_blank(line)]
     assert status == 0 and [tree.sent_id for tree in iter_conllu(trees, allow_multiple_roots=True)] == expected
 
 
@@ -230,9 +231,9 @@ def test_translation_pipeline_takes_texts_and_refuses_anything_else_in_one_line(
         assert "the translation pipeline takes a text or a list of texts" in str(error) and "\n" not in str(error)
         return
     except (EmptyInputError, InvalidTextError) as error:
-        assert not items or any(not item.strip() or has_surrogate(item) for item in items), error
+        assert not items or any(is_blank(item) or has_surrogate(item) for item in items), error
         return
-    assert all(isinstance(item, str) and item.strip() for item in items) and len(result) == len(items)
+    assert all(isinstance(item, str) and not is_blank(item) for item in items) and len(result) == len(items)
 
 
 DIGITS = st.text(st.characters(categories=("Nd", "No")) | st.sampled_from("0123456789¹²³"), min_size=1, max_size=3)

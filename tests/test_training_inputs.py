@@ -48,11 +48,12 @@ def test_empty_line_error_names_file_and_line(tmp_path):
 
 
 def test_skip_empty_drops_and_counts(tmp_path):
-    source = write(tmp_path / "s.txt", ["", "two", "three", "four"])
-    target = write(tmp_path / "t.txt", ["one", "dos", "", "cuatro"])
+    source = write(tmp_path / "s.txt", ["", "two", "three", "four", "\u200b\ufeff"])
+    target = write(tmp_path / "t.txt", ["one", "dos", "", "cuatro", "cinco"])
     columns, stats = read_parallel(source, target, skip_empty=True)
     assert columns == {"source": ["two", "four"], "target": ["dos", "cuatro"]}
-    assert (stats.empty_pairs_skipped, stats.skipped_line_numbers, stats.pairs_read) == (2, [1, 3], 2)
+    assert (stats.empty_pairs_skipped, stats.skipped_line_numbers, stats.pairs_read) == (3, [1, 3, 5], 2)
+    assert stats.pairs_available == 2
 
 
 def test_mismatched_line_counts_name_both_files_and_counts(tmp_path):

@@ -27,13 +27,14 @@ def format_tree(tree: dict) -> str:
 def command_show(options) -> None:
     """Translate a few sentences and print, for each, the source tree the model was given (feature models) and the
     tree its parse head predicts (DBSA): what the model used, next to what it wrote."""
+    from hf_syntax.featurizer import is_blank
     from hf_syntax.tree_views import predicted_source_tree, source_tree
 
     pipe = model_pipeline(options.model, backend="pytorch", **generation_options(options))
     config = pipe.model.config
     if not getattr(config, "is_encoder_decoder", False):
         raise CliError("show prints translations with their trees; this model is a classifier.")
-    texts = [line.strip() for line in read_input_lines(options.source) if line.strip()][: options.max_sentences]
+    texts = [line.strip() for line in read_input_lines(options.source) if not is_blank(line)][: options.max_sentences]
     if not texts:
         raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
     for text in texts:

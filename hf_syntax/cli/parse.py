@@ -14,6 +14,7 @@ def command_parse(options) -> None:
     tree, as translate leaves them blank. The trees keep the text, spans and sentence splits, so 'hf-syntax
     translate --source-trees' gives the same translations as running the parser there."""
     from hf_syntax.conllu import conllu_block
+    from hf_syntax.featurizer import is_blank
     from hf_syntax.hub.model_folder import load_model_config
     from hf_syntax.parsers import get_parser
 
@@ -28,7 +29,7 @@ def command_parse(options) -> None:
             pretokenized = bool(getattr(config, "source_pretokenized", False))
     parser = get_parser(spec)
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)
-                if line.strip()]
+                if not is_blank(line)]
     for start in range(0, len(numbered), options.batch_size):
         batch = numbered[start : start + options.batch_size]
         trees = parser.parse_batch([text for _, text in batch], pretokenized=bool(pretokenized))

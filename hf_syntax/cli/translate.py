@@ -31,10 +31,13 @@ def _batches(items: list, size: int):
 
 def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool | None = None
                     ) -> list[str]:
-    """Translate lines in batches (empty lines stay empty) with a progress bar on stderr."""
+    """Translate lines in batches (empty lines stay empty: also those of only zero-width characters) with a progress
+    bar on stderr."""
     from tqdm.auto import tqdm
 
-    texts = [line.strip() for line in lines]
+    from hf_syntax.featurizer import is_blank
+
+    texts = ["" if is_blank(line) else line.strip() for line in lines]
     todo = [text for text in texts if text]
     translations = []
     with tqdm(total=len(todo), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:

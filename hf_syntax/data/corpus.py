@@ -13,6 +13,8 @@ from pathlib import Path
 
 import datasets
 
+from hf_syntax.featurizer import is_blank
+
 SOURCE_COLUMN = "source"
 TARGET_COLUMN = "target"
 
@@ -80,11 +82,12 @@ def read_parallel(
     kept_targets: list[str] = []
     for line_number, (source, target) in enumerate(zip(sources, targets), start=1):
         source, target = source.strip(), target.strip()
-        if not source or not target:
+        if is_blank(source) or is_blank(target):
             if not skip_empty:
-                empty_file = source_path if not source else target_path
+                empty_file = source_path if is_blank(source) else target_path
                 raise CorpusError(
-                    f"empty line {line_number} in {empty_file}; remove the pair from both files or "
+                    f"empty line {line_number} in {empty_file} (nothing but whitespace or zero-width characters); "
+                    f"remove the pair from both files or "
                     f"set skip_empty (--skip-empty / data.skip_empty: true) to drop and count such pairs"
                 )
             stats.empty_pairs_skipped += 1
@@ -97,7 +100,8 @@ def read_parallel(
     if not kept_sources:
         raise CorpusError(f"no non-empty pairs left in {source_path} / {target_path}")
     stats.pairs_read = len(kept_sources)
-    stats.pairs_available = sum(1 for source, target in zip(sources, targets) if source.strip() and target.strip())
+    stats.pairs_available = sum(1 for source, target in zip(sources, targets)
+                                if not (is_blank(source) or is_blank(target)))
     return {SOURCE_COLUMN: kept_sources, TARGET_COLUMN: kept_targets}, stats
 
 

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 
 from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
-from hf_syntax.featurizer import SyntaxFeaturizer, check_valid_unicode
+from hf_syntax.featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank
 
 logger = logging.getLogger(__name__)
 
@@ -104,10 +104,11 @@ class ParseAndAlign:
             if isinstance(text, str):
                 check_valid_unicode(text, f"column {name!r} (batch row {index})")
         if not self.allow_empty:
-            blank = [index for index, text in enumerate(texts) if isinstance(text, str) and not text.strip()]
+            blank = [index for index, text in enumerate(texts) if isinstance(text, str) and is_blank(text)]
             if blank:
                 raise ValueError(
-                    f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
+                    f"parse_and_align: {len(blank)} empty text(s) (nothing but whitespace or zero-width characters) "
+                    f"in column {name!r} of this batch (first at batch "
                     f"row {blank[0]}); there is nothing to parse. Drop them first (read_parallel(..., "
                     f"skip_empty=True), dataset.filter(...)), or pass allow_empty=True to featurize them as empty "
                     f"segments."

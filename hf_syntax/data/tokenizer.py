@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
+from hf_syntax.featurizer import is_blank
+
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # list order = ids 0, 1, 2, 3
 TOKENIZER_MODELS = ("bpe", "unigram")
@@ -76,7 +78,7 @@ def train_tokenizer(
     if min_frequency < 1:
         raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
     tokenizer = _untrained_tokenizer(model, normalization)
-    texts = [text for text in texts if text.strip()]
+    texts = [text for text in texts if not is_blank(text)]
     if not texts:
         raise ValueError("cannot train a tokenizer on no text (every given line was empty)")
     tokenizer.train_from_iterator(texts, trainer=_trainer(model, vocab_size, min_frequency), length=len(texts))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import datasets
 
+from hf_syntax.featurizer import is_blank
 from hf_syntax.recipes.glue.schema import EMPTY_TEXT_POLICIES, GlueRunConfig
 from hf_syntax.recipes.glue.tasks import GlueTask
 
@@ -152,7 +153,7 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
             (row, column)
             for column in task.text_columns
             for row, text in enumerate(part[column])
-            if text is None or not text.strip()
+            if text is None or is_blank(text)
         ]
         counts[split] = len({row for row, _ in empty_rows})
         if not empty_rows:

@@ -14,6 +14,7 @@ from transformers import PreTrainedTokenizerBase
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
 from hf_syntax.data.shards import load_dataset_folder
+from hf_syntax.featurizer import is_blank
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation.schema import DataSection
 
@@ -32,7 +33,7 @@ def _check_dataset_texts(dataset: datasets.Dataset, split: str, skip_empty: bool
     empty_rows = [
         index
         for index, (source, target) in enumerate(zip(dataset[SOURCE_COLUMN], dataset[TARGET_COLUMN]))
-        if not isinstance(source, str) or not isinstance(target, str) or not source.strip() or not target.strip()
+        if not isinstance(source, str) or not isinstance(target, str) or is_blank(source) or is_blank(target)
     ]
     if empty_rows and not skip_empty:
         raise CorpusError(
