@@ -108,6 +108,12 @@ def test_translate_reads_stdin_and_writes_one_line_per_input(model_dirs, monkeyp
     lines = captured.out.split("\n")
     assert len(lines) == 5 and lines[1] == lines[2] == lines[4] == ""
     assert "Translating" in captured.err  # the progress bar goes to stderr, never into the translations
+    assert "Loading weights" in captured.err  # transformers' own bar over the weights
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{SENTENCES[0]}\n"))
+    assert main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.out == lines[0] + "\n" and "Translating" not in quiet.err and "Loading weights" not in quiet.err
 
     from hf_syntax.cli.common import model_pipeline
 

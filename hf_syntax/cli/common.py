@@ -60,18 +60,27 @@ def read_input_lines(path: str | None) -> list[str]:
 
 
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,
-                   **generate_kwargs):
-    """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export)."""
+                   quiet: bool = False, **generate_kwargs):
+    """The hf_syntax pipeline of a saved model folder (trained run, exported folder or CTranslate2 export);
+    ``quiet``: without transformers' progress bar over the weights it loads (turned back on after)."""
+    from transformers.utils import logging as transformers_logging
+
     from hf_syntax.fast_inference import NotExpressibleError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
     from hf_syntax.serving.loading import load_pipeline
 
+    hide_loading_bar = quiet and transformers_logging.is_progress_bar_enabled()
+    if hide_loading_bar:
+        transformers_logging.disable_progress_bar()
     try:
         return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,
                              **generate_kwargs)
     except (ModelFolderError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
         raise CliError(str(error)) from error
+    finally:
+        if hide_loading_bar:
+            transformers_logging.enable_progress_bar()
 
 
 def backend_options(options) -> dict:

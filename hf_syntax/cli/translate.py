@@ -114,7 +114,7 @@ def command_translate(options) -> None:
     """stdin -> stdout, one translation per input line, in batches."""
     lines = read_input_lines(None)  # before the model loads: unreadable input fails in a second, not after the load
     pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
-                          **reading_options(options))
+                          **reading_options(options), quiet=options.quiet)
     for translation in translate_lines(pipe, lines, options.batch_size, progress=not options.quiet,
                                        pretokenized=options.pretokenized):
         print(translation)
@@ -153,7 +153,8 @@ def add_commands(commands) -> None:
     translate.add_argument("--model", required=True, help="model folder (trained run or exported)")
     translate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32,
                            help="sentences translated together (default: 32)")
-    translate.add_argument("--quiet", action="store_true", help="no progress bar")
+    translate.add_argument("--quiet", action="store_true",
+                           help="no progress bars on stderr (neither the translation's nor the model load's)")
     add_generation_arguments(translate)
     add_source_trees_argument(translate)
     add_backend_arguments(translate)
