@@ -179,6 +179,22 @@ def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):
           "--reference", str(tmp_path / "ref.txt"), "--num-beams", "1"])
     scores = json.loads(capsys.readouterr().out)
     assert scores["sentences"] == 4 and 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
+    assert "empty_pairs_skipped" not in scores
+
+
+def test_evaluate_stops_at_an_empty_pair_or_skips_and_counts_it(model_dirs, tmp_path, capsys):
+    english, japanese = sample_pairs(3)
+    (tmp_path / "src.txt").write_text("\n".join(english[:2] + ["\u200b"] + english[2:]) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(japanese[:2] + ["x"] + japanese[2:]) + "\n")
+    command = ["evaluate", "--model", str(model_dirs["dep_rpe"]), "--source", str(tmp_path / "src.txt"),
+               "--reference", str(tmp_path / "ref.txt"), "--num-beams", "1"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(command)
+    assert exit_info.value.code == 2
+    assert f"empty line 3 in {tmp_path / 'src.txt'}" in capsys.readouterr().err
+    main([*command, "--skip-empty"])
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["sentences"] == 3 and scores["empty_pairs_skipped"] == 1
 
 
 def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, capsys):

@@ -62,7 +62,10 @@ def command_evaluate(options) -> None:
             raise CliError("--reference needs --source (the sentences to translate).")
         from hf_syntax.data.corpus import read_parallel
 
-        columns, _ = read_parallel(options.source, options.reference, max_pairs=options.max_sentences)
+        columns, read = read_parallel(options.source, options.reference, skip_empty=options.skip_empty,
+                                      max_pairs=options.max_sentences)
+        if read.empty_pairs_skipped:
+            scores["empty_pairs_skipped"] = read.empty_pairs_skipped
         if "bleu" in options.metrics:
             scores.update(translation_scores(pipe, columns, options))
         if "cross-entropy" in options.metrics:
@@ -136,6 +139,9 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--gold-conllu", dest="gold_conllu", help="gold source trees (DBSA encoder parse head)")
     evaluate.add_argument("--max-sentences", dest="max_sentences", type=positive_int,
                           help="score only the first N sentences (pairs, or trees of --gold-conllu); default: all")
+    evaluate.add_argument("--skip-empty", dest="skip_empty", action="store_true",
+                          help="drop pairs with an empty side instead of stopping; the scores say how many "
+                               "(empty_pairs_skipped)")
     evaluate.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32,
                           help="sentences translated together (default: 32)")
     evaluate.add_argument("--bleu-tokenize", dest="bleu_tokenize", default="13a", choices=BLEU_TOKENIZERS,
