@@ -175,7 +175,7 @@ class SyntaxTranslationPipeline(Pipeline):
         reads all of it): the pipeline translates the first tokens only, so the log (and the Space's page) say so
         rather than passing a translation of part of the text off as the whole."""
         limit = featurizer_max_length(self.tokenizer, self.model.config)
-        ids = self.tokenizer(reading.text)["input_ids"]
+        ids = self.tokenizer(reading.text, verbose=False)["input_ids"]  # counted, not fed: no length warning
         if len(ids) <= limit:
             return None
         kept = self.tokenizer.decode(ids[: limit - 1], skip_special_tokens=True)
