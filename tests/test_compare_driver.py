@@ -415,6 +415,66 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     assert len(json.loads((folder / "runs_longer" / "rel" / "seed4" / "driver_seconds.json").read_text())) == 1
 
 
+def test_a_run_cut_from_a_longer_open_ended_run_only_averages_and_scores_that_run_s_checkpoints(tmp_path, capsys):
+    """``cut_from``: the seed-3 baseline of a 2-epoch study is a 3-epoch run of the same recipe cut at epoch 2 (the
+    schedule does not depend on the budget): exactly its epoch 1-2 checkpoints are copied, the run resumes with no
+    step left, its final model is their mean, its record has their evaluations, and its time is the source's pace
+    times its steps. A budget the source has not reached is refused, naming the missing epochs."""
+    import torch
+    from safetensors.torch import load_file
+
+    from hf_syntax.recipes.checkpoint_averaging import average_state_dicts
+    from hf_syntax.study.scheduling import cut_longer_run
+
+    epochs = {"max_steps": -1, "eval_strategy": "epoch", "save_strategy": "epoch", "save_total_limit": None}
+    config = tiny_config(tmp_path / "unused", num_train_epochs=3, **epochs)
+    del config["data"]["test"]
+    (tmp_path / "curve.yaml").write_text(yaml.safe_dump(config))
+    config["training"].update(num_train_epochs=2, average_last_checkpoints=2)
+    (tmp_path / "cut.yaml").write_text(yaml.safe_dump(config))
+    common = {"reference": str(SAMPLE / "valid.en"), "baseline": "baseline", "common": ["data.max_eval_pairs=8"],
+              "runs": {"baseline": {"label": "Transformer", "set": []}}}
+    (tmp_path / "curve_study.yaml").write_text(yaml.safe_dump({
+        **common, "config": str(tmp_path / "curve.yaml"), "work_dir": str(tmp_path / "curve"),
+        "results": str(tmp_path / "curve_results")}))
+    source = tmp_path / "curve" / "baseline" / "seed3"
+    (tmp_path / "cut_study.yaml").write_text(yaml.safe_dump({
+        **common, "config": str(tmp_path / "cut.yaml"), "work_dir": str(tmp_path / "cut"),
+        "results": str(tmp_path / "cut_results"), "cut_from": {"baseline": {"seed": 3, "run_dir": str(source)}}}))
+    assert study_command([str(tmp_path / "curve_study.yaml"), "--seeds", "3", "--jobs", "1"]) == 0
+    assert study_command([str(tmp_path / "cut_study.yaml"), "--seeds", "3", "--jobs", "1"]) == 0
+    assert "baseline seed 3 is " in capsys.readouterr().out
+
+    curve_checkpoints = sorted(source.glob("checkpoint-*"), key=lambda folder: int(folder.name.split("-")[1]))
+    run = tmp_path / "cut" / "baseline" / "seed3"
+    assert sorted(folder.name for folder in run.glob("checkpoint-*")) == [f.name for f in curve_checkpoints[:2]]
+    (curve,) = json.loads((tmp_path / "curve_results" / "results.json").read_text())
+    (record,) = json.loads((tmp_path / "cut_results" / "results.json").read_text())
+    assert record["epochs"] == 2 and record["average_last_checkpoints"] == 2
+    assert record["dev_bleu_per_epoch"] == curve["dev_bleu_per_epoch"][:2]
+    mean = average_state_dicts(load_file(folder / "model.safetensors") for folder in curve_checkpoints[:2])
+    final = load_file(run / "model" / "model.safetensors")
+    assert all(torch.allclose(final[name], mean[name]) for name in final)
+    first_invocation = json.loads((run / "driver_seconds.json").read_text())[0]
+    steps = json.loads((curve_checkpoints[1] / "trainer_state.json").read_text())["global_step"]
+    assert 0 < first_invocation < curve["train_seconds"] and steps < curve["steps"]
+
+    too_long = Study.load(tmp_path / "cut_study.yaml")
+    too_long = Study(**{**vars(too_long), "runs": {"baseline": {"set": ["training.num_train_epochs=5"]}}})
+    with pytest.raises(StudyError, match=r"has no checkpoint of epoch\(s\) \[4, 5\]"):
+        cut_longer_run(too_long, "baseline", 3, source)
+
+
+@pytest.mark.parametrize("cut_from", [{"nope": {"seed": 3, "run_dir": "runs/x"}}, {"rel": {"seed": 3}},
+                                      {"rel": {"seed": "3", "run_dir": "runs/x"}}, {"rel": "runs/x"}])
+def test_a_cut_from_that_names_no_run_or_lacks_its_seed_and_folder_is_refused(tmp_path, cut_from):
+    baseline_and_rel_study(tmp_path)
+    study = yaml.safe_load((tmp_path / "study.yaml").read_text())
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, "cut_from": cut_from}))
+    with pytest.raises(StudyError, match=r"'cut_from' maps a run of the study \['baseline', 'rel'\] to \{seed: N, run_dir"):
+        Study.load(tmp_path / "study.yaml")
+
+
 def test_finished_runs_are_skipped(finished_study):
     folder, arguments = finished_study
     checkpoint = folder / "runs" / "rel" / "seed3" / "checkpoint-4"

@@ -13,7 +13,9 @@ Each (run, seed) trains in ``<work_dir>/<run>/seed<seed>``; a run whose folder h
 is already in the results file is finished and skipped, one with checkpoints is resumed. Every model is compared
 with the baseline of the same seed by sacreBLEU's paired bootstrap, and over seeds by the mean of those paired
 differences with its 95% t-interval. A study with ``continues: <work_dir of another study>`` is a longer budget of
-the same schedule: each run starts where that study's run of the same name and seed ended.
+the same schedule: each run starts where that study's run of the same name and seed ended. The other way round,
+``cut_from: {baseline: {seed: 42, run_dir: FOLDER}}`` takes that run at that seed from a longer run of the same recipe
+on an open-ended schedule (a recipe measurement's curve): its checkpoints up to this study's budget are the run's.
 
 Modules, each importing only those before it: ``study_file`` (the ``Study``), ``processes`` (the children: prepare,
 train, translate), ``significance`` (the statistics), ``records`` (a finished run's record), ``tables`` (Markdown),

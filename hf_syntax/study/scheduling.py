@@ -10,12 +10,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from hf_syntax.recipes.runs import checkpoint_folders
-from hf_syntax.study.processes import start_training
+from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, load_recipe_config
+from hf_syntax.study.processes import config_path, start_training
 from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
                                      committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
 from hf_syntax.study.report import report
-from hf_syntax.study.study_file import Study, StudyError
+from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
 
 def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[tuple[str, int]]:
@@ -77,6 +78,42 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
 
+def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
+    """Start a run that a longer run of the same recipe and seed on an open-ended schedule (inverse-sqrt does not
+    depend on the budget) has already trained past, such as a recipe measurement's curve: the checkpoints the final
+    average takes (the last ``average_last_checkpoints`` epochs up to the budget) are copied with the tokenizer and
+    settings, and the run resumes at its budget with no step left, so it only averages and scores. Its wall time is
+    the budget's share of the source's (median pace x steps), not a time of its own."""
+    training = load_recipe_config(config_path(study), run_overrides(study, run, seed)).training
+    budget, count = training.get("num_train_epochs"), training.get(AVERAGING_OPTION, 1)
+    if not isinstance(budget, int):
+        raise StudyError(f"{run} seed {seed}: 'cut_from' cuts a run at a whole number of epochs; the run's "
+                         f"training.num_train_epochs is {budget!r}")
+    epochs = {round(json.loads((folder / "trainer_state.json").read_text())["epoch"]): folder
+              for folder in checkpoint_folders(source)}
+    wanted = list(range(budget - count + 1, budget + 1))
+    missing = [epoch for epoch in wanted if epoch not in epochs]
+    if missing:
+        raise StudyError(f"{run} seed {seed}: {source} has no checkpoint of epoch(s) {missing}, which the average of "
+                         f"the last {count} epochs up to {budget} takes; train it that far first (or drop cut_from)")
+    pace = seconds_per_step(source)
+    if pace is None:
+        raise StudyError(f"{run} seed {seed}: {source} needs two checkpoints to time its epochs")
+    target = study.output_dir(run, seed)
+    target.mkdir(parents=True, exist_ok=True)
+    for epoch in wanted:
+        shutil.copytree(epochs[epoch], target / epochs[epoch].name)
+    for name in (SETTINGS_FILE, "tokenizer"):
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+    steps = json.loads((epochs[budget] / "trainer_state.json").read_text())["global_step"]
+    (target / WALL_CLOCK_FILE).write_text(json.dumps([round(pace * steps, 1)]) + "\n")
+    print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} is {source} cut at epoch {budget} (epochs {wanted[0]}-"
+          f"{budget} copied)", flush=True)
+
+
 def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
     """Before a run trains on the study's prepared tokenizer, refuse it if that tokenizer is not the one the
     committed runs used (``runs/`` prepared anew in a later session), instead of finding out after hours."""
@@ -93,6 +130,8 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[s
     folder = study.output_dir(run, seed)
     if study.continues is not None and not any(folder.glob("checkpoint-*")):
         continue_shorter_run(study, run, seed)
+    if study.cut_from.get(run, (None,))[0] == seed and not any(folder.glob("checkpoint-*")):
+        cut_longer_run(study, run, seed, study.cut_from[run][1])
     folder.mkdir(parents=True, exist_ok=True)
     settings = invocation_log(folder, SETTINGS_FILE)
     (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")

@@ -42,6 +42,9 @@ class Study:
     # references is recorded beside its BLEU (a less noisy comparison on a small split)
     source: Path | None = None
     source_trees: Path | None = None  # the source's trees made beforehand (--source-trees), where no parser runs
+    # {run: (seed, run folder)}: that run at that seed is a longer open-ended run of the same recipe (a recipe
+    # measurement's curve) cut at this study's budget instead of trained again (scheduling.cut_longer_run)
+    cut_from: dict[str, tuple[int, Path]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Study:
@@ -65,6 +68,13 @@ class Study:
         if beside is not None and (not isinstance(beside, dict) or set(beside) != {"label", "results"}):
             raise StudyError(f"{path}: 'beside' is a mapping with 'label' (e.g. \"8 epochs\") and 'results' (another "
                              f"study's results.json), got {beside!r}")
+        cut_from = {}
+        for run, origin in (raw.get("cut_from") or {}).items():
+            if run not in raw["runs"] or not isinstance(origin, dict) or set(origin) != {"seed", "run_dir"} \
+                    or not isinstance(origin["seed"], int):
+                raise StudyError(f"{path}: 'cut_from' maps a run of the study {sorted(raw['runs'])} to {{seed: N, "
+                                 f"run_dir: FOLDER}} (a longer run of the same recipe and seed), got {run}: {origin!r}")
+            cut_from[run] = (origin["seed"], Path(origin["run_dir"]))
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
                    work_dir=Path(raw["work_dir"]), results=Path(raw["results"]),
                    reference=resolve_data_path(str(raw["reference"])), baseline=raw["baseline"],
@@ -73,7 +83,8 @@ class Study:
                    reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
                    prepare=list(raw.get("prepare", [])), runs=raw["runs"],
                    continues=Path(raw["continues"]) if raw.get("continues") else None, against=against,
-                   beside=beside, source=resolve_data_path(str(raw["source"])) if raw.get("source") else None)
+                   beside=beside, source=resolve_data_path(str(raw["source"])) if raw.get("source") else None,
+                   cut_from=cut_from)
 
     def output_dir(self, run: str, seed: int) -> Path:
         return self.work_dir / run / f"seed{seed}"
