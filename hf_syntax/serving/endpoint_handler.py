@@ -22,6 +22,7 @@ or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` insta
 from __future__ import annotations
 
 import os
+import unicodedata
 
 from transformers import AutoConfig, pipeline
 from transformers.dynamic_module_utils import get_class_from_dynamic_module
@@ -135,7 +136,9 @@ class EndpointHandler:
         for name, value in (("text", text), ("text_pair", pair)):
             if value is None:
                 continue
-            if not value.strip():
+            # blank as the pipeline counts it (featurizer.is_blank, which this standalone file cannot import):
+            # whitespace and invisible format characters such as zero-width spaces only
+            if all(character.isspace() or unicodedata.category(character) == "Cf" for character in value):
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "
                                  f"{'translate' if self.is_translation else 'classify'}.")
             try:
