@@ -130,8 +130,9 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[s
     folder = study.output_dir(run, seed)
     if study.continues is not None and not any(folder.glob("checkpoint-*")):
         continue_shorter_run(study, run, seed)
-    if study.cut_from.get(run, (None,))[0] == seed and not any(folder.glob("checkpoint-*")):
-        cut_longer_run(study, run, seed, study.cut_from[run][1])
+    cut_seed, longer_run = study.cut_from.get(run, (None, None))
+    if cut_seed == seed and not any(folder.glob("checkpoint-*")):
+        cut_longer_run(study, run, seed, longer_run)
     folder.mkdir(parents=True, exist_ok=True)
     settings = invocation_log(folder, SETTINGS_FILE)
     (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")
