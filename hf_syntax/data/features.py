@@ -107,9 +107,9 @@ class ParseAndAlign:
             blank = [index for index, text in enumerate(texts) if isinstance(text, str) and is_blank(text)]
             if blank:
                 raise ValueError(
-                    f"parse_and_align: {len(blank)} empty text(s) (nothing but whitespace or zero-width characters) "
-                    f"in column {name!r} of this batch (first at batch "
-                    f"row {blank[0]}); there is nothing to parse. Drop them first (read_parallel(..., "
+                    f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
+                    f"row {blank[0]}; nothing but whitespace or zero-width characters): there is nothing to parse. "
+                    f"Drop them first (read_parallel(..., "
                     f"skip_empty=True), dataset.filter(...)), or pass allow_empty=True to featurize them as empty "
                     f"segments."
                 )
