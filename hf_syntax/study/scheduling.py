@@ -46,6 +46,18 @@ def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> boo
     return not retrain and (run, seed) in committed_records(study)
 
 
+def copy_run_files(source: Path, target: Path, names: tuple[str, ...]) -> None:
+    """Copy the named files and folders (those present) of one run folder into another that starts from it;
+    what the target already has is kept, not overwritten."""
+    for name in names:
+        if (target / name).exists():
+            continue
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+
+
 def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     """Start a run of a study that ``continues`` another (a longer budget of the same schedule) where that study's
     run of the same name and seed ended: its newest and its best checkpoint are copied (the copy of the best named
@@ -70,11 +82,7 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
         if state.get("best_model_checkpoint"):
             state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
         state_file.write_text(json.dumps(state, indent=2) + "\n")
-    for name in ("train.log", WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"):
-        if (source / name).is_dir() and not (target / name).exists():
-            shutil.copytree(source / name, target / name)
-        elif (source / name).is_file() and not (target / name).exists():
-            shutil.copyfile(source / name, target / name)
+    copy_run_files(source, target, ("train.log", WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
 
@@ -103,11 +111,7 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for epoch in wanted:
         shutil.copytree(epochs[epoch], target / epochs[epoch].name)
-    for name in (SETTINGS_FILE, "tokenizer"):
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name)
-        elif (source / name).is_file():
-            shutil.copyfile(source / name, target / name)
+    copy_run_files(source, target, (SETTINGS_FILE, "tokenizer"))
     steps = json.loads((epochs[budget] / "trainer_state.json").read_text())["global_step"]
     (target / WALL_CLOCK_FILE).write_text(json.dumps([round(pace * steps, 1)]) + "\n")
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} is {source} cut at epoch {budget} (epochs {wanted[0]}-"
