@@ -37,7 +37,7 @@ def check_texts(inputs, what: str = "text") -> None:
         for name, value in fields:
             where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
             if not isinstance(value, str):
-                raise TypeError(f"{where} is a {type(value).__name__}; the pipeline translates/classifies strings.")
+                raise TypeError(f"{where} is of type {type(value).__name__}; the pipeline translates/classifies strings.")
             if is_blank(value):
                 raise EmptyInputError(
                     f"{where} is an empty string (nothing but whitespace or zero-width characters); remove empty "
@@ -55,7 +55,7 @@ def check_sources(inputs) -> None:
         if not isinstance(item, str):
             where = f"input {index}" if isinstance(inputs, (list, tuple)) else "the input"
             text_field = " (pass its text itself)" if isinstance(item, dict) and "text" in item else ""
-            raise TypeError(f"{where} is a {type(item).__name__}{text_field}; the translation pipeline takes a text or "
+            raise TypeError(f"{where} is of type {type(item).__name__}{text_field}; the translation pipeline takes a text or "
                             f"a list of texts, e.g. pipe('a sentence') or pipe(['one', 'two']).")
     check_texts(inputs)
 

@@ -297,7 +297,7 @@ def parsing_pipeline(tokenizer):
         ("   ", EmptyInputError, "the text is an empty string"),
         (["A fine sentence.", " "], EmptyInputError, "input 1 .* empty string"),
         ([], EmptyInputError, "empty list"),
-        ([3], TypeError, "input 0 is a int; the translation pipeline takes a text or a list of texts"),
+        ([3], TypeError, "input 0 is of type int; the translation pipeline takes a text or a list of texts"),
     ],
 )
 def test_pipeline_rejects_empty_and_non_text_input(parsing_pipeline, inputs, error, message):

@@ -48,7 +48,7 @@ def test_anything_but_a_text_or_a_list_of_texts_is_one_line_saying_what_to_pass(
             pipe(bad, pretokenized=pretokenized)
         assert "\n" not in str(raised.value)
     assert "(pass its text itself)" in _message(pipe, {"text": SENTENCES[0]})
-    assert _message(pipe, [SENTENCES[0], 5]).startswith("input 1 is a int")
+    assert _message(pipe, [SENTENCES[0], 5]).startswith("input 1 is of type int")
     assert len(pipe(SENTENCES[0], pretokenized=pretokenized)) == 1
     assert len(pipe(SENTENCES, pretokenized=pretokenized)) == 2
     assert len(pipe(tuple(SENTENCES), pretokenized=pretokenized)) == 2
