@@ -94,6 +94,19 @@ def test_averaging_one_checkpoint_gives_it_back_exactly(averaged_run, tmp_path):
     assert (tmp_path / "one" / "tokenizer_config.json").is_file()
 
 
+def test_a_checkpoint_averages_with_its_runs_final_model_folder(averaged_run, tmp_path):
+    """The final model folder is saved with its pipeline (config.custom_pipelines) and a checkpoint is not: that
+    says how the folder was saved, not which model it is, so the two average."""
+    output_dir, _ = averaged_run
+    first, final = output_dir / f"checkpoint-{CHECKPOINT_STEP}", output_dir / "model"
+    assert "custom_pipelines" in json.loads((final / "config.json").read_text())
+    assert "custom_pipelines" not in json.loads((first / "config.json").read_text())
+    assert cli(["average", str(first), str(final), "--output", str(tmp_path / "mixed")]) == 0
+    older, newer, averaged = weights(first), weights(final), weights(tmp_path / "mixed")
+    for name, tensor in averaged.items():
+        torch.testing.assert_close(tensor, ((older[name].double() + newer[name].double()) / 2).float(), rtol=0, atol=0)
+
+
 @pytest.fixture(scope="module")
 def two_exports(tmp_path_factory):
     """Two exported folders of one tiny dep-free model with hand-set weights: all 1.0 and all 4.0."""

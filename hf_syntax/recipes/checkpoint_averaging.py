@@ -22,8 +22,9 @@ import torch
 
 TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json", "training_args.bin")
 """What a Trainer checkpoint carries besides the model: meaningless for an average, so not copied to one."""
-CONFIG_KEYS_THAT_MAY_DIFFER = {"_name_or_path", "transformers_version", "dtype", "torch_dtype"}
-"""Config entries that record where or with what a folder was saved, not what the model is."""
+CONFIG_KEYS_THAT_MAY_DIFFER = {"_name_or_path", "transformers_version", "dtype", "torch_dtype", "custom_pipelines"}
+"""Config entries that record where or with what a folder was saved, not what the model is (``custom_pipelines``:
+a run's final model folder is saved with its pipeline, its checkpoints are not)."""
 SAVED_ONLY_CONFIG_KEYS = ("architectures", "auto_map")
 """Config entries save_pretrained writes (the class and its remote-code map), unset on a model never saved."""
 AVERAGING_RECORD = "averaged_from.json"
