@@ -63,6 +63,13 @@ def test_the_card_says_the_weights_are_a_mean_of_checkpoints(averaged_run):
     assert f"mean of the checkpoints at steps {CHECKPOINT_STEP}, {TOTAL_STEPS}" in card
 
 
+def test_the_run_summary_keeps_what_its_card_says_of_the_training_data(averaged_run):
+    """``hf-syntax export`` of the model folder later reads the summary: the card it writes then says the same."""
+    output_dir, summary = averaged_run
+    assert summary["training_data"].startswith(f"{summary['pairs']['train']} sentence pairs (ja->en) from `")
+    assert summary["training_data"] in (output_dir / "model" / "README.md").read_text(encoding="utf-8")
+
+
 def test_the_averaged_run_reports_the_averaged_weights_dev_score(averaged_run):
     output_dir, summary = averaged_run
     evaluations = [entry for entry in json.loads(

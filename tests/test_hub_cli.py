@@ -259,6 +259,27 @@ def test_export_command_picks_up_the_run_summary(model_dirs, tmp_path, capsys):
     assert "not empty" in capsys.readouterr().err
 
 
+def test_export_of_a_run_tells_its_languages_and_training_data_as_the_runs_own_card(model_dirs, tmp_path):
+    """What the recipe's card said of the run (language codes, where the training pairs came from) is in the
+    summary, so exporting the model folder later says it without --source-lang/--target-lang; the recipe's
+    placeholder codes ("src", "tgt") are not languages and stay out of the card."""
+    run = shutil.copytree(model_dirs["dep_rpe"].parent, tmp_path / "run")
+    summary = {"reported_split": "validation", "bleu": 11.0, "chrf": 30.0, "validation_bleu": 11.0,
+               "validation_chrf": 30.0, "optimizer_steps": 3, "epochs": 0.01, "parameters": 1000,
+               "pairs": {"train": 16, "validation": 100}, "languages": "ja->en",
+               "training_data": "16 sentence pairs (ja->en) from `train.ja` / `train.en`."}
+    (run / "summary.json").write_text(json.dumps(summary))
+    main(["export", str(run / "model"), str(tmp_path / "out"), "--model-id", "me/dep-rpe"])
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "language:\n- ja\n- en\n" in card
+    assert "16 sentence pairs (ja->en) from `train.ja` / `train.en`." in card
+    (run / "summary.json").write_text(json.dumps({**summary, "languages": "src->tgt"}))
+    main(["export", str(run / "model"), str(tmp_path / "placeholders"), "--model-id", "me/dep-rpe",
+          "--target-lang", "de"])
+    card = (tmp_path / "placeholders" / "README.md").read_text()
+    assert "language:\n- de\n" in card and "- src" not in card and "- tgt" not in card
+
+
 def test_export_without_a_model_id_says_so_and_the_card_shows_how_to_load_the_tokenizer(model_dirs, tmp_path, capsys):
     from transformers import AutoTokenizer
 

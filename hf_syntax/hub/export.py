@@ -109,7 +109,21 @@ def results_from_summary(summary: dict) -> dict:
     averaged = summary.get("averaged_steps", [])
     if len(averaged) > 1:  # the card says the weights are a mean, not one checkpoint chosen on dev
         settings["final weights"] = f"mean of the checkpoints at steps {', '.join(map(str, averaged))}"
-    return {"results": results, "training_settings": settings}
+    context = {"results": results, "training_settings": settings, **_summary_languages(summary)}
+    if summary.get("training_data"):
+        context["training_data"] = summary["training_data"]
+    return context
+
+
+def _summary_languages(summary: dict) -> dict:
+    """The run's language codes (``"languages": "ja->en"``) as card fields, so that exporting a run's model folder
+    tells what the run's own card told; the recipe's placeholders ("src", "tgt") are not language codes."""
+    from hf_syntax.recipes.translation.schema import DataSection
+
+    source, _, target = summary.get("languages", "").partition("->")
+    return {field: code for field, code, placeholder in (("source_language", source, DataSection.source_lang),
+                                                         ("target_language", target, DataSection.target_lang))
+            if code and code != placeholder}
 
 
 def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_tokenizer=None,
@@ -136,7 +150,8 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
         found = results_from_run(model_dir)
         context.results = context.results or found.get("results", [])
         context.training_settings = {**found.get("training_settings", {}), **context.training_settings}
-        for key in ("dataset", "dataset_config", "training_data", "text_pairs"):  # what the caller said wins
+        for key in ("dataset", "dataset_config", "training_data", "text_pairs", "source_language",
+                    "target_language"):  # what the caller said wins
             if key in found and not getattr(context, key):
                 setattr(context, key, found[key])
     else:

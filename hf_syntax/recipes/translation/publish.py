@@ -34,17 +34,7 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
         model.save_pretrained(model_dir)
         save_tokenizers(source_tokenizer, target_tokenizer, model_dir)
         return
-    data = config.data
-    context = {
-        "model_id": config.hub_model_id or PLACEHOLDER_MODEL_ID,
-        **results_from_summary(summary),
-        "training_data": f"{summary['pairs'].get('train')} sentence pairs ({data.source_lang}->{data.target_lang}) "
-                         f"from {describe_training_data(data)}.",
-    }
-    if data.source_lang != DataSection.source_lang:  # the placeholders "src"/"tgt" are not language codes
-        context["source_language"] = data.source_lang
-    if data.target_lang != DataSection.target_lang:
-        context["target_language"] = data.target_lang
+    context = {"model_id": config.hub_model_id or PLACEHOLDER_MODEL_ID, **results_from_summary(summary)}
     mechanisms = mechanisms_of(model.config)
     if len(mechanisms) > 1:  # a custom mix: the card uses the first mechanism's template; say so
         context["variant"] = mechanisms[0]
@@ -54,11 +44,12 @@ def save_model_folder(model, source_tokenizer, target_tokenizer, config: Transla
     export(model, source_tokenizer, model_dir, context, **separate)
 
 
-def describe_training_data(data: DataSection) -> str:
-    """Where the training pairs came from, for the card."""
-    if data.dataset is not None:
-        return f"the saved dataset `{data.dataset}` (split `{data.train_split}`)"
-    return f"`{data.train.source}` / `{data.train.target}`"
+def describe_training_data(data: DataSection, train_pairs: int) -> str:
+    """How many training pairs came from where, for the card (kept in the run's summary, so that exporting the
+    model folder later says it too)."""
+    origin = (f"the saved dataset `{data.dataset}` (split `{data.train_split}`)" if data.dataset is not None
+              else f"`{data.train.source}` / `{data.train.target}`")
+    return f"{train_pairs} sentence pairs ({data.source_lang}->{data.target_lang}) from {origin}."
 
 
 def hub_upload(config: TranslationRecipeConfig, model_dir: Path) -> dict[str, str]:

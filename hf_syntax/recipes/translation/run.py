@@ -34,7 +34,9 @@ from hf_syntax.recipes.translation.features import (
     reusable_preprocessed_features,
 )
 from hf_syntax.recipes.translation.model import build_model
-from hf_syntax.recipes.translation.publish import hub_upload, print_summary, push_model_folder, save_model_folder
+from hf_syntax.recipes.translation.publish import (
+    describe_training_data, hub_upload, print_summary, push_model_folder, save_model_folder,
+)
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
 from hf_syntax.recipes.translation.tokenization import SaveTargetTokenizer, prepare_tokenizers
 from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
@@ -198,6 +200,7 @@ def train_translation(
         "parameters": sum(parameter.numel() for parameter in model.parameters()),
         "device": device_name(trainer.args.device),
         "pairs": {split: len(dataset) for split, dataset in encoded.items()},
+        "training_data": describe_training_data(config.data, len(encoded["train"])),
         "pairs_in_split": available,  # more than "pairs" where max_train_pairs / max_eval_pairs cut the split
         "empty_pairs_skipped": skipped,
         "truncated": truncated,
