@@ -282,6 +282,12 @@ def test_missing_template_and_bad_context_are_clear_errors(tokenizer, tmp_path):
         render_card(config, {"score": 3})
     with pytest.raises(CardError, match="'metric', 'value' and 'split'"):
         render_card(config, {"results": [{"bleu": 3}]})
+    for license in ("", "apache 2.0", None):
+        with pytest.raises(CardError, match="is not a license identifier; give one the Hub knows"):
+            render_card(config, {"license": license})
+    for widget in (["A fine sentence.", "  "], ["\u200b"], [{"text": ""}], [3]):
+        with pytest.raises(CardError, match=r"widget example \d \(.*\) is not a sentence"):
+            render_card(config, {"widget": widget})
 
 
 # --------------------------------------------------------------------------------------------------- bad inputs

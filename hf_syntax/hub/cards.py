@@ -21,6 +21,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
+from hf_syntax.featurizer import is_blank
 from hf_syntax.hub.descriptions import (
     VARIANTS, CardError, attention_terms_text, language_of_parser, model_settings, model_title, parser_requirements,
     parser_section, variant_of,
@@ -113,6 +114,16 @@ class CardContext:
                     f"card_context results[{index}] has examples/split_size {counts}; both are counts of examples "
                     f"(whole numbers), e.g. {{'examples': 40, 'split_size': 277}}."
                 )
+        if not isinstance(context.license, str) or not context.license or any(c.isspace() for c in context.license):
+            raise CardError(f"the card's license {context.license!r} (--license, card_context license) is not a "
+                            f"license identifier; give one the Hub knows, e.g. 'apache-2.0', 'cc-by-4.0', 'mit' or "
+                            f"'other'.")
+        for index, example in enumerate(context.widget or []):
+            text = example.get("text") if isinstance(example, dict) else example
+            if not isinstance(text, str) or is_blank(text):
+                raise CardError(f"widget example {index + 1} ({example!r}; --widget, card_context widget) is not a "
+                                f"sentence; each is a text in the model's input language (a str, or a dict with "
+                                f"'text').")
         return context
 
 
