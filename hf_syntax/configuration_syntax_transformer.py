@@ -233,10 +233,17 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         unknown_features = [f for f in self.source_features if f not in EMBEDDED_FEATURES]
         if unknown_features:
             raise ValueError(f"source_features {unknown_features} unknown; choose from {tuple(EMBEDDED_FEATURES)}.")
-        for name in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-                     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim"):
+        for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers",
+                     "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim",
+                     "max_position_embeddings"):
             if getattr(self, name) < 1:  # 0 layers or heads would build an encoder that passes its input through
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        for name in ("dropout", "attention_dropout", "activation_dropout", "label_smoothing"):
+            if not 0 <= getattr(self, name) < 1:  # else the first training step fails deep in torch, or learns nothing
+                raise ValueError(f"{name}={getattr(self, name)} is a probability: 0 <= {name} < 1 (0 switches it off).")
+        for name in ("parse_loss_weight_encoder", "parse_loss_weight_decoder", "self_parse_loss_weight"):
+            if getattr(self, name) < 0:  # a negative weight would train the model to parse badly
+                raise ValueError(f"{name} must be >= 0 (0 trains no parse), got {getattr(self, name)}.")
         for side, heads, layers in (
             ("encoder", self.encoder_attention_heads, self.encoder_layers),
             ("decoder", self.decoder_attention_heads, self.decoder_layers),

@@ -237,6 +237,11 @@ def test_unknown_config_key_is_named():
         ({"weight_init": "kaiming"}, "weight_init"),
         ({"decoder_layers": 0}, "decoder_layers must be >= 1"),
         ({"decoder_attention_heads": 0}, "decoder_attention_heads must be >= 1"),
+        ({"max_position_embeddings": 0}, "max_position_embeddings must be >= 1"),
+        ({"dropout": 1.5}, r"dropout=1.5 is a probability: 0 <= dropout < 1"),
+        ({"attention_dropout": -0.1}, r"attention_dropout=-0.1 is a probability"),
+        ({"label_smoothing": 1}, r"label_smoothing=1 is a probability"),
+        ({"parse_loss_weight_decoder": -1.0}, "parse_loss_weight_decoder must be >= 0"),
     ],
 )
 def test_bad_config_values_are_explained(options, message):
