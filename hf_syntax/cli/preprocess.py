@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from hf_syntax.cli.common import CliError, described, non_negative_int, positive_int
@@ -19,14 +20,6 @@ def command_preprocess(options) -> None:
     ``--num-shards N --shard-index I --tokenizer <out>/tokenizer`` for I = 0 .. N-1 (a cluster job array), each
     writing ``<out>/shard-0000I-of-0000N``; ``<out>`` is then read as one dataset (``hf_syntax.data.shards``).
     """
-    import datasets
-
-    from hf_syntax.data.corpus import load_parallel_corpus
-    from hf_syntax.data.features import parse_and_align, save_features_record
-    from hf_syntax.data.shards import shard_of
-    from hf_syntax.recipes.config import ConfigError
-    from hf_syntax.recipes.translation.tokenization import load_tokenizers, save_tokenizers
-
     splits = {"train": (options.source, options.target)}
     if options.validation_source or options.validation_target:
         if not (options.validation_source and options.validation_target):
@@ -36,6 +29,37 @@ def command_preprocess(options) -> None:
         raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
     out = _shard_output_folder(options)
     _clear_output_folder(out, options.overwrite)
+    if not options.tokenizer_only:  # a parser or feature name that cannot work fails now, not after the tokenizer
+        from hf_syntax.columns import normalise_features
+        from hf_syntax.parsers import get_parser
+
+        try:
+            normalise_features(options.features)
+        except ValueError as error:
+            raise CliError(f"--features: {error}") from None
+        for spec in filter(None, (options.src_parser, options.tgt_parser)):
+            get_parser(spec)  # loaded once per process: the map below reuses it
+    existed = out.exists()
+    try:
+        _preprocess(options, splits, out)
+    except BaseException:
+        if out.exists():  # a half-written folder would block the rerun; it was new or empty before this run
+            shutil.rmtree(out)
+            if existed:
+                out.mkdir()
+        raise
+
+
+def _preprocess(options, splits: dict, out: Path) -> None:
+    """Tokenizer (unless given), then the parsed and aligned splits saved in ``out``."""
+    import datasets
+
+    from hf_syntax.data.corpus import load_parallel_corpus
+    from hf_syntax.data.features import parse_and_align, save_features_record
+    from hf_syntax.data.shards import shard_of
+    from hf_syntax.recipes.config import ConfigError
+    from hf_syntax.recipes.translation.tokenization import load_tokenizers, save_tokenizers
+
     corpus, _ = load_parallel_corpus(splits, skip_empty=options.skip_empty)
     tokenizer_folder = Path(options.tokenizer) if options.tokenizer else Path(options.out) / "tokenizer"
     if not options.tokenizer:
@@ -98,8 +122,6 @@ PREPROCESS_MARKERS = ("dataset_dict.json", "hf_syntax_features.json")
 def _clear_output_folder(out: Path, overwrite: bool) -> None:
     """Refuse a non-empty ``--out`` (a stale split would survive next to the new ones); ``--overwrite`` empties a
     folder an earlier ``preprocess`` wrote, and nothing else."""
-    import shutil
-
     if not out.exists() or (out.is_dir() and not any(out.iterdir())):
         return
     if not overwrite:
