@@ -89,11 +89,12 @@ def add_commands(commands) -> None:
                        help="threads per run (e.g. --jobs 1 --threads 2: one long run that must end sooner)")
     study.add_argument("--extra-test", nargs=2, action="append", default=[], type=data_path,
                        metavar=("SRC", "REF"),
-                       help="also score every run's best checkpoint on this test pair (repeatable; sample_data:... "
-                            "names a file of the package's sample)")
+                       help="also score every run's final model (the average of its last checkpoints, or the best "
+                            "checkpoint where the recipe chooses on dev) on this test pair (repeatable; "
+                            "sample_data:... names a file of the package's sample)")
     study.add_argument("--blind", type=data_path, metavar="SRC",
                        help="also translate SRC (a source whose references are kept elsewhere) with every finished "
-                            "run's best checkpoint into <results>/blind/<run>.seed<N>.txt; never scored")
+                            "run's final model into <results>/blind/<run>.seed<N>.txt; never scored")
     study.add_argument("--blind-trees", type=Path, metavar="CONLLU",
                        help="the trees of --blind's source made beforehand with the models' parser ('hf-syntax "
                             "parse'), read instead of parsing: for a machine where that parser is not installed")

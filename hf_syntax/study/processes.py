@@ -96,7 +96,7 @@ def start_training(study: Study, run: str, seed: int, threads: int) -> subproces
 
 
 def translate(model_dir: Path, lines: list[str], trees: Path | None = None) -> list[str]:
-    """The best checkpoint's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
+    """A run's final model's translations through the same pipeline ``hf-syntax translate`` uses (it parses the
     source on the fly where the model needs features, or reads the source's ``trees`` made beforehand), with the
     beam the recipe evaluated with."""
     num_beams = json.loads((model_dir / "generation_config.json").read_text()).get("num_beams", 4)
