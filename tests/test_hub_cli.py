@@ -323,10 +323,16 @@ def test_export_names_a_hub_dataset_with_its_config_and_only_that(model_dirs, tm
     assert str(local) not in card.content.split("---")[1]
 
 
-def test_plot_attention_writes_a_png(model_dirs, tmp_path):
-    main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0],
-          "--out", str(tmp_path / "attention.png"), "--max-new-tokens", "4"])
-    assert (tmp_path / "attention.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_plot_attention_writes_the_image_format_its_file_name_says(model_dirs, tmp_path, capsys):
+    for name, magic in (("attention.png", b"\x89PNG\r\n\x1a\n"), ("attention.svg", b"<?xml"), ("attention.PDF", b"%PDF")):
+        main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0],
+              "--out", str(tmp_path / name), "--max-new-tokens", "4"])
+        assert (tmp_path / name).read_bytes().startswith(magic), name
+    with pytest.raises(SystemExit):  # PNG bytes in a .txt file, as before, would mislead whatever opens it
+        main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0],
+              "--out", str(tmp_path / "attention.txt")])
+    assert_one_error_line(capsys, "ends in .txt", ".png, .svg, .pdf")
+    assert not (tmp_path / "attention.txt").exists()
 
 
 def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_path, capsys):

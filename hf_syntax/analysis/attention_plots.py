@@ -39,12 +39,28 @@ def translation_cross_attention(model, inputs: dict, *, layer: int = -1, **gener
     return generated[0], cross_attentions[layer][0].float().mean(dim=0)
 
 
+IMAGE_FORMATS = ("png", "svg", "pdf")
+"""What a heat map is written as, chosen by the file name's suffix (none: PNG)."""
+
+
+def image_format(path) -> str:
+    """The format ``path`` names by its suffix; any other suffix is refused before anything is drawn (matplotlib
+    would otherwise write PNG bytes into ``attention.txt``, or fail only after the translation)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix and suffix not in IMAGE_FORMATS:
+        raise ValueError(f"{path} ends in .{suffix}; an attention plot is written as "
+                         f"{', '.join('.' + name for name in IMAGE_FORMATS)} (name the file with one of them)")
+    return suffix or "png"
+
+
 def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title: str | None = None) -> Path:
-    """Draw a (target_len, source_len) attention matrix as a PNG with the subwords on the axes; returns the path."""
+    """Draw a (target_len, source_len) attention matrix with the subwords on the axes as a PNG, SVG or PDF (by the
+    suffix of ``path``); returns the path."""
     try:
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError("Plotting attention needs matplotlib: `pip install matplotlib`.") from error
+    file_format = image_format(path)
     attention = torch.as_tensor(attention).detach().float().cpu()
     if attention.shape != (len(target_tokens), len(source_tokens)):
         raise ValueError(
@@ -67,7 +83,7 @@ def plot_cross_attention(attention, source_tokens, target_tokens, path, *, title
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png")
+    figure.savefig(path, format=file_format)
     return path
 
 
@@ -147,7 +163,8 @@ class RecentPlots:
 def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: int = -1, title: str | None = None,
                                **generate_kwargs) -> Path:
     """Translate `inputs` (one sentence, already tokenized and featurized) and plot the decoder's cross-attention of
-    `layer` with the tokenizer's subwords as labels; returns the PNG path."""
+    `layer` with the tokenizer's subwords as labels; returns the image's path (its format by its suffix)."""
+    image_format(path)  # a name it cannot write is refused before the translation
     generated, attention = translation_cross_attention(model, inputs, layer=layer, **generate_kwargs)
     source_tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
     target_tokens = tokenizer.convert_ids_to_tokens(generated[1:].tolist())

@@ -55,8 +55,12 @@ def command_show(options) -> None:
 def command_plot_attention(options) -> None:
     """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
     from hf_syntax.columns import pad_columns
-    from hf_syntax.analysis.attention_plots import plot_translation_attention
+    from hf_syntax.analysis.attention_plots import image_format, plot_translation_attention
 
+    try:
+        image_format(options.out)
+    except ValueError as error:
+        raise CliError(f"--out {error}") from None
     pipe = model_pipeline(options.model, backend="pytorch")
     if not getattr(pipe.model.config, "is_encoder_decoder", False):
         raise CliError("plot-attention draws a translation model's cross-attention; this model is a classifier.")
@@ -82,7 +86,7 @@ def add_commands(commands) -> None:
                                description=described(command_plot_attention))
     plot.add_argument("--model", required=True, help="model folder (trained run or exported)")
     plot.add_argument("--text", required=True, help="one source sentence")
-    plot.add_argument("--out", required=True, help="PNG file to write")
+    plot.add_argument("--out", required=True, help="image file to write: .png, .svg or .pdf")
     plot.add_argument("--layer", type=int, default=-1, help="decoder layer (default: the last)")
     plot.add_argument("--title", help="title above the plot (default: none)")
     add_generation_arguments(plot)
