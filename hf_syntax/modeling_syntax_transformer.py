@@ -35,6 +35,8 @@ from .stacks import (
     SyntaxEncoderOutput,
     SyntaxTransformerDecoder,
     SyntaxTransformerEncoder,
+    check_same_batch,
+    check_token_ids,
 )
 
 
@@ -318,6 +320,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
         if labels is not None:
+            check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=-100)
+            if input_ids is not None:
+                check_same_batch("labels", labels, "input_ids", input_ids)
             use_cache = False
             if decoder_input_ids is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)

@@ -67,6 +67,34 @@ def _embedding_scale(config) -> float:
     return math.sqrt(config.d_model) if config.scale_embedding else 1.0
 
 
+def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None, ignore: int | None = None) -> None:
+    """`ids` must be a (batch, length) tensor of integer token ids, below `vocab_size` where given (`ignore` aside,
+    e.g. -100 in labels): a single unbatched row, float ids or ids of another tokenizer are refused here with what to
+    change, instead of an IndexError inside an embedding. The value range is read only eagerly (a compiled graph
+    cannot branch on values)."""
+    if ids.dim() != 2:
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): add the batch "
+                         f"dimension ({name}[None]) or tokenize with return_tensors='pt'.")
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise ValueError(f"`{name}` holds {ids.dtype} values; token ids are integers (torch.long).")
+    if vocab_size is None or is_torchdynamo_compiling() or not ids.numel():
+        return
+    values = ids if ignore is None else ids.masked_fill(ids == ignore, 0)
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= vocab_size:
+        allowed = f" (or {ignore})" if ignore is not None else ""
+        raise ValueError(f"`{name}` holds ids from {low} to {high} but the vocabulary has {vocab_size} (0 .. "
+                         f"{vocab_size - 1}{allowed}): were they made by another tokenizer than this model's?")
+
+
+def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
+    """One row of `tensor` per sentence of `reference` (a mask per token where the shapes must be equal is checked
+    by the caller)."""
+    if tensor.shape[0] != reference.shape[0]:
+        raise ValueError(f"`{name}` has {tensor.shape[0]} rows but `{reference_name}` has {reference.shape[0]}: "
+                         f"one row per sentence of the batch.")
+
+
 def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
     """The columns `needed` out of those `given`, each checked to be there with one value per token of `reference`
     (the `side` stack's input ids)."""
@@ -122,6 +150,10 @@ class SyntaxTransformerEncoder(nn.Module):
         config = self.config
         if input_ids is None:
             raise ValueError("The encoder needs `input_ids` (batch, source_length).")
+        check_token_ids("input_ids", input_ids, config.vocab_size)
+        if attention_mask is not None and attention_mask.shape != input_ids.shape:
+            raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but `input_ids` "
+                             f"{tuple(input_ids.shape)}: one value per source token (1 = a token, 0 = padding).")
         length = input_ids.shape[1]
         if config.absolute_positions and length > config.max_position_embeddings:
             raise ValueError(
@@ -190,6 +222,9 @@ class SyntaxTransformerDecoder(nn.Module):
         **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
+        check_token_ids("decoder_input_ids", input_ids)  # shape and type only: this runs at every generation step
+        if encoder_hidden_states is not None:
+            check_same_batch("decoder_input_ids", input_ids, "input_ids", encoder_hidden_states)
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
         past_length = cache.get_seq_length() if cache is not None else 0
@@ -242,5 +277,7 @@ __all__ = [
     "SyntaxEncoderOutput",
     "SyntaxTransformerDecoder",
     "SyntaxTransformerEncoder",
+    "check_same_batch",
+    "check_token_ids",
     "needed_columns",
 ]

@@ -249,6 +249,35 @@ def test_bad_config_values_are_explained(options, message):
         SyntaxTransformerConfig(**options)
 
 
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (lambda ids, out: {"input_ids": ids[0], "decoder_input_ids": out}, r"`input_ids` has shape \(7,\); it must be "
+                                                                          r"\(batch, length\)"),
+        (lambda ids, out: {"input_ids": ids.float(), "decoder_input_ids": out}, "holds torch.float32 values"),
+        (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"ids from \d+ to \d+ but the "
+                                                                               r"vocabulary has"),
+        (lambda ids, out: {"input_ids": ids, "attention_mask": torch.ones(2, 6, dtype=torch.long),
+                           "decoder_input_ids": out}, r"`attention_mask` has shape \(2, 6\) but `input_ids` \(2, 7\)"),
+        (lambda ids, out: {"input_ids": ids, "labels": out[:1]}, "`labels` has 1 rows but `input_ids` has 2"),
+        (lambda ids, out: {"input_ids": ids, "labels": out + 1000}, r"`labels` holds ids .* \(or -100\)"),
+        (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[0]}, "`decoder_input_ids` has shape"),
+        (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[:1]}, "`decoder_input_ids` has 1 rows"),
+    ],
+)
+def test_misshapen_or_foreign_token_ids_are_clear_errors(baseline, inputs, message):
+    """Before: an IndexError inside an embedding, a torch size mismatch, or (a mask one token short) no error."""
+    ids, out = torch.randint(3, 100, (2, 7)), torch.randint(3, 100, (2, 4))
+    with pytest.raises(ValueError, match=message):
+        baseline(**inputs(ids, out))
+
+
+def test_labels_may_hold_the_ignore_index(baseline):
+    ids, labels = torch.randint(3, 100, (2, 7)), torch.randint(3, 100, (2, 4))
+    labels[:, -1] = -100
+    assert torch.isfinite(baseline(input_ids=ids, labels=labels).loss)
+
+
 def test_too_long_input_is_a_clear_error(baseline):
     too_long = torch.randint(3, 100, (1, 65))
     with pytest.raises(ValueError, match="max_position_embeddings"):
