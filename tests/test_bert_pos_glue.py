@@ -240,10 +240,11 @@ def test_the_command_line_is_config_and_set_only(capsys):
     ({"training": {"weight_decay": -0.1}}, "training.weight_decay = -0.1 cannot train: it must be >= 0"),
     ({"training": {"per_device_eval_batch_size": 0}}, "training.per_device_eval_batch_size = 0 cannot train"),
     ({"batch_size": 0}, "batch_size must be >= 1"),  # a ConfigError, so `hf-syntax train` says it in one line
+    ({"task": "sts"}, "task: unknown GLUE task 'sts'; choose one of"),  # was a ValueError with its traceback
 ])
 def test_glue_values_that_cannot_train_are_refused_before_any_data(options, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
-        check_run_config(GlueRunConfig(task="rte", output_dir="out", model_name_or_path=MINILM, **options))
+        check_run_config(GlueRunConfig(**{"task": "rte", "output_dir": "out", "model_name_or_path": MINILM, **options}))
 
 
 @pytest.mark.parametrize(("options", "gate"), [

@@ -28,8 +28,8 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     """Fine-tune on ``config.task`` for every learning rate; return (and write) the results summary."""
     from transformers import AutoTokenizer
 
-    task = get_task(config.task)
     check_run_config(config)
+    task = get_task(config.task)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 

@@ -12,6 +12,7 @@ from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
 from hf_syntax.recipes.config import (
     ConfigError, check_arguments, check_recipe, check_training_values, load_config, recipe_of,
 )
+from hf_syntax.recipes.glue.tasks import get_task
 from hf_syntax.recipes.runs import add_config_arguments
 
 EMPTY_TEXT_POLICIES = ("error", "skip", "keep")
@@ -72,6 +73,10 @@ def check_run_config(config: GlueRunConfig) -> None:
     from transformers import TrainingArguments
 
     check_recipe(config.recipe, "glue")
+    try:
+        get_task(config.task)
+    except ValueError as error:
+        raise ConfigError(f"task: {error}") from None
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
