@@ -535,6 +535,39 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     assert not (folder / "runs" / "baseline" / "seed42").exists()  # nothing started
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda study: study.update(cut_form={}), "unknown key(s) 'cut_form' (did you mean 'cut_from'?) in the study"),
+    (lambda study: study["runs"]["rel"].update(sett=[]), "unknown key(s) 'sett' (did you mean 'set'?) in run 'rel'"),
+    (lambda study: study["runs"]["rel"]["set"].append("model.kwargs.dropuot=0.3"),
+     "run 'rel' (seed 3) cannot train: unknown config key model.kwargs.dropuot (did you mean 'dropout'?)"),
+])
+def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(finished_study, tmp_path, edit, message,
+                                                                              capsys):
+    """Before, a misspelt key was ignored (the run trained without its settings) and a misspelt setting of a later
+    run failed only when that run started, hours into a session."""
+    folder, _ = finished_study
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
+    edit(study)
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    with pytest.raises(SystemExit):
+        study_command([str(tmp_path / "study.yaml"), "--seeds", "3"])
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # nothing trained
+
+
+def test_a_run_that_fails_says_why_in_the_driver_s_error(finished_study, tmp_path, capsys):
+    folder, _ = finished_study
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"))
+    study["runs"]["rel"]["set"].append(f"data.train={{source: {tmp_path / 'absent.ja'}, target: {tmp_path / 'absent.en'}}}")
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    with pytest.raises(SystemExit):
+        study_command([str(tmp_path / "study.yaml"), "--seeds", "3", "--runs", "rel"])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: 1 run(s) failed: rel seed 3: error: ") and "absent.ja" in error
+
+
 def test_committed_records_outlive_their_run_folders(finished_study):
     """runs/ is not committed: when a run's folder is gone its committed record counts as finished (not trained
     again), stays in the results and still serves the bootstrap of the other runs (from its committed translations)."""

@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, load_recipe_config
 from hf_syntax.study.processes import config_path, start_training
@@ -35,6 +36,16 @@ def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[
                              f"(e.g. {name}:43,44)") from None
     every_seed = sorted({seed for run_seeds in wanted.values() for seed in run_seeds})
     return [(run, seed) for seed in every_seed for run, run_seeds in wanted.items() if seed in run_seeds]
+
+
+def check_run_configs(study: Study, todo: list[tuple[str, int]]) -> None:
+    """Load every run's recipe config (the study's file with the run's ``--set`` values) before any of them trains:
+    a misspelt setting of the third run is refused now, not hours later when that run would start."""
+    for run, seed in todo:
+        try:
+            load_recipe_config(config_path(study), run_overrides(study, run, seed))
+        except (ConfigError, FileNotFoundError) as error:
+            raise StudyError(f"run {run!r} (seed {seed}) cannot train: {error}") from None
 
 
 def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
@@ -169,13 +180,21 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 continue
             del running[key]
             if process.returncode:
-                failed.append(key)
-                print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): see "
-                      f"{study.output_dir(*key) / 'train.log'}", flush=True)
+                log = study.output_dir(*key) / "train.log"
+                failed.append((*key, last_line(log)))
+                print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): {failed[-1][2]} (see {log})",
+                      flush=True)
             try:
                 report(study, extra_tests, blind)
             except StudyError as error:  # the runs in flight go on; the final report tries again
                 print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
     if failed:
-        raise StudyError(f"{len(failed)} run(s) failed: {failed}")
+        raise StudyError(f"{len(failed)} run(s) failed: "
+                         + "; ".join(f"{run} seed {seed}: {reason}" for run, seed, reason in failed))
+
+
+def last_line(log: Path) -> str:
+    """What a failed run said last (its error line), from the end of its log."""
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log.is_file() else []
+    return lines[-1].strip() if lines else "no output"
 

@@ -3,6 +3,7 @@ the named runs. ``Study`` is what every other module of the study reads; it hold
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,10 @@ import yaml
 from hf_syntax.recipes.translation.data import resolve_data_path
 
 REQUIRED_KEYS = {"config", "work_dir", "results", "reference", "baseline", "runs"}
+OPTIONAL_KEYS = {"results_name", "split", "loss_at_steps", "config_fields", "reference_curves", "common", "prepare",
+                 "continues", "against", "beside", "source", "cut_from",
+                 "anchors"}  # anchors: a place for YAML anchors (&name) of --set lists the runs share
+RUN_KEYS = {"label", "set"}
 
 
 class StudyError(Exception):
@@ -58,6 +63,7 @@ class Study:
         missing = REQUIRED_KEYS - set(raw)
         if missing:
             raise StudyError(f"{path}: missing keys {sorted(missing)}")
+        _refuse_unknown_keys(path, raw)
         if raw["baseline"] not in raw["runs"]:
             raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
         against = {reference: list(runs) for reference, runs in (raw.get("against") or {}).items()}
@@ -93,6 +99,26 @@ class Study:
         """File-name stem of a run's translations and log (prefixed when the folder holds several studies)."""
         prefix = "" if self.results_name == "results" else f"{self.results_name}."
         return f"{prefix}{run}.s{seed}"
+
+
+def _refuse_unknown_keys(path: Path, raw: dict) -> None:
+    """A misspelt key would be ignored: a run trained without its settings, or a study without its cut or
+    comparison. Refused, with the nearest known key."""
+    def refuse(where: str, unknown: list[str], known: set[str]) -> None:
+        close = {key: difflib.get_close_matches(key, sorted(known), n=1) for key in unknown}
+        hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
+        raise StudyError(f"{path}: unknown key(s) {hints} in {where}; the keys are {sorted(known)}")
+
+    known = REQUIRED_KEYS | OPTIONAL_KEYS
+    if unknown := sorted(set(raw) - known):
+        refuse("the study", unknown, known)
+    if not isinstance(raw["runs"], dict) or not raw["runs"]:
+        raise StudyError(f"{path}: 'runs' maps run names to {{label: ..., set: [...]}}, got {raw['runs']!r}")
+    for run, definition in raw["runs"].items():
+        if not isinstance(definition, dict):
+            raise StudyError(f"{path}: run {run!r} is a mapping {{label: ..., set: [...]}}, got {definition!r}")
+        if unknown := sorted(set(definition) - RUN_KEYS):
+            refuse(f"run {run!r}", unknown, RUN_KEYS)
 
 
 def flatten(overrides: list) -> list[str]:
