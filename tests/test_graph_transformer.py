@@ -406,7 +406,7 @@ def test_every_ablation_run_builds_the_reading_it_names(tmp_path):
             assert config.encoder_layer_type == "standard"
             continue
         fusion, reading = name.split("_", 1)
-        named = dict(option.removeprefix("model.kwargs.").split("=") for option in raw["readings"][reading])
+        named = dict(option.removeprefix("model.kwargs.").split("=") for option in raw["anchors"][reading])
         readings[name] = tuple(getattr(config, field) for field in fields)
         assert config.graph_fusion == fusion and {field: getattr(config, field) for field in named} == named, name
         unnamed = [field for field in fields if field not in named]
