@@ -540,6 +540,7 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     (lambda study: study["runs"]["rel"].update(sett=[]), "unknown key(s) 'sett' (did you mean 'set'?) in run 'rel'"),
     (lambda study: study["runs"]["rel"]["set"].append("model.kwargs.dropuot=0.3"),
      "run 'rel' (seed 3) cannot train: unknown config key model.kwargs.dropuot (did you mean 'dropout'?)"),
+    (lambda study: study.update(prepare=[{"creates": "data"}]), "prepare step 1 is {creates: PATH, command: ["),
 ])
 def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(finished_study, tmp_path, edit, message,
                                                                               capsys):

@@ -114,6 +114,11 @@ def _refuse_unknown_keys(path: Path, raw: dict) -> None:
         refuse("the study", unknown, known)
     if not isinstance(raw["runs"], dict) or not raw["runs"]:
         raise StudyError(f"{path}: 'runs' maps run names to {{label: ..., set: [...]}}, got {raw['runs']!r}")
+    for index, step in enumerate(raw.get("prepare") or []):
+        if not isinstance(step, dict) or set(step) != {"creates", "command"} or not isinstance(step["command"], list) \
+                or not step["command"]:
+            raise StudyError(f"{path}: prepare step {index + 1} is {{creates: PATH, command: [PROGRAM, ARG, ...]}} "
+                             f"(run once, skipped while PATH exists), got {step!r}")
     for run, definition in raw["runs"].items():
         if not isinstance(definition, dict):
             raise StudyError(f"{path}: run {run!r} is a mapping {{label: ..., set: [...]}}, got {definition!r}")
