@@ -63,7 +63,7 @@ class Study:
         missing = REQUIRED_KEYS - set(raw)
         if missing:
             raise StudyError(f"{path}: missing keys {sorted(missing)}")
-        _refuse_unknown_keys(path, raw)
+        _check_layout(path, raw)
         if raw["baseline"] not in raw["runs"]:
             raise StudyError(f"{path}: baseline {raw['baseline']!r} is not one of the runs {sorted(raw['runs'])}")
         against = {reference: list(runs) for reference, runs in (raw.get("against") or {}).items()}
@@ -101,9 +101,9 @@ class Study:
         return f"{prefix}{run}.s{seed}"
 
 
-def _refuse_unknown_keys(path: Path, raw: dict) -> None:
-    """A misspelt key would be ignored: a run trained without its settings, or a study without its cut or
-    comparison. Refused, with the nearest known key."""
+def _check_layout(path: Path, raw: dict) -> None:
+    """Known keys only (a misspelt one would be ignored: a run trained without its settings, a study without its cut
+    or comparison; refused with the nearest known key), runs as {label, set} and prepare steps as {creates, command}."""
     def refuse(where: str, unknown: list[str], known: set[str]) -> None:
         close = {key: difflib.get_close_matches(key, sorted(known), n=1) for key in unknown}
         hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
