@@ -463,6 +463,16 @@ def test_a_run_cut_from_a_longer_open_ended_run_only_averages_and_scores_that_ru
     too_long = Study(**{**vars(too_long), "runs": {"baseline": {"set": ["training.num_train_epochs=5"]}}})
     with pytest.raises(StudyError, match=r"has no checkpoint of epoch\(s\) \[4, 5\]"):
         cut_longer_run(too_long, "baseline", 3, source)
+    # a source of another recipe is refused before anything is copied: a setting of the model, a schedule that
+    # depends on the length (cosine over 3 epochs is not cosine over 2 cut short)
+    for setting, difference in [("model.kwargs.dropout=0.45", r"model dropout: 0.1 there, 0.45 here"),
+                                ("training.lr_scheduler_type=cosine", r"lr_scheduler_type: 'inverse_sqrt' there, "
+                                 r"'cosine' here; the cosine schedule's length: 3 epochs there, 2 here")]:
+        other = Study(**{**vars(too_long), "work_dir": tmp_path / "other",
+                         "runs": {"baseline": {"set": [setting]}}})
+        with pytest.raises(StudyError, match=rf"'cut_from' names .*seed3, which trained another recipe \(.*{difference}"):
+            cut_longer_run(other, "baseline", 3, source)
+        assert not (tmp_path / "other").exists()
 
 
 @pytest.mark.parametrize("cut_from", [{"nope": {"seed": 3, "run_dir": "runs/x"}}, {"rel": {"seed": 3}},

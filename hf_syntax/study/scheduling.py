@@ -9,10 +9,13 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
-from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, load_recipe_config
+from hf_syntax.recipes.translation.schema import (AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config,
+                                                  resolve_model_type)
+from hf_syntax.recipes.translation.trainer import training_arguments
 from hf_syntax.study.processes import config_path, start_training
 from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
                                      committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
@@ -103,8 +106,8 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     average takes (the last ``average_last_checkpoints`` epochs up to the budget) are copied with the tokenizer and
     settings, and the run resumes at its budget with no step left, so it only averages and scores. Its wall time is
     the budget's share of the source's (median pace x steps), not a time of its own."""
-    training = load_recipe_config(config_path(study), run_overrides(study, run, seed)).training
-    budget, count = training.get("num_train_epochs"), training.get(AVERAGING_OPTION, 1)
+    recipe = load_recipe_config(config_path(study), run_overrides(study, run, seed))
+    budget, count = recipe.training.get("num_train_epochs"), recipe.training.get(AVERAGING_OPTION, 1)
     if not isinstance(budget, int):
         raise StudyError(f"{run} seed {seed}: 'cut_from' cuts a run at a whole number of epochs; the run's "
                          f"training.num_train_epochs is {budget!r}")
@@ -115,6 +118,7 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     if missing:
         raise StudyError(f"{run} seed {seed}: {source} has no checkpoint of epoch(s) {missing}, which the average of "
                          f"the last {count} epochs up to {budget} takes; train it that far first (or drop cut_from)")
+    check_same_recipe(f"{run} seed {seed}", recipe, epochs[budget])
     pace = seconds_per_step(source)
     if pace is None:
         raise StudyError(f"{run} seed {seed}: {source} needs two checkpoints to time its epochs")
@@ -127,6 +131,47 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     (target / WALL_CLOCK_FILE).write_text(json.dumps([round(pace * steps, 1)]) + "\n")
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} is {source} cut at epoch {budget} (epochs {wanted[0]}-"
           f"{budget} copied)", flush=True)
+
+
+# Learning-rate schedules whose rate at a step does not depend on the run's length: only these can be cut short.
+OPEN_ENDED_SCHEDULES = ("inverse_sqrt", "constant", "constant_with_warmup")
+# The training arguments that decide a run's steps up to any epoch (output folders, logging and saving do not).
+TRAJECTORY_ARGUMENTS = ("seed", "data_seed", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps",
+                        "per_device_train_batch_size", "gradient_accumulation_steps", "optim", "weight_decay",
+                        "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "label_smoothing_factor")
+
+
+def check_same_recipe(name: str, recipe: TranslationRecipeConfig, checkpoint: Path) -> None:
+    """Refuse to cut a run out of one that trained another recipe: a model setting the run's config names (its
+    preset and ``model.kwargs``), an argument of :data:`TRAJECTORY_ARGUMENTS`, or a schedule that depends on the
+    length (cosine, linear) of another length would make the copied checkpoints another run than the one the study
+    reports."""
+    import torch
+
+    config_class, preset = resolve_model_type(recipe.model.type)
+    wanted = config_class(**{**preset, **recipe.model.kwargs}).to_dict()
+    saved = json.loads((checkpoint / "config.json").read_text())
+    differences = [f"model {key}: {saved.get(key)!r} there, {wanted[key]!r} here"
+                   for key in ["model_type", *preset, *recipe.model.kwargs] if saved.get(key) != wanted[key]]
+    trained = torch.load(checkpoint / "training_args.bin", weights_only=False)
+    arguments = training_arguments(recipe)
+    differences += [f"training {key}: {plain(getattr(trained, key))!r} there, {plain(getattr(arguments, key))!r} here"
+                    for key in TRAJECTORY_ARGUMENTS if getattr(trained, key) != getattr(arguments, key)]
+    schedule = plain(arguments.lr_scheduler_type)
+    length = json.loads((checkpoint / "trainer_state.json").read_text())["num_train_epochs"]
+    if schedule not in OPEN_ENDED_SCHEDULES and length != recipe.training["num_train_epochs"]:
+        differences.append(f"the {schedule} schedule's length: {length} epochs there, "
+                           f"{recipe.training['num_train_epochs']} here (only {', '.join(OPEN_ENDED_SCHEDULES)} "
+                           f"can be cut short)")
+    if differences:
+        raise StudyError(f"{name}: 'cut_from' names {checkpoint.parent}, which trained another recipe ("
+                         f"{'; '.join(differences)}); train the run itself (drop cut_from) or point it at a run of "
+                         f"this recipe")
+
+
+def plain(value: Any) -> Any:
+    """A training argument as its config spells it (``'cosine'``, not ``<SchedulerType.COSINE: 'cosine'>``)."""
+    return getattr(value, "value", value)
 
 
 def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
