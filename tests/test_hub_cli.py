@@ -197,6 +197,27 @@ def test_evaluate_stops_at_an_empty_pair_or_skips_and_counts_it(model_dirs, tmp_
     assert scores["sentences"] == 3 and scores["empty_pairs_skipped"] == 1
 
 
+@pytest.mark.parametrize("files, expected", [
+    ({"src.txt": "a\nb\n", "ref.txt": "a\n"}, "ref.txt has 1 lines"),
+    ({"src.txt": "a\n", "ref.txt": "a\n", "gold.conllu": "not a tree\n"}, "expected 10 tab-separated CoNLL-U columns"),
+    ({"src.txt": "a\n", "gold.conllu": "not a tree\n"}, "--source needs --reference"),
+])
+def test_evaluate_reads_its_inputs_before_the_model_loads(tmp_path, capsys, files, expected):
+    """A bad input is reported in seconds and not after the model load (or after translating, for a malformed
+    --gold-conllu): the model folder here does not even exist."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    flags = {"src.txt": "--source", "ref.txt": "--reference", "gold.conllu": "--gold-conllu"}
+    command = ["evaluate", "--model", str(tmp_path / "no_model")]
+    for name in files:
+        command += [flags[name], str(tmp_path / name)]
+    with pytest.raises(SystemExit) as exit_info:
+        main(command)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert expected in error and "no_model" not in error
+
+
 def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, capsys):
     """A UAS worked by hand: with its biaffine U and key bias u at zero a DBSA parse head is uniform, so every word's
     best head is the root; the first EWT dev sentence, "From the AP comes this story :", has one root in 7 words."""

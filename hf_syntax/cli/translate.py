@@ -54,16 +54,22 @@ def command_evaluate(options) -> None:
     the attachment score of a DBSA encoder parse head."""
     if not options.reference and not options.gold_conllu:
         raise CliError("give --source with --reference (BLEU/chrF) and/or --gold-conllu (parse attachment score).")
-    scores = {}
-    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
-                          **reading_options(options))
+    if bool(options.source) != bool(options.reference):
+        given, missing = ("--reference", "--source") if options.reference else ("--source", "--reference")
+        raise CliError(f"{given} needs {missing}: the sentences to translate and their reference translations, "
+                       f"line by line.")
+    # every input is read before the model loads: a file that cannot be read fails in a second, not after the load
+    # (or after translating, for a malformed --gold-conllu)
     if options.reference:
-        if not options.source:
-            raise CliError("--reference needs --source (the sentences to translate).")
         from hf_syntax.data.corpus import read_parallel
 
         columns, read = read_parallel(options.source, options.reference, skip_empty=options.skip_empty,
                                       max_pairs=options.max_sentences)
+    gold_trees = read_gold_trees(options.gold_conllu, options.max_sentences) if options.gold_conllu else None
+    pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
+                          **reading_options(options))
+    scores = {}
+    if options.reference:
         if read.empty_pairs_skipped:
             scores["empty_pairs_skipped"] = read.empty_pairs_skipped
         if "bleu" in options.metrics:
@@ -78,8 +84,8 @@ def command_evaluate(options) -> None:
             except ValueError as error:
                 raise CliError(f"--metrics cross-entropy: {error}") from None
         scores["sentences"] = len(columns["source"])
-    if options.gold_conllu:
-        scores.update(encoder_attachment_score(pipe, options.gold_conllu, options.max_sentences))
+    if gold_trees is not None:
+        scores.update(encoder_attachment_score(pipe, gold_trees))
     print(json.dumps(scores, indent=2))
 
 
@@ -95,16 +101,21 @@ def translation_scores(pipe, columns: dict[str, list[str]], options) -> dict[str
                               lowercase=options.lowercase, pretokenized=pretokenized)
 
 
-def encoder_attachment_score(pipe, conllu_path: str, max_sentences: int | None = None) -> dict:
-    """UAS of the encoder parse head on the gold trees of a CoNLL-U file (multiword tokens collapsed to words)."""
+def read_gold_trees(conllu_path: str, max_sentences: int | None = None) -> list:
+    """The first ``max_sentences`` trees of a CoNLL-U file, multiword tokens collapsed to words."""
+    from hf_syntax.conllu import read_conllu
+
+    return [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
+
+
+def encoder_attachment_score(pipe, trees: list) -> dict:
+    """UAS of the encoder parse head on gold trees."""
     from functools import partial
 
     from tqdm.auto import tqdm
 
-    from hf_syntax.conllu import read_conllu
     from hf_syntax.analysis.parse_scores import gold_tree_attachment_score
 
-    trees = [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
     try:
         total = gold_tree_attachment_score(pipe.model, pipe.tokenizer, trees,
                                            progress=partial(tqdm, desc="Parsing", unit="sent", file=sys.stderr))
