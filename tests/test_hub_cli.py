@@ -218,6 +218,18 @@ def test_evaluate_reads_its_inputs_before_the_model_loads(tmp_path, capsys, file
     assert expected in error and "no_model" not in error
 
 
+def test_show_and_parse_read_their_input_before_the_model_or_parser_loads(tmp_path, capsys):
+    (tmp_path / "blank.txt").write_text("\n \u200b\n")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    for command, expected in [
+        (["show", "--model", str(tmp_path / "no_model"), "--source", str(tmp_path / "blank.txt")], "no sentence to show"),
+        (["parse", "--parser", "spacy:no_such_pipeline", "--input", str(tmp_path / "latin1.txt")], "is not UTF-8 text"),
+    ]:
+        with pytest.raises(SystemExit):
+            main(command)
+        assert_one_error_line(capsys, expected)
+
+
 def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, capsys):
     """A UAS worked by hand: with its biaffine U and key bias u at zero a DBSA parse head is uniform, so every word's
     best head is the root; the first EWT dev sentence, "From the AP comes this story :", has one root in 7 words."""
@@ -354,6 +366,10 @@ def test_plot_attention_writes_the_image_format_its_file_name_says(model_dirs, t
               "--out", str(tmp_path / "attention.txt")])
     assert_one_error_line(capsys, "ends in .txt", ".png, .svg, .pdf")
     assert not (tmp_path / "attention.txt").exists()
+    with pytest.raises(SystemExit):  # a layer the decoder lacks: one line, before anything is translated
+        main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0], "--layer", "7",
+              "--out", str(tmp_path / "layer7.png")])
+    assert_one_error_line(capsys, "--layer: layer=7 is out of range: the decoder has 1 layers", "-1 for the last")
 
 
 def test_preprocess_saves_featurized_splits_and_a_tokenizer_for_the_recipe(tmp_path, capsys):

@@ -31,12 +31,18 @@ def translation_cross_attention(model, inputs: dict, *, layer: int = -1, **gener
     input_ids = inputs.get("input_ids")
     if input_ids is None or input_ids.dim() != 2 or input_ids.shape[0] != 1:
         raise ValueError("translation_cross_attention plots one sentence: pass `input_ids` of shape (1, source_len).")
+    check_decoder_layer(model.config, layer)
     generated = model.generate(**inputs, **generate_kwargs)
     outputs = model(**inputs, decoder_input_ids=generated[:, :-1], output_attentions=True, use_cache=False)
-    cross_attentions = outputs.cross_attentions
-    if not -len(cross_attentions) <= layer < len(cross_attentions):
-        raise ValueError(f"layer={layer} is out of range: the decoder has {len(cross_attentions)} layers.")
-    return generated[0], cross_attentions[layer][0].float().mean(dim=0)
+    return generated[0], outputs.cross_attentions[layer][0].float().mean(dim=0)
+
+
+def check_decoder_layer(config, layer: int) -> None:
+    """A layer index the decoder has (negative counts from the top), checked before anything is translated."""
+    count = config.decoder_layers
+    if not -count <= layer < count:
+        raise ValueError(f"layer={layer} is out of range: the decoder has {count} layers (give 0 to {count - 1}, "
+                         f"or -1 for the last).")
 
 
 IMAGE_FORMATS = ("png", "svg", "pdf")

@@ -30,13 +30,14 @@ def command_show(options) -> None:
     from hf_syntax.featurizer import is_blank
     from hf_syntax.tree_views import predicted_source_tree, source_tree
 
+    # the input is read before the model loads: unreadable or empty input fails in a second, not after the load
+    texts = [line.strip() for line in read_input_lines(options.source) if not is_blank(line)][: options.max_sentences]
+    if not texts:
+        raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
     pipe = model_pipeline(options.model, backend="pytorch", **generation_options(options))
     config = pipe.model.config
     if not getattr(config, "is_encoder_decoder", False):
         raise CliError("show prints translations with their trees; this model is a classifier.")
-    texts = [line.strip() for line in read_input_lines(options.source) if not is_blank(line)][: options.max_sentences]
-    if not texts:
-        raise CliError("no sentence to show: give --source FILE (or lines on stdin) with at least one non-empty line.")
     for text in texts:
         print(f"source:      {text}")
         given = source_tree(pipe, text, options.pretokenized)
@@ -55,7 +56,7 @@ def command_show(options) -> None:
 def command_plot_attention(options) -> None:
     """Translate one sentence and draw the decoder's cross-attention over the source subwords."""
     from hf_syntax.columns import pad_columns
-    from hf_syntax.analysis.attention_plots import image_format, plot_translation_attention
+    from hf_syntax.analysis.attention_plots import check_decoder_layer, image_format, plot_translation_attention
 
     try:
         image_format(options.out)
@@ -64,6 +65,10 @@ def command_plot_attention(options) -> None:
     pipe = model_pipeline(options.model, backend="pytorch")
     if not getattr(pipe.model.config, "is_encoder_decoder", False):
         raise CliError("plot-attention draws a translation model's cross-attention; this model is a classifier.")
+    try:
+        check_decoder_layer(pipe.model.config, options.layer)
+    except ValueError as error:
+        raise CliError(f"--layer: {error}") from None
     row = pipe.preprocess(options.text, pretokenized=options.pretokenized)["row"]
     inputs = pad_columns([row], pipe.tokenizer.pad_token_id)
     path = plot_translation_attention(pipe.model, pipe.tokenizer, inputs, options.out, layer=options.layer,

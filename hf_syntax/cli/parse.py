@@ -27,9 +27,9 @@ def command_parse(options) -> None:
                            f"--parser SPEC instead, or translate it without trees.")
         if pretokenized is None:
             pretokenized = bool(getattr(config, "source_pretokenized", False))
-    parser = get_parser(spec)
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)
-                if not is_blank(line)]
+                if not is_blank(line)]  # before the parser loads: unreadable input fails in a second
+    parser = get_parser(spec)
     for start in range(0, len(numbered), options.batch_size):
         batch = numbered[start : start + options.batch_size]
         trees = parser.parse_batch([text for _, text in batch], pretokenized=bool(pretokenized))
