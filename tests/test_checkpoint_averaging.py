@@ -2,6 +2,7 @@
 runs and hand-made checkpoints."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,22 @@ def test_checkpoints_of_different_configs_are_refused_in_one_line(two_exports, t
     message = capsys.readouterr().err.strip()
     assert "\n" not in message and message.startswith("error: ") and "not checkpoints of one model" in message
     assert not (tmp_path / "mixed").exists()
+
+
+def test_a_checkpoint_named_twice_or_of_another_vocabulary_is_refused(two_exports, tmp_path):
+    """Naming one folder twice would weigh it double; a folder whose tokenizer maps ids to other subwords (two runs
+    that trained their own vocabularies) has embedding rows that mean other things: neither is a mean of one model."""
+    with pytest.raises(CheckpointAveragingError, match="is named twice; each checkpoint counts once"):
+        average_checkpoints([two_exports[0], two_exports[1], two_exports[0]], tmp_path / "twice")
+    other = shutil.copytree(two_exports[1], tmp_path / "other_vocabulary")
+    tokenizer = json.loads((other / "tokenizer.json").read_text())
+    vocabulary = tokenizer["model"]["vocab"]
+    first, second = list(vocabulary)[-2:]
+    vocabulary[first], vocabulary[second] = vocabulary[second], vocabulary[first]
+    (other / "tokenizer.json").write_text(json.dumps(tokenizer))
+    with pytest.raises(CheckpointAveragingError, match=r"have different vocabularies \(tokenizer.json differs\)"):
+        average_checkpoints([two_exports[0], other], tmp_path / "mixed")
+    assert not (tmp_path / "twice").exists() and not (tmp_path / "mixed").exists()
 
 
 def test_different_shapes_are_refused():

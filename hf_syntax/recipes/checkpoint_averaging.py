@@ -20,6 +20,8 @@ from pathlib import Path
 
 import torch
 
+from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
+
 TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json", "training_args.bin")
 """What a Trainer checkpoint carries besides the model: meaningless for an average, so not copied to one."""
 CONFIG_KEYS_THAT_MAY_DIFFER = {"_name_or_path", "transformers_version", "dtype", "torch_dtype", "custom_pipelines"}
@@ -28,6 +30,8 @@ a run's final model folder is saved with its pipeline, its checkpoints are not).
 SAVED_ONLY_CONFIG_KEYS = ("architectures", "auto_map")
 """Config entries save_pretrained writes (the class and its remote-code map), unset on a model never saved."""
 AVERAGING_RECORD = "averaged_from.json"
+VOCABULARY_FILES = ("tokenizer.json", f"{TARGET_TOKENIZER_DIR}/tokenizer.json")
+"""The files that say which subword each embedding row is: the same in every folder of one average."""
 
 
 class CheckpointAveragingError(ValueError):
@@ -73,6 +77,19 @@ def check_one_model(configs: Mapping[Path, dict]) -> None:
                     f"run (one architecture and config)")
 
 
+def check_one_vocabulary(folders: list[Path]) -> None:
+    """Refuse folders whose tokenizers differ: the same embedding row would stand for different subwords, so the
+    average would be fluent in neither (two runs of one config that trained their own vocabularies on other data)."""
+    for name in VOCABULARY_FILES:
+        saved = {folder: (folder / name).read_bytes() for folder in folders if (folder / name).is_file()}
+        (first, first_bytes), *others = saved.items() or [(None, None)]
+        different = next((folder for folder, data in others if data != first_bytes), None)
+        if different is not None:
+            raise CheckpointAveragingError(f"{first} and {different} have different vocabularies ({name} differs): "
+                                           f"their embedding rows are different subwords; average checkpoints of "
+                                           f"one run")
+
+
 def read_config(folder: Path) -> dict:
     """A saved folder's full config (defaults included: ``config.json`` stores only what differs from them)."""
     from hf_syntax.hub.model_folder import ModelFolderError, load_model_config
@@ -98,7 +115,12 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
         raise CheckpointAveragingError(f"--output {output} is one of the checkpoints; write the average elsewhere")
     if output.exists() and any(output.iterdir()):
         raise CheckpointAveragingError(f"--output {output} exists and is not empty; choose a new folder")
+    twice = next((folder for index, folder in enumerate(folders)
+                  if folder.resolve() in {earlier.resolve() for earlier in folders[:index]}), None)
+    if twice is not None:
+        raise CheckpointAveragingError(f"{twice} is named twice; each checkpoint counts once in the mean")
     check_one_model({folder: read_config(folder) for folder in folders})  # before loading any weights
+    check_one_vocabulary(folders)
     model, _ = load_model_folder(folders[-1])  # the newest counts once, as loaded; the others stream in
     average_final_weights(model, folders[:-1], name=str(folders[-1]))
     newest = folders[-1]
