@@ -289,6 +289,33 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     def set_output_embeddings(self, embeddings):
         self.lm_head = embeddings
 
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        """`resize_token_embeddings` resizes the source vocabulary. One vocabulary shared by both sides is also the
+        target's: the output layer follows and `decoder_vocab_size` with it (left stale, a saved model would not
+        load). Separate vocabularies keep the target's; `resize_decoder_token_embeddings` resizes that."""
+        if self.config.share_encoder_decoder_embeddings:
+            embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+            self.config.decoder_vocab_size = embeddings.weight.shape[0]
+            return embeddings
+        embeddings = self._get_resized_embeddings(self.get_input_embeddings(), new_num_tokens, pad_to_multiple_of,
+                                                  mean_resizing)
+        self.set_input_embeddings(embeddings)
+        return embeddings
+
+    def resize_decoder_token_embeddings(self, new_num_tokens: int, mean_resizing: bool = True) -> nn.Embedding:
+        """Resize the target vocabulary of a model with separate vocabularies (decoder embeddings, output layer and
+        `decoder_vocab_size`), e.g. after adding tokens to its target tokenizer."""
+        if self.config.share_encoder_decoder_embeddings:
+            raise ValueError("This model's encoder and decoder share one vocabulary: resize it with "
+                             "resize_token_embeddings, which resizes both sides.")
+        decoder = self.model.decoder
+        decoder.embed_tokens = self._get_resized_embeddings(decoder.embed_tokens, new_num_tokens,
+                                                            mean_resizing=mean_resizing)
+        self.lm_head = self._get_resized_lm_head(self.lm_head, new_num_tokens, mean_resizing=mean_resizing)
+        self.config.decoder_vocab_size = new_num_tokens
+        self.tie_weights()
+        return decoder.embed_tokens
+
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor):
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 

@@ -331,3 +331,33 @@ def test_activation_checkpointing_keeps_less_for_backward_and_gives_the_same_los
     torch.testing.assert_close(loss, plain_loss, rtol=0, atol=0)
     for gradient, plain in zip(gradients, plain_gradients, strict=True):
         torch.testing.assert_close(gradient, plain, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_resized_vocabularies_train_save_and_load(tmp_path, shared):
+    """resize_token_embeddings grows the source vocabulary, and with one shared vocabulary the target's too (the
+    config's decoder_vocab_size follows, else the saved model would not load); separate vocabularies grow their
+    target side with resize_decoder_token_embeddings. New ids train and the saved folder loads back equal."""
+    torch.manual_seed(0)
+    model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(
+        **TINY, share_encoder_decoder_embeddings=shared, tie_word_embeddings=True)).eval()
+    model.resize_token_embeddings(150)
+    if shared:
+        with pytest.raises(ValueError, match="share one vocabulary: resize it with resize_token_embeddings"):
+            model.resize_decoder_token_embeddings(140)
+    else:
+        assert model.config.decoder_vocab_size == 120 and model.lm_head.weight.shape[0] == 120
+        model.resize_decoder_token_embeddings(140)
+    target_size = 150 if shared else 140
+    assert model.config.vocab_size == 150 and model.config.decoder_vocab_size == target_size
+    assert model.lm_head.weight.data_ptr() == model.get_decoder().embed_tokens.weight.data_ptr()
+    input_ids = torch.tensor([[3, 149, 5, 2]])
+    labels = torch.tensor([[target_size - 1, 4, 2]])
+    loss = model(input_ids=input_ids, labels=labels).loss
+    loss.backward()
+    assert model.lm_head.weight.grad[target_size - 1].abs().sum() > 0
+    model.save_pretrained(tmp_path)
+    reloaded = SyntaxTransformerForConditionalGeneration.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(reloaded(input_ids=input_ids, labels=labels).logits,
+                           model(input_ids=input_ids, labels=labels).logits)
