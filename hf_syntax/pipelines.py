@@ -46,7 +46,9 @@ class SyntaxTranslationPipeline(Pipeline):
     """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.
 
     ``pipe("text")`` -> ``[{"translation_text": ...}]``; a list gives one such dict per text. Generation settings
-    (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config.
+    (``num_beams``, ``max_new_tokens``, ...) go to ``generate`` on top of the model's generation config. As in the
+    translation pipeline of transformers 4: ``return_tensors=True`` gives ``translation_token_ids`` instead of the
+    text, and ``clean_up_tokenization_spaces`` goes to the decoding.
     ``pretokenized=True``: the texts are space-separated words (as in a pre-tokenized training corpus such as
     small_parallel_enja), parsed as given instead of re-segmented by the parser. The default is
     ``config.source_pretokenized``, i.e. what the model was trained on; with that default, a text containing no
@@ -134,7 +136,13 @@ class SyntaxTranslationPipeline(Pipeline):
         check_sources(inputs)
         return super().__call__(inputs, **kwargs)
 
-    def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, **generate_kwargs):
+    def _sanitize_parameters(self, skip_special_tokens=None, pretokenized=None, return_tensors=None, return_text=None,
+                             clean_up_tokenization_spaces=None, src_lang=None, tgt_lang=None, **generate_kwargs):
+        if src_lang is not None or tgt_lang is not None:
+            raise ValueError("This model translates one language pair, the one it was trained on; src_lang/tgt_lang "
+                             "choose the languages of multilingual models only: drop them.")
+        if return_tensors and return_text:
+            raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
         saved = getattr(self.model, "generation_config", None)
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
                 and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
@@ -142,7 +150,9 @@ class SyntaxTranslationPipeline(Pipeline):
             # way (+1, the decoder start token) so generate does not warn that both limits were set.
             generate_kwargs["max_length"] = generate_kwargs.pop("max_new_tokens") + 1
         preprocess = {} if pretokenized is None else {"pretokenized": pretokenized}
-        postprocess = {} if skip_special_tokens is None else {"skip_special_tokens": skip_special_tokens}
+        postprocess = {key: value for key, value in (("skip_special_tokens", skip_special_tokens),
+                                                     ("clean_up_tokenization_spaces", clean_up_tokenization_spaces),
+                                                     ("return_tensors", return_tensors)) if value is not None}
         return preprocess, generate_kwargs, postprocess
 
     def preprocess(self, text, pretokenized=None):
@@ -190,9 +200,14 @@ class SyntaxTranslationPipeline(Pipeline):
         batch = {key: value.to(self.model.device) for key, value in batch.items()}
         return {"output_ids": self.model.generate(**batch, **generate_kwargs)}
 
-    def postprocess(self, model_outputs, skip_special_tokens=True):
+    def postprocess(self, model_outputs, skip_special_tokens=True, clean_up_tokenization_spaces=None,
+                    return_tensors=False):
+        if return_tensors:
+            return [{"translation_token_ids": ids} for ids in model_outputs["output_ids"]]
         return [
-            {"translation_text": self.target_tokenizer.decode(ids, skip_special_tokens=skip_special_tokens).strip()}
+            {"translation_text": self.target_tokenizer.decode(
+                ids, skip_special_tokens=skip_special_tokens,
+                clean_up_tokenization_spaces=clean_up_tokenization_spaces).strip()}
             for ids in model_outputs["output_ids"]
         ]
 

@@ -294,3 +294,21 @@ def test_max_new_tokens_replaces_the_saved_max_length_without_a_warning():
         logging.getLogger("transformers").removeHandler(handler)
     assert output_ids.shape[-1] == 4, "the decoder start token and 3 new tokens"
     assert not [record for record in warnings if "max_length" in record.getMessage()]
+
+
+def test_token_ids_instead_of_text_and_one_language_pair_as_in_the_transformers_4_translation_pipeline():
+    """``return_tensors=True`` gives each translation's ids (decoding them gives its text), ``return_text`` with it
+    is refused as transformers refuses it, and src_lang/tgt_lang, which choose the languages of a multilingual
+    model, are refused for a one-pair model instead of being passed to generate (whose error blamed the model)."""
+    tokenizer = tiny_tokenizer()
+    pipe = syntax_pipeline(tiny_model("baseline", tokenizer).eval(), tokenizer)
+    texts = ["The cat sleeps.", "A dog runs in the park."]
+    ids = pipe(texts, return_tensors=True, max_new_tokens=5)
+    text = pipe(texts, max_new_tokens=5)
+    assert [set(result) for result in ids] == [{"translation_token_ids"}] * 2
+    assert [tokenizer.decode(result["translation_token_ids"], skip_special_tokens=True).strip() for result in ids] == [
+        result["translation_text"] for result in text]
+    with pytest.raises(ValueError, match="`return_text` and `return_tensors` are mutually exclusive"):
+        pipe(texts, return_tensors=True, return_text=True)
+    with pytest.raises(ValueError, match="translates one language pair.*src_lang/tgt_lang"):
+        pipe(texts, tgt_lang="fr")
