@@ -50,7 +50,8 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
     """Yield ``ConlluSentence``s from a CoNLL-U file (plain or .gz).
 
     Multiword-token lines (``3-4``) become ``MultiwordToken``s sharing one span; empty nodes (``8.1``, enhanced
-    graphs only) are skipped and counted. Every format or tree error names the file and line. UD allows one root
+    graphs only) are skipped and counted. A byte-order mark at the start and CRLF line ends are read as plain UTF-8
+    text. Every format or tree error names the file and line. UD allows one root
     per sentence, so a second one is an error (a file that is not valid UD); ``allow_multiple_roots=True`` reads
     such sentences as forests instead.
     """
@@ -58,6 +59,8 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
         block, first_line = [], None
         for number, raw in enumerate(handle, start=1):
             line = _decoded(path, number, raw).rstrip("\n").rstrip("\r")
+            if number == 1:
+                line = line.removeprefix("\ufeff")  # the byte-order mark some editors write first
             if line.strip():
                 if first_line is None:
                     first_line = number

@@ -43,6 +43,16 @@ def test_multiword_token_and_empty_node(tmp_path):
     assert surface.words == ("Le", "bruit", "du", "chat", ".") and surface.heads == (2, 0, 4, 2, 2)
 
 
+@pytest.mark.parametrize("encode", [lambda text: "\ufeff".encode() + text.encode(),  # a byte-order mark first
+                                    lambda text: text.replace("\n", "\r\n").encode()],  # Windows line ends
+                         ids=["byte_order_mark", "crlf"])
+def test_a_windows_saved_file_reads_as_the_same_trees(tmp_path, encode):
+    path = tmp_path / "windows.conllu"
+    path.write_bytes(encode(GOOD))
+    (tree,) = read_conllu(path)
+    assert tree == read_conllu(write(tmp_path, GOOD))[0]
+
+
 def test_text_is_rebuilt_from_space_after_without_a_text_comment(tmp_path):
     without_text = "\n".join(line for line in GOOD.splitlines() if not line.startswith("# text")) + "\n\n"
     (tree,) = read_conllu(write(tmp_path, without_text))
