@@ -9,6 +9,7 @@ classes, remote code and the Endpoint handler); the command line and the recipe'
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from pathlib import Path
@@ -22,8 +23,10 @@ class DamagedFileError(OSError):
 
 
 def decode_utf8(data: bytes, name: str, fix: str, error: type[Exception] = DamagedFileError) -> str:
-    """``data`` as text; bytes that are not UTF-8 raise ``error`` naming ``name``, the byte and its line, then
-    ``fix`` (what to do about it)."""
+    """``data`` as text (without the byte-order mark some editors write first, which would otherwise become part of
+    the first word); bytes that are not UTF-8 raise ``error`` naming ``name``, the byte and its line, then ``fix``
+    (what to do about it)."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as problem:

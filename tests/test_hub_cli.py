@@ -251,6 +251,16 @@ def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, cap
     assert "no encoder parse head" in capsys.readouterr().err
 
 
+def test_input_with_a_byte_order_mark_translates_as_without_it(model_dirs, monkeypatch, capsys):
+    outputs = []
+    for prefix in (b"", "\ufeff".encode()):
+        data = prefix + "\n".join(SENTENCES[:2]).encode() + b"\n"
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+        main(["translate", "--model", str(model_dirs["dep_rpe"]), "--quiet", "--max-new-tokens", "6"])
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 2
+
+
 def test_input_that_is_not_utf8_is_one_error_line_naming_it(model_dirs, tmp_path, monkeypatch, capsys):
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("the cat is here\ncaf\xe9 au lait\n".encode("latin-1"))

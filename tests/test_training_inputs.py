@@ -71,6 +71,16 @@ def test_gzip_files_read_like_plain_ones(tmp_path):
     assert columns["source"] == ["私 は", "猫 だ"]
 
 
+def test_a_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path):
+    """Windows editors start UTF-8 files with U+FEFF: kept, it glued onto the first word (another subword, another
+    translation). Only the one before the first line goes; one inside a line is text."""
+    (tmp_path / "s.txt").write_bytes("\ufeff私 は\n猫 \ufeff だ\n".encode())
+    with gzip.open(tmp_path / "t.txt.gz", "wb") as handle:
+        handle.write("\ufeffi am\na cat\n".encode())
+    columns, _ = read_parallel(tmp_path / "s.txt", tmp_path / "t.txt.gz")
+    assert columns == {"source": ["私 は", "猫 \ufeff だ"], "target": ["i am", "a cat"]}
+
+
 def test_missing_and_non_utf8_files(tmp_path):
     target = write(tmp_path / "t.txt", ["x"])
     with pytest.raises(CorpusError, match="corpus file not found"):

@@ -34,13 +34,14 @@ class CorpusStats:
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """All lines of a UTF-8 text file (``.gz`` is decompressed), without their line breaks."""
+    """All lines of a UTF-8 text file (``.gz`` is decompressed), without their line breaks or a byte-order mark
+    before the first (``utf-8-sig``: it would otherwise be part of the first sentence's first word)."""
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"corpus file not found: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
             text = handle.read()
     except UnicodeDecodeError as error:
         raise CorpusError(f"{path} is not UTF-8 text ({error}); convert it with iconv first") from error
