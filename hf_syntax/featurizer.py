@@ -21,11 +21,27 @@ class InvalidTextError(ValueError):
     """A text that is not valid Unicode: no tokenizer or parser can encode it."""
 
 
+def is_invisible(character: str) -> bool:
+    """Whitespace or an invisible format character (zero-width space and joiners, BOM, word joiner, soft hyphen:
+    Unicode category Cf). ``str.strip`` keeps the latter, and a tokenizer turns each into ``<unk>``."""
+    return character.isspace() or unicodedata.category(character) == "Cf"
+
+
 def is_blank(text: str) -> bool:
-    """Whether a text has nothing to parse or translate: only whitespace and invisible format characters (zero-width
-    space and joiners, BOM, word joiner, soft hyphen: Unicode category Cf). ``str.strip`` keeps the latter, a
-    tokenizer turns each into ``<unk>``, and a model translates a line of them into an invented sentence."""
-    return all(character.isspace() or unicodedata.category(character) == "Cf" for character in text)
+    """Whether a text has nothing to parse or translate (only invisible characters): a model would translate a line
+    of them into an invented sentence."""
+    return all(is_invisible(character) for character in text)
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without invisible characters at either end: a BOM or zero-width space there means nothing, but
+    glued to the first or last word it became ``<unk>`` and changed the translation. Those inside the text stay."""
+    start, end = 0, len(text)
+    while start < end and is_invisible(text[start]):
+        start += 1
+    while end > start and is_invisible(text[end - 1]):
+        end -= 1
+    return text[start:end]
 
 
 def check_valid_unicode(text: str, where: str = "the text") -> None:

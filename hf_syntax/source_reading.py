@@ -14,7 +14,7 @@ import functools
 import logging
 from dataclasses import dataclass
 
-from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank
+from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank, strip_invisible
 from .parsers import get_parser
 from .segmenters import get_segmenter
 from .trees import WordTree
@@ -107,9 +107,10 @@ class SourceReader:
         return self._read(texts, pretokenized)
 
     def _read(self, texts, pretokenized: bool | None) -> list[SourceReading]:
-        """The readings of checked texts: each segmented on its own, then all parsed together."""
+        """The readings of checked texts, invisible characters at their ends dropped: each segmented on its own,
+        then all parsed together."""
         sources = []
-        for text in texts:
+        for text in map(strip_invisible, texts):
             as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
             if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
                 text, as_given = " ".join(self.segmenter.split_words(text)), True

