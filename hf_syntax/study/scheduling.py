@@ -136,9 +136,10 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
 # Learning-rate schedules whose rate at a step does not depend on the run's length: only these can be cut short.
 OPEN_ENDED_SCHEDULES = ("inverse_sqrt", "constant", "constant_with_warmup")
 # The training arguments that decide a run's steps up to any epoch (output folders, logging and saving do not).
-TRAJECTORY_ARGUMENTS = ("seed", "data_seed", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps",
-                        "per_device_train_batch_size", "gradient_accumulation_steps", "optim", "weight_decay",
-                        "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "label_smoothing_factor")
+TRAJECTORY_ARGUMENTS = ("seed", "data_seed", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
+                        "warmup_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "optim",
+                        "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm",
+                        "label_smoothing_factor")
 
 
 def check_same_recipe(name: str, recipe: TranslationRecipeConfig, checkpoint: Path) -> None:
@@ -155,8 +156,10 @@ def check_same_recipe(name: str, recipe: TranslationRecipeConfig, checkpoint: Pa
                    for key in ["model_type", *preset, *recipe.model.kwargs] if saved.get(key) != wanted[key]]
     trained = torch.load(checkpoint / "training_args.bin", weights_only=False)
     arguments = training_arguments(recipe)
-    differences += [f"training {key}: {plain(getattr(trained, key))!r} there, {plain(getattr(arguments, key))!r} here"
-                    for key in TRAJECTORY_ARGUMENTS if getattr(trained, key) != getattr(arguments, key)]
+    for key in TRAJECTORY_ARGUMENTS:
+        there, here = getattr(trained, key, None), getattr(arguments, key)  # None: another transformers' arguments
+        if there != here:
+            differences.append(f"training {key}: {plain(there)!r} there, {plain(here)!r} here")
     schedule = plain(arguments.lr_scheduler_type)
     length = json.loads((checkpoint / "trainer_state.json").read_text())["num_train_epochs"]
     if schedule not in OPEN_ENDED_SCHEDULES and length != recipe.training["num_train_epochs"]:
