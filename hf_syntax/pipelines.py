@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import logging
 import os
+import unicodedata
 from contextlib import contextmanager
 
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassificationPipeline
 
 from .columns import pad_columns
-from .featurizer import InvalidTextError, SyntaxFeaturizer
+from .featurizer import InvalidTextError, SyntaxFeaturizer, strip_invisible
 from .folder_layout import TARGET_TOKENIZER_DIR
 from .parsers import get_parser
 from .source_reading import (
@@ -276,8 +277,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
         else:
             text, pair = inputs, None
         parse = self.featurizer.source_tree  # a word list is parsed as given
-        return (parse(text.split() if pretokenized else text),
-                None if pair is None else parse(pair.split() if pretokenized else pair))
+        return tuple(None if each is None else parse(each.split() if pretokenized else each)
+                     for each in map(visible_text, (text, pair)))
 
     def encode(self, trees: tuple[WordTree, WordTree | None]) -> dict:
         """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here)."""
@@ -286,6 +287,15 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
                                   return_tensors="pt")
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}
+
+
+def visible_text(text: str | None) -> str | None:
+    """``text`` without invisible format characters (zero-width space, BOM, word joiner: Unicode category Cf) and
+    outer whitespace. BERT's tokenizer drops them, but the parser read "man\u200b" as another word than "man" and
+    tagged it otherwise: removed first, the words the parser tags are the ones the tokenizer splits."""
+    if text is None:
+        return None
+    return strip_invisible("".join(character for character in text if unicodedata.category(character) != "Cf"))
 
 
 PIPELINE_REGISTRY.register_pipeline(

@@ -59,6 +59,17 @@ def test_bert_pos_pipeline_parses_pre_split_words_as_given(bert_pos_pipeline):
     assert "pretokenized=True" in parser_section(bert_pos_pipeline.model.config)
 
 
+def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_characters(bert_pos_pipeline):
+    """BERT's tokenizer drops zero-width and other format characters; the parser read "man\u200b" as another word
+    than "man" and tagged it otherwise. Now the parser tags the text the tokenizer reads: same tags, same scores."""
+    plain = {"text": "A man eats.", "text_pair": "He eats bread."}
+    hidden = {"text": "\ufeffA man\u200b eats.", "text_pair": "He\u2060 eats bread.\u200b"}
+    assert torch.equal(bert_pos_pipeline.preprocess(hidden)["pos_ids"], bert_pos_pipeline.preprocess(plain)["pos_ids"])
+    assert scores(bert_pos_pipeline, hidden) == pytest.approx(scores(bert_pos_pipeline, plain), abs=1e-6)
+    assert scores(bert_pos_pipeline, "A man\u200b eats.") == pytest.approx(scores(bert_pos_pipeline, "A man eats."),
+                                                                           abs=1e-6)
+
+
 def test_bert_pos_scores_and_the_demos_tags_come_from_one_parse_per_text(bert_pos_pipeline, monkeypatch):
     """The demo classifies and shows the POS tags the model received: one parse of each text serves both."""
     pipe, item = bert_pos_pipeline, {"text": "A man eats.", "text_pair": "Someone is eating."}
