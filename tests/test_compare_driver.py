@@ -530,9 +530,14 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     with pytest.raises(SystemExit) as stopped:
         study_command([str(folder / "study.yaml"), "--runs", "nope"])
     assert stopped.value.code == 2 and "--runs 'nope' is not in the study" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        study_command([str(folder / "study.yaml"), "--runs", "rel:4x"])
-    assert "after ':' come the run's seeds" in capsys.readouterr().err
+    for seeds in ("rel:4x", "rel:4,-1"):
+        with pytest.raises(SystemExit):
+            study_command([str(folder / "study.yaml"), "--runs", seeds])
+        assert "after ':' come the run's seeds, whole numbers from 0" in capsys.readouterr().err
+    for option, value in (("--jobs", "0"), ("--threads", "-1"), ("--seeds", "-3")):  # --jobs 0 waited forever
+        with pytest.raises(SystemExit):
+            study_command([str(folder / "study.yaml"), option, value])
+        assert f"argument {option}: must be at least" in capsys.readouterr().err
     one_line = folder / "one_line.en"
     one_line.write_text("just one line\n")
     with pytest.raises(SystemExit):

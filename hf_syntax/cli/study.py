@@ -9,7 +9,7 @@ import inspect
 import subprocess
 from pathlib import Path
 
-from hf_syntax.cli.common import CliError, described
+from hf_syntax.cli.common import CliError, described, non_negative_int, positive_int
 
 
 def command_study(options) -> None:
@@ -83,10 +83,10 @@ def add_commands(commands) -> None:
     study.add_argument("--runs", nargs="+", metavar="RUN[:SEEDS]",
                        help="only these runs of the study (default: all); RUN:43,44 trains RUN at seeds 43 and 44 "
                             "instead of --seeds")
-    study.add_argument("--seeds", nargs="+", type=int, default=[42],
+    study.add_argument("--seeds", nargs="+", type=non_negative_int, default=[42],
                        help="seeds of every chosen run (default: 42); a run given as RUN:SEEDS keeps its own")
-    study.add_argument("--jobs", type=int, default=2, help="runs side by side")
-    study.add_argument("--threads", type=int, default=1,
+    study.add_argument("--jobs", type=positive_int, default=2, help="runs side by side")
+    study.add_argument("--threads", type=positive_int, default=1,
                        help="threads per run (e.g. --jobs 1 --threads 2: one long run that must end sooner)")
     study.add_argument("--extra-test", nargs=2, action="append", default=[], type=data_path,
                        metavar=("SRC", "REF"),

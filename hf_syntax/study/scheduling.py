@@ -33,10 +33,13 @@ def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[
         if name not in study.runs:
             raise StudyError(f"--runs {name!r} is not in the study; it has {sorted(study.runs)}")
         try:
-            wanted[name] = [int(seed) for seed in own_seeds.split(",")] if own_seeds else seeds
+            run_seeds = [int(seed) for seed in own_seeds.split(",")] if own_seeds else seeds
         except ValueError:
-            raise StudyError(f"--runs {entry!r}: after ':' come the run's seeds, integers separated by commas "
-                             f"(e.g. {name}:43,44)") from None
+            run_seeds = None
+        if run_seeds is None or min(run_seeds) < 0:
+            raise StudyError(f"--runs {entry!r}: after ':' come the run's seeds, whole numbers from 0 separated by "
+                             f"commas (e.g. {name}:43,44)")
+        wanted[name] = run_seeds
     every_seed = sorted({seed for run_seeds in wanted.values() for seed in run_seeds})
     return [(run, seed) for seed in every_seed for run, run_seeds in wanted.items() if seed in run_seeds]
 
