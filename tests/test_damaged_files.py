@@ -106,9 +106,11 @@ def test_a_config_json_that_is_not_utf8_is_named_on_every_path(folders, tmp_path
     shutil.copytree(folders / "model", model_dir)
     config = model_dir / "config.json"
     config.write_bytes(config.read_bytes().replace(b'"model_type"', '"caf\u00e9": 1,\n  "model_type"'.encode("latin-1")))
+    source = tmp_path / "source.txt"
+    source.write_text("a sentence to show\n", encoding="utf-8")
     for argv in (["translate", "--model", str(model_dir)], ["export", str(model_dir), str(tmp_path / "out")],
                  ["plot-attention", "--model", str(model_dir), "--text", "a", "--out", str(tmp_path / "a.png")],
-                 ["show", "--model", str(model_dir), "--source", str(config)]):
+                 ["show", "--model", str(model_dir), "--source", str(source)]):
         line = one_error_line(capsys, argv)
         assert f"{config} is not UTF-8 text: byte 0xe9 on line" in line and "Re-encode it as UTF-8" in line, line
     with pytest.raises(DamagedFileError, match=re.escape(f"{config} is not UTF-8 text")):
