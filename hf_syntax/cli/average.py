@@ -10,7 +10,8 @@ def command_average(options) -> None:
     folders) into ``--output``: every floating-point parameter and buffer is the mean over the checkpoints; other
     tensors, the tokenizer, generation config and code are those of the last checkpoint named, so the folder
     translates, evaluates and exports like any model folder. Checkpoints of different architectures, configs or
-    vocabularies are refused, and so is a folder named twice. Example: hf-syntax average runs/x/checkpoint-{5474,6256} --output runs/x/averaged"""
+    vocabularies are refused, and so is a folder named twice.
+    Example: hf-syntax average runs/x/checkpoint-{5474,6256} --output runs/x/averaged"""
     from pathlib import Path
 
     from hf_syntax.recipes.checkpoint_averaging import average_checkpoints
