@@ -245,7 +245,15 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
             get_parser(config.pos_parser)
 
     def __call__(self, inputs, **kwargs):
-        if isinstance(inputs, (str, dict, list, tuple)):
+        if isinstance(inputs, tuple):
+            inputs = list(inputs)  # a batch, as for the translation pipeline (it reached the parser as one text's words)
+        for index, item in enumerate(inputs if isinstance(inputs, list) else []):
+            if isinstance(item, (list, tuple)):
+                raise TypeError(
+                    f"input {index} is a {type(item).__name__}; pass a text pair as {{'text': ..., 'text_pair': ...}} "
+                    f"(the texts of a list are classified one by one)."
+                )
+        if isinstance(inputs, (str, dict, list)):
             check_texts(inputs)
         return super().__call__(inputs, **kwargs)
 

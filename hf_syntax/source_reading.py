@@ -29,12 +29,13 @@ class EmptyInputError(ValueError):
 
 def check_texts(inputs, what: str = "text") -> None:
     """Reject empty strings and text that is not valid Unicode (alone, in a list, or in a ``{"text", "text_pair"}``
-    dict) naming the position."""
+    dict, whose ``text_pair`` may be None for one text, as the tokenizer takes it) naming the position."""
     items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
     if isinstance(inputs, (list, tuple)) and not inputs:
         raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
     for index, item in enumerate(items):
-        fields = item.items() if isinstance(item, dict) else [(what, item)]
+        fields = [(name, value) for name, value in item.items() if not (name == "text_pair" and value is None)] \
+            if isinstance(item, dict) else [(what, item)]
         for name, value in fields:
             where = f"input {index} ({name})" if isinstance(inputs, (list, tuple)) else f"the {name}"
             if not isinstance(value, str):

@@ -42,6 +42,7 @@ CLASSIFICATION_BAD_REQUESTS = {
     "generation parameter": ({"inputs": "A man eats.", "parameters": {"num_beams": 2}},
                              r"unknown parameter\(s\) \['num_beams'\]; this model accepts \['top_k'\]"),
     "number": ({"inputs": [1.5]}, r"inputs\[0\] is a float"),
+    "pair as a list": ({"inputs": [["A man eats.", "He eats."]]}, r'inputs\[0\] is a list; send a text or \{"text"'),
     "lone surrogate in a pair": (json.loads('{"inputs": {"text": "A man eats.", "text_pair": "\\udfff"}}'),
                                  r"inputs text_pair has a lone surrogate"),
 }
@@ -112,6 +113,7 @@ for name, folder in folders.items():
     if name == "bert_pos":
         out[name] = {{"batch": handler({{"inputs": {json.dumps(BERT_INPUTS)}}}),
                      "single": handler({{"inputs": {json.dumps(BERT_INPUTS[1])}}}),
+                     "no pair": handler({{"inputs": {{"text": {json.dumps(BERT_INPUTS[0])}, "text_pair": None}}}}),
                      "bad": {{key: handler(request) for key, request in bad["classification"].items()}}}}
         continue
     out[name] = {{"single": handler({{"inputs": sentences[0]}}),
@@ -132,6 +134,7 @@ print(json.dumps(out))
     for got, want in zip(got_bert["batch"], expected["bert_pos"]["batch"]):
         assert got["label"] == want["label"] and got["score"] == pytest.approx(want["score"], abs=1e-5)
     assert got_bert["single"][0]["label"] == got_bert["batch"][1]["label"]
+    assert got_bert["no pair"][0]["score"] == pytest.approx(got_bert["batch"][0]["score"], abs=1e-5)  # null: no pair
     for name, (_, message) in CLASSIFICATION_BAD_REQUESTS.items():
         answer = got_bert["bad"][name]
         assert set(answer) == {"error"} and re.search(message, answer["error"]), (name, answer)

@@ -59,6 +59,17 @@ def test_bert_pos_pipeline_parses_pre_split_words_as_given(bert_pos_pipeline):
     assert "pretokenized=True" in parser_section(bert_pos_pipeline.model.config)
 
 
+def test_bert_pos_pipeline_reads_a_tuple_a_missing_pair_and_a_listed_pair_as_the_stock_pipeline_does(bert_pos_pipeline):
+    """A tuple of texts is a batch (it reached the parser as the words of one text and gave one result); a pair whose
+    ``text_pair`` is None is the text alone (the tokenizer takes it so; it was refused); a pair given as a list is
+    refused with the dict to pass, as transformers' text-classification pipeline refuses it."""
+    texts = ("A man eats.", "He eats bread.")
+    assert bert_pos_pipeline(texts) == bert_pos_pipeline(list(texts)) and len(bert_pos_pipeline(texts)) == 2
+    assert scores(bert_pos_pipeline, {"text": texts[0], "text_pair": None}) == scores(bert_pos_pipeline, texts[0])
+    with pytest.raises(TypeError, match=r"^input 0 is a list; pass a text pair as \{'text': \.\.\., 'text_pair'"):
+        bert_pos_pipeline([list(texts)])
+
+
 def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_characters(bert_pos_pipeline):
     """BERT's tokenizer drops zero-width and other format characters; the parser read "man\u200b" as another word
     than "man" and tagged it otherwise. Now the parser tags the text the tokenizer reads: same tags, same scores."""

@@ -124,7 +124,7 @@ class EndpointHandler:
                 raise BadRequest(f"{where} has keys {sorted(item)}; a text pair is "
                                  f'{{"text": ..., "text_pair": ...}}.')
             for key in item:
-                if not isinstance(item[key], str):
+                if not isinstance(item[key], str) and not (key == "text_pair" and item[key] is None):
                     raise BadRequest(f"{where}.{key} is {_kind(item[key])}; it must be a text.")
             self._check_text(item["text"], item.get("text_pair"), where)
         elif isinstance(item, str):
