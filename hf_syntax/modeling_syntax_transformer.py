@@ -349,6 +349,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         if labels is not None:
             check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=-100)
             if input_ids is not None:
+                check_token_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
                 check_same_batch("labels", labels, "input_ids", input_ids)
             use_cache = False
             if decoder_input_ids is None:

@@ -260,6 +260,7 @@ def test_bad_config_values_are_explained(options, message):
         (lambda ids, out: {"input_ids": ids, "attention_mask": torch.ones(2, 6, dtype=torch.long),
                            "decoder_input_ids": out}, r"`attention_mask` has shape \(2, 6\) but `input_ids` \(2, 7\)"),
         (lambda ids, out: {"input_ids": ids, "labels": out[:1]}, "`labels` has 1 rows but `input_ids` has 2"),
+        (lambda ids, out: {"input_ids": ids[None], "labels": out}, r"`input_ids` has shape \(1, 2, 7\); it must be"),
         (lambda ids, out: {"input_ids": ids, "labels": out + 1000}, r"`labels` holds ids .* \(or -100\)"),
         (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[0]}, "`decoder_input_ids` has shape"),
         (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[:1]}, "`decoder_input_ids` has 1 rows"),
