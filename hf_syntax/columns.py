@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB, LabelVocab
 
 
@@ -20,6 +22,13 @@ IGNORE_INDEX = -100
 """The value of a position without a target: unsupervised heads, padded labels (PyTorch's cross-entropy default)."""
 NO_WORD = -1
 """The word id of a subword that belongs to no word (special tokens)."""
+
+
+def check_integer_column(name: str, values: torch.Tensor, what: str) -> None:
+    """``values`` must hold integers. A float column (a forgotten cast, a dataset read through pandas with a NaN in
+    it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+    if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
+        raise ValueError(f"`{name}` holds {values.dtype} values; {what} are integers (torch.long).")
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,8 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
                 f"`pos_ids` has shape {tuple(pos_ids.shape)} but the tokens have shape {tuple(tokens.shape)}; "
                 f"they must align one to one. " + POS_FEATURIZER_HINT
             )
+        if pos_ids.is_floating_point() or pos_ids.is_complex() or pos_ids.dtype == torch.bool:
+            raise ValueError(f"`pos_ids` holds {pos_ids.dtype} values; POS ids are integers (torch.long).")
         if is_torchdynamo_compiling() or not pos_ids.numel():
             return
         if not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:

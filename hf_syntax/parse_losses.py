@@ -11,7 +11,7 @@ import torch
 from torch.nn import functional as F
 from transformers.utils import is_torchdynamo_compiling
 
-from .columns import IGNORE_INDEX
+from .columns import IGNORE_INDEX, check_integer_column
 from .parse_head import DBSA_PARSE_HEAD, SIDES
 
 LOSS_PARTS = ("translation_loss", "encoder_parse_loss", "decoder_parse_loss", "self_parse_loss")
@@ -42,6 +42,7 @@ def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.
 def check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
     if heads.shape[-1] != length:
         raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
+    check_integer_column(name, heads, "head indices")
     if is_torchdynamo_compiling():  # reading the values would break the graph; a bad index fails in the loss
         return
     bad = (heads != IGNORE_INDEX) & ((heads < 0) | (heads >= length))

@@ -33,7 +33,7 @@ import copy
 import torch
 from torch import nn
 
-from .columns import NO_WORD
+from .columns import NO_WORD, check_integer_column
 from .attention import matmul_dtype, term_relations
 from .layers import EncoderLayer
 from .parse_head import BiaffineParseHead
@@ -154,6 +154,8 @@ class SelfParser(nn.Module):
         if given is not None and given.shape != input_ids.shape:
             raise ValueError(f"dep_depths has shape {tuple(given.shape)} but input_ids has {tuple(input_ids.shape)}: "
                              "feature columns must be aligned to the subwords.")
+        if given is not None:
+            check_integer_column("dep_depths", given, "syntax columns")
         reads_given = self.training or not config.self_parse_at_inference
         if reads_given and given is None and not self.training:
             raise ValueError("self_parse_at_inference=False: this model reads the given `dep_depths` at inference "

@@ -19,6 +19,7 @@ from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPa
 from transformers.utils import is_torchdynamo_compiling
 
 from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
+from .columns import check_integer_column
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -75,8 +76,7 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None,
     if ids.dim() != 2:
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): add the batch "
                          f"dimension ({name}[None]) or tokenize with return_tensors='pt'.")
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise ValueError(f"`{name}` holds {ids.dtype} values; token ids are integers (torch.long).")
+    check_integer_column(name, ids, "token ids")
     if vocab_size is None or is_torchdynamo_compiling() or not ids.numel():
         return
     values = ids if ignore is None else ids.masked_fill(ids == ignore, 0)
@@ -107,6 +107,7 @@ def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict
         if column.shape != reference.shape:
             raise ValueError(f"{name} has shape {tuple(column.shape)} but the {side} ids have "
                              f"{tuple(reference.shape)}: feature columns must be aligned to the subwords.")
+        check_integer_column(name, column, "syntax columns")
         columns[name] = column
     return columns
 

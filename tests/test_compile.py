@@ -69,3 +69,19 @@ def test_parse_losses_are_zero_with_a_graph_when_no_head_is_supervised():
     assert output.encoder_parse_loss.requires_grad
     output.loss.backward()
     assert all(torch.isfinite(parameter.grad).all() for parameter in model.parameters() if parameter.grad is not None)
+
+
+READ_COLUMNS = {"syntax_transformer": ["input_ids", "labels"], "dbsa": ["dep_heads", "decoder_dep_heads"],
+                "dep_rpe": ["dep_depths"], "syntax_infused": ["pos_ids", "case_ids", "subword_tags"],
+                "dbsa_dep_rel_self": ["dep_heads", "dep_depths"], "bert_pos": ["pos_ids"]}
+"""Per kind, the integer columns its training forward reads that hf_syntax checks (BERT's own inputs and labels are
+BERT's to check; the other kinds read the same columns through the same code)."""
+
+
+@pytest.mark.parametrize(("kind", "name"), [(kind, name) for kind, names in READ_COLUMNS.items() for name in names])
+def test_an_integer_column_given_as_floats_is_named(kind, name):
+    """A float column (a cast forgotten, a pandas-read dataset with a NaN) failed inside an embedding or a loss, and
+    float depths were used silently. The dtype is known without reading values, so the check stays in the graph."""
+    model, batch = build_model(kind).train(), make_batch(kind)
+    with pytest.raises(ValueError, match=rf"^`{name}` holds torch.float32 values; .* are integers \(torch.long\)"):
+        model(**{**batch, name: batch[name].float()})
