@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 
+from .labels import UPOS_TAGS
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
 
 
@@ -146,6 +147,12 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             raise TreeError(f"{where}: word id {word_id!r} should be {len(words) + 1} (ids must count up from 1).")
         if not _is_number(head):
             raise TreeError(f"{where}: HEAD {head!r} of word {word_id} ({form!r}) is not a non-negative integer.")
+        if tag != "_" and tag not in UPOS_TAGS:
+            raise TreeError(
+                f"{where}: UPOS {tag!r} of word {word_id} ({form!r}) is not one of the 17 Universal POS tags "
+                f"({' '.join(UPOS_TAGS)}); a treebank's own tags belong in XPOS (column 5), and POS features would "
+                f"read it as an unknown tag."
+            )
         words.append(form)
         heads.append(int(head))
         upos.append(None if tag == "_" else tag)

@@ -115,6 +115,9 @@ def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
         (("6\t.\t", "\u2076\t.\t"), r"x.conllu:10: word id '\u2076' should be 6"),
         (("3-4\tdu", "3-\u2074\tdu"), r"x.conllu:5: multiword token range '3-\u2074'"),
         (("# text", "# sentence_starts = 1 \uff12\n# text"), r"x.conllu:2: '# sentence_starts' must list word ids"),
+        # A treebank's own tag in the UPOS column (PTB "NN") was read as an unknown tag: POS features learned nothing.
+        (("2\tbruit\tbruit\tNOUN", "2\tbruit\tbruit\tNN"),
+         r"x.conllu:4: UPOS 'NN' of word 2 \('bruit'\) is not one of the 17 Universal POS tags .*XPOS \(column 5\)"),
     ],
 )
 def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
