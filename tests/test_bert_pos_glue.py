@@ -102,6 +102,15 @@ def test_malformed_rows_and_missing_files_name_the_place(tmp_path):
     (tmp_path / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
     with pytest.raises(ValueError, match=r"train.tsv:2: 2 tab-separated fields, expected at least 4"):
         load_glue_tsv_folder(get_task("rte"), tmp_path)
+    # A tab inside the first sentence of an unlabelled test row used to shift its columns silently.
+    (tmp_path / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\tA man.\tA person.\tentailment\n")
+    (tmp_path / "test.tsv").write_text("index\tsentence1\tsentence2\n0\tA man\tsleeps.\tA person sleeps.\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: 4 tab-separated fields, expected 3: a tab inside a sentence"):
+        load_glue_tsv_folder(get_task("rte"), tmp_path)
+    (tmp_path / "test.tsv").write_text("index\tsentence1\tsentence2\nseven\tA man sleeps.\tA person sleeps.\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: index 'seven' is not a whole number"):
+        load_glue_tsv_folder(get_task("rte"), tmp_path)
+    (tmp_path / "test.tsv").unlink()
     (tmp_path / "SST-2").mkdir()
     with pytest.raises(FileNotFoundError, match=r"SST-2/train.tsv \(or train.tsv.gz\) not found"):
         load_glue_tsv_folder(get_task("sst2"), tmp_path)

@@ -14,7 +14,6 @@ from hf_syntax.recipes.glue.schema import EMPTY_TEXT_POLICIES, GlueRunConfig
 from hf_syntax.recipes.glue.tasks import GlueTask
 
 
-
 def _open_tsv(path: Path):
     """A TSV file, or its ``.gz`` twin; ``utf-8-sig`` drops the byte-order mark MRPC's files start with."""
     if path.is_file():
@@ -43,6 +42,7 @@ def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> 
                 raise ValueError(f"{path}: header {header} lacks the column(s) {missing} that GLUE {task.folder} has.")
             positions = {ours: header.index(theirs) for ours, theirs in columns.items()}
         width = max(positions.values()) + 1
+        widest = len(header) if has_header else width
         data = {name: [] for name in columns}
         for line_number, row in enumerate(rows, start=first_line):
             if not row:
@@ -52,11 +52,18 @@ def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> 
                     f"{path}:{line_number}: {len(row)} tab-separated fields, expected at least {width} "
                     f"(a stray tab or newline inside a sentence?)."
                 )
+            if len(row) > widest:
+                raise ValueError(
+                    f"{path}:{line_number}: {len(row)} tab-separated fields, expected {widest}: a tab inside a "
+                    f"sentence shifts every column after it. Replace it with a space."
+                )
             for name, position in positions.items():
                 value = row[position]
                 if name == "label" and labelled:
                     value = _parse_label(value, task, f"{path}:{line_number}")
                 elif name == "idx":
+                    if not (value.isascii() and value.isdigit()):
+                        raise ValueError(f"{path}:{line_number}: index {value!r} is not a whole number.")
                     value = int(value)
                 data[name].append(value)
     if "idx" not in data:
