@@ -321,6 +321,9 @@ def test_export_of_a_run_tells_its_languages_and_training_data_as_the_runs_own_c
           "--target-lang", "de"])
     card = (tmp_path / "placeholders" / "README.md").read_text()
     assert "language:\n- de\n" in card and "- src" not in card and "- tgt" not in card
+    (run / "summary.json").write_text(json.dumps({**summary, "languages": "japanese->english"}))  # names, not codes
+    main(["export", str(run / "model"), str(tmp_path / "names"), "--model-id", "me/dep-rpe"])
+    assert "language:" not in (tmp_path / "names" / "README.md").read_text()
 
 
 def test_export_without_a_model_id_says_so_and_the_card_shows_how_to_load_the_tokenizer(model_dirs, tmp_path, capsys):

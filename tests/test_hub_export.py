@@ -288,6 +288,14 @@ def test_missing_template_and_bad_context_are_clear_errors(tokenizer, tmp_path):
     for widget in (["A fine sentence.", "  "], ["\u200b"], [{"text": ""}], [3]):
         with pytest.raises(CardError, match=r"widget example \d \(.*\) is not a sentence"):
             render_card(config, {"widget": widget})
+    # The Hub's metadata check refuses these, and "german" picked English widget examples for a German model.
+    for language in ("german", "DE", "de-DE", ""):
+        with pytest.raises(CardError, match=r"source_language .* is not a language code; .* two or three letters"):
+            render_card(config, {"source_language": language})
+    with pytest.raises(CardError, match=r"dataset_config 'rte' \(--dataset-config\) names a configuration of no"):
+        render_card(config, {"dataset_config": "rte"})
+    with pytest.raises(CardError, match=r"text_pairs \(--text-pairs\) is for a sentence-pair classifier"):
+        render_card(config, {"text_pairs": True})
 
 
 # --------------------------------------------------------------------------------------------------- bad inputs

@@ -118,6 +118,16 @@ class CardContext:
             raise CardError(f"the card's license {context.license!r} (--license, card_context license) is not a "
                             f"license identifier; give one the Hub knows, e.g. 'apache-2.0', 'cc-by-4.0', 'mit' or "
                             f"'other'.")
+        for name, flag in (("source_language", "--source-lang"), ("target_language", "--target-lang")):
+            code = getattr(context, name)
+            if code is not None and not is_language_code(code):
+                raise CardError(f"the card's {name} {code!r} ({flag}, card_context {name}) is not a language code; "
+                                f"the Hub's language metadata takes a lowercase ISO 639 code of two or three letters, "
+                                f"e.g. 'de', 'ja', 'en'.")
+        if context.dataset_config and not context.dataset:
+            raise CardError(f"the card's dataset_config {context.dataset_config!r} (--dataset-config) names a "
+                            f"configuration of no dataset; give the dataset too, e.g. --dataset nyu-mll/glue "
+                            f"--dataset-config rte.")
         for index, example in enumerate(context.widget or []):
             text = example.get("text") if isinstance(example, dict) else example
             if not isinstance(text, str) or is_blank(text):
@@ -125,6 +135,12 @@ class CardContext:
                                 f"sentence; each is a text in the model's input language (a str, or a dict with "
                                 f"'text').")
         return context
+
+
+def is_language_code(code: str) -> bool:
+    """Whether the Hub takes ``code`` as a model's language: an ISO 639 code, two or three lowercase letters
+    ("german" or "DE" is refused by the Hub's metadata check, and the card would pick English widget examples)."""
+    return isinstance(code, str) and bool(re.fullmatch(r"[a-z]{2,3}", code))
 
 
 def is_hub_dataset_id(name: str | None) -> bool:
@@ -230,6 +246,9 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
     variant = context.variant or variant_of(config)
     template = load_template(variant, template_dir)
     is_classifier = variant == "bert_pos"
+    if context.text_pairs and not is_classifier:
+        raise CardError("text_pairs (--text-pairs) is for a sentence-pair classifier; a translation model reads one "
+                        "text, so its widget shows single sentences.")
     pipeline_tag = "text-classification" if is_classifier else "translation"
     languages = [language for language in (context.source_language, context.target_language) if language]
     example_language = context.source_language or language_of_parser(

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from hf_syntax.folder_layout import ENDPOINT_HANDLER_FILE, MODEL_CARD_FILE, REQUIREMENTS_FILE
-from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, parser_requirements, render_card
+from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, is_language_code, parser_requirements, render_card
 from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
 from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
 from hf_syntax.pipelines import save_pipeline, syntax_pipeline
@@ -117,13 +117,14 @@ def results_from_summary(summary: dict) -> dict:
 
 def _summary_languages(summary: dict) -> dict:
     """The run's language codes (``"languages": "ja->en"``) as card fields, so that exporting a run's model folder
-    tells what the run's own card told; the recipe's placeholders ("src", "tgt") are not language codes."""
+    tells what the run's own card told; the recipe's placeholders ("src", "tgt") and names that are not ISO codes
+    ("japanese") stay out of the card's metadata."""
     from hf_syntax.recipes.translation.schema import DataSection
 
     source, _, target = summary.get("languages", "").partition("->")
     return {field: code for field, code, placeholder in (("source_language", source, DataSection.source_lang),
                                                          ("target_language", target, DataSection.target_lang))
-            if code and code != placeholder}
+            if code and code != placeholder and is_language_code(code)}
 
 
 def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_tokenizer=None,
