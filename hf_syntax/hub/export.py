@@ -76,8 +76,8 @@ def results_from_glue_run(run: dict) -> dict:
     dataset = run.get("dataset") or {}
     if dataset.get("hub_id"):
         context["dataset"] = dataset["hub_id"]
-    if dataset.get("config"):
-        context["dataset_config"] = dataset["config"]
+        if dataset.get("config"):  # a configuration of that dataset; local data names its task in training_data
+            context["dataset_config"] = dataset["config"]
     if dataset.get("source") and not dataset.get("hub_id"):
         context["training_data"] = f"`{dataset['source']}` (local data, task `{dataset.get('config')}`)."
     if run.get("text_pairs"):
