@@ -21,10 +21,16 @@ class InvalidTextError(ValueError):
     """A text that is not valid Unicode: no tokenizer or parser can encode it."""
 
 
+def is_hidden(character: str) -> bool:
+    """An invisible character that is not whitespace: a format character (zero-width space and joiners, BOM, word
+    joiner, soft hyphen: Unicode category Cf) or a control character (NUL, BEL, ESC: Cc). ``str.strip`` keeps them,
+    and a tokenizer turns each into ``<unk>``."""
+    return not character.isspace() and unicodedata.category(character) in ("Cf", "Cc")
+
+
 def is_invisible(character: str) -> bool:
-    """Whitespace or an invisible format character (zero-width space and joiners, BOM, word joiner, soft hyphen:
-    Unicode category Cf). ``str.strip`` keeps the latter, and a tokenizer turns each into ``<unk>``."""
-    return character.isspace() or unicodedata.category(character) == "Cf"
+    """Whitespace or a hidden character (``is_hidden``)."""
+    return character.isspace() or is_hidden(character)
 
 
 def is_blank(text: str) -> bool:

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import logging
 import os
-import unicodedata
 from contextlib import contextmanager
 
 from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassificationPipeline
 
 from .columns import pad_columns
-from .featurizer import InvalidTextError, SyntaxFeaturizer, strip_invisible
+from .featurizer import InvalidTextError, SyntaxFeaturizer, is_hidden, strip_invisible
 from .folder_layout import TARGET_TOKENIZER_DIR
 from .parsers import get_parser
 from .source_reading import (
@@ -246,7 +245,7 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
 
     def __call__(self, inputs, **kwargs):
         if isinstance(inputs, tuple):
-            inputs = list(inputs)  # a batch, as for the translation pipeline (it reached the parser as one text's words)
+            inputs = list(inputs)  # a batch, as for the translation pipeline (it reached the parser as one text)
         for index, item in enumerate(inputs if isinstance(inputs, list) else []):
             if isinstance(item, (list, tuple)):
                 raise TypeError(
@@ -298,12 +297,13 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
 
 
 def visible_text(text: str | None) -> str | None:
-    """``text`` without invisible format characters (zero-width space, BOM, word joiner: Unicode category Cf) and
-    outer whitespace. BERT's tokenizer drops them, but the parser read "man\u200b" as another word than "man" and
-    tagged it otherwise: removed first, the words the parser tags are the ones the tokenizer splits."""
+    """``text`` without hidden characters (format characters such as a zero-width space, control characters such as
+    NUL: ``featurizer.is_hidden``) and outer whitespace. BERT's tokenizer drops them, but the parser read
+    "man\u200b" as another word than "man" and tagged it otherwise: removed first, the words the parser tags are the
+    ones the tokenizer splits."""
     if text is None:
         return None
-    return strip_invisible("".join(character for character in text if unicodedata.category(character) != "Cf"))
+    return strip_invisible("".join(character for character in text if not is_hidden(character)))
 
 
 PIPELINE_REGISTRY.register_pipeline(

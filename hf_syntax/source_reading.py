@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import functools
 import logging
-import unicodedata
 from dataclasses import dataclass
 
-from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank, strip_invisible
+from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank, is_hidden, strip_invisible
 from .parsers import get_parser
 from .segmenters import get_segmenter
 from .trees import WordTree
@@ -42,8 +41,8 @@ def check_texts(inputs, what: str = "text") -> None:
                 raise TypeError(f"{where} is of type {type(value).__name__}; the pipeline translates/classifies strings.")
             if is_blank(value):
                 raise EmptyInputError(
-                    f"{where} is an empty string (nothing but whitespace or zero-width characters); remove empty "
-                    f"lines before calling the pipeline (there is nothing to parse or translate)."
+                    f"{where} is an empty string (nothing but whitespace, zero-width or control characters); remove "
+                    f"empty lines before calling the pipeline (there is nothing to parse or translate)."
                 )
             check_valid_unicode(value, where)
 
@@ -124,13 +123,12 @@ class SourceReader:
         return [SourceReading(text, as_given, tree) for (text, as_given), tree in zip(sources, trees)]
 
     def visible(self, text: str) -> str:
-        """``text`` without invisible characters at its ends, nor the format characters inside it (zero-width
-        space, BOM, word joiner, soft hyphen: Unicode category Cf) that the tokenizer has no token for: each would be
-        an ``<unk>`` between two subwords and change the translation. One the tokenizer knows (a joiner that a
-        script needs) stays."""
+        """``text`` without invisible characters at its ends, nor the hidden ones inside it (format characters such
+        as a zero-width space, control characters such as NUL: ``featurizer.is_hidden``) that the tokenizer has no
+        token for: each would be an ``<unk>`` between two subwords and change the translation. One the tokenizer
+        knows (a joiner that a script needs) stays."""
         text = strip_invisible(text)
-        return "".join(character for character in text
-                       if unicodedata.category(character) != "Cf" or not self._unknown(character))
+        return "".join(character for character in text if not (is_hidden(character) and self._unknown(character)))
 
     def _unknown(self, character: str) -> bool:
         """Whether the tokenizer reads ``character`` as its unknown token (never, for one without such a token)."""

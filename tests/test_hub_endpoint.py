@@ -27,6 +27,7 @@ TRANSLATION_BAD_REQUESTS = {
     "empty text": ({"inputs": "  "}, "inputs has an empty text; there is nothing to translate"),
     "empty in list": ({"inputs": ["The cat sleeps.", ""]}, r"inputs\[1\] has an empty text"),
     "zero-width only": ({"inputs": "\u200b\u2060"}, "inputs has an empty text; there is nothing to translate"),
+    "control characters only": ({"inputs": "\x00\x07"}, "inputs has an empty text; there is nothing to translate"),
     "empty list": ({"inputs": []}, "empty list"),
     "too long": ({"inputs": "cat " * 100}, r"inputs is \d+ tokens long; this model reads at most 64"),
     "unknown parameter": ({"inputs": "The cat sleeps.", "parameters": {"temperature": 0.3}},

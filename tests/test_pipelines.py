@@ -79,6 +79,7 @@ def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_character
     assert scores(bert_pos_pipeline, hidden) == pytest.approx(scores(bert_pos_pipeline, plain), abs=1e-6)
     assert scores(bert_pos_pipeline, "A man\u200b eats.") == pytest.approx(scores(bert_pos_pipeline, "A man eats."),
                                                                            abs=1e-6)
+    assert bert_pos_pipeline.read("A man\x00 eats.\x1b") == bert_pos_pipeline.read("A man eats.")  # controls too
 
 
 def test_bert_pos_scores_and_the_demos_tags_come_from_one_parse_per_text(bert_pos_pipeline, monkeypatch):
@@ -259,7 +260,7 @@ def test_a_bad_text_in_a_batch_is_named_before_anything_is_parsed(japanese_pre_s
     parsed = counted_parses(monkeypatch, get_parser(JAPANESE_PARSER))
     with pytest.raises(EmptyInputError, match=r"input 2 \(text\) is an empty string"):
         pipe(["東京 は 首都 です 。", "猫が好きです。", "  "])
-    with pytest.raises(EmptyInputError, match=r"input 1 \(text\) is an empty string \(nothing but whitespace or zero"):
+    with pytest.raises(EmptyInputError, match=r"input 1 \(text\) is an empty string \(nothing but whitespace, zero"):
         pipe(["東京 は 首都 です 。", "\u200b\ufeff\u2060 \u00ad"])  # invisible only: tokenized, it is all <unk>
     with pytest.raises(InvalidTextError, match=r"input 1 \(text\) contains a lone surrogate \('\\ud800' at character 1\)"):
         pipe(["東京 は 首都 です 。", "猫\ud800"])
@@ -354,5 +355,6 @@ def test_invisible_characters_the_tokenizer_cannot_read_change_nothing(variant):
     # inside the text: one the tokenizer has no token for goes (it was <unk> between two subwords), one it has stays
     assert tokenizer.unk_token_id in tokenizer("\u200b", add_special_tokens=False)["input_ids"]
     assert pipe.read("The cat\u200b sleeps on\u2060 the mat.").text == "The cat sleeps on the mat."
+    assert pipe.read("The cat\x00 sleeps on\x1b the mat.\x07").text == "The cat sleeps on the mat."  # controls too
     tokenizer.add_tokens(["\u200c"])
     assert pipe.read("The cat\u200c sleeps.").text == "The cat\u200c sleeps."

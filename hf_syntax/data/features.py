@@ -108,10 +108,9 @@ class ParseAndAlign:
             if blank:
                 raise ValueError(
                     f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
-                    f"row {blank[0]}; nothing but whitespace or zero-width characters): there is nothing to parse. "
-                    f"Drop them first (read_parallel(..., "
-                    f"skip_empty=True), dataset.filter(...)), or pass allow_empty=True to featurize them as empty "
-                    f"segments."
+                    f"row {blank[0]}; nothing but whitespace, zero-width or control characters): there is nothing to "
+                    f"parse. Drop them first (read_parallel(..., skip_empty=True), dataset.filter(...)), or pass "
+                    f"allow_empty=True to featurize them as empty segments."
                 )
         return texts
 

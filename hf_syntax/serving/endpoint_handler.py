@@ -137,8 +137,8 @@ class EndpointHandler:
             if value is None:
                 continue
             # blank as the pipeline counts it (featurizer.is_blank, which this standalone file cannot import):
-            # whitespace and invisible format characters such as zero-width spaces only
-            if all(character.isspace() or unicodedata.category(character) == "Cf" for character in value):
+            # whitespace, invisible format characters such as zero-width spaces and control characters only
+            if all(character.isspace() or unicodedata.category(character) in ("Cf", "Cc") for character in value):
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "
                                  f"{'translate' if self.is_translation else 'classify'}.")
             try:
