@@ -194,7 +194,6 @@ def test_missing_required_sections(tmp_path):
     [
         (["model.kwargs.d_modle=64"], r"unknown config key model.kwargs.d_modle \(did you mean 'd_model'\?\)"),
         (["model.kwargs.vocab_size=99"], "model.kwargs.vocab_size = 99 contradicts the tokenizer"),
-        (["training.label_smoothing_factor=0.1"], "set model.kwargs.label_smoothing instead"),
         (["model.kwargs.max_position_embeddings=16"], "exceed model.kwargs.max_position_embeddings = 16"),
         (["model.type=bert", "model.kwargs={num_hidden_layers: 1}"], "'bert' is not a sequence-to-sequence model"),
     ],
@@ -225,6 +224,8 @@ BAD_CONFIGS = [
     (["model.kwargs.max_position_embeddings=16"], "exceed model.kwargs.max_position_embeddings = 16"),
     (["model.kwargs.d_model=30"], "d_model=30 is not divisible by encoder_attention_heads=8; change the model.kwargs"),
     (["generation.num_beams=0"], "generation.num_beams and generation.max_new_tokens must be >= 1"),
+    (["training.label_smoothing_factor=0.1"], "training.label_smoothing_factor must stay 0 for syntax_transformer: "
+                                              "it smooths in its own loss; set model.kwargs.label_smoothing instead"),
     (["model.kwargs.encoder_attention_heads=0"], "encoder_attention_heads must be >= 1, got 0"),
     (["model.kwargs.encoder_layers=0"], "encoder_layers must be >= 1, got 0"),
     # the recipe's own training key is the hint, not the nearest TrainingArguments field ('enable_jit_checkpoint')

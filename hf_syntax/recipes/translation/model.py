@@ -41,11 +41,6 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
                 f"({value!r}); drop it from model.kwargs"
             )
     kwargs = {**preset, **section.kwargs, **derived}
-    if "label_smoothing" in accepted and config.training.get("label_smoothing_factor", 0) != 0:
-        raise ConfigError(
-            f"training.label_smoothing_factor must stay 0 for {section.type}: it smooths in its own loss; "
-            "set model.kwargs.label_smoothing instead"
-        )
     model_config = config_class(**kwargs)
     try:
         model = AutoModelForSeq2SeqLM.from_config(model_config)

@@ -226,6 +226,11 @@ def check_model_section(config: TranslationRecipeConfig) -> None:
         reason = str(error.__cause__ or error).rstrip(".")  # huggingface_hub wraps the config's check in more text
         raise ConfigError(f"model.type={section.type!r} with model.kwargs {section.kwargs}: {reason}; change the "
                           f"model.kwargs key it names") from None
+    if "label_smoothing" in accepted and config.training.get("label_smoothing_factor", 0) != 0:
+        raise ConfigError(
+            f"training.label_smoothing_factor must stay 0 for {section.type}: it smooths in its own loss; "
+            "set model.kwargs.label_smoothing instead"
+        )
     longest = max(config.data.max_source_length, config.data.max_target_length + 1)  # +1: decoder start token
     max_positions = getattr(model_config, "max_position_embeddings", None)
     if max_positions is not None and longest > max_positions:
