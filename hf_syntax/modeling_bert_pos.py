@@ -170,7 +170,15 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
     ):
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("BertPosModel: pass exactly one of input_ids or inputs_embeds.")
-        self._check_pos_ids(pos_ids, input_ids if input_ids is not None else inputs_embeds[..., 0])
+        tokens = input_ids if input_ids is not None else inputs_embeds[..., 0]
+        self._check_pos_ids(pos_ids, tokens)
+        if position_ids is None and tokens.shape[-1] > self.config.max_position_embeddings:
+            raise ValueError(
+                f"the input has {tokens.shape[-1]} tokens but this BERT reads at most max_position_embeddings="
+                f"{self.config.max_position_embeddings}: featurize with max_length={self.config.max_position_embeddings}"
+                f" (parse_and_align(..., max_length=...), SyntaxFeaturizer(..., max_length=...)); the pipeline "
+                f"truncates by itself."
+            )
         inputs_embeds = self.embeddings.token_and_pos_embeddings(input_ids, pos_ids, inputs_embeds)
         return super().forward(
             input_ids=None,

@@ -201,6 +201,11 @@ def test_missing_misshapen_or_out_of_range_pos_ids_fail_clearly(batch):
         model(**inputs, pos_ids=pos_ids[:, :-1])
     with pytest.raises(ValueError, match="must lie in 0..19"):
         model(**inputs, pos_ids=pos_ids + 20)
+    # longer than the position table: it was a tensor-size RuntimeError from inside BERT's embeddings
+    too_long = torch.ones(1, model.config.max_position_embeddings + 1, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"the input has 513 tokens but this BERT reads at most "
+                                         r"max_position_embeddings=512: featurize with max_length=512"):
+        model(input_ids=too_long, pos_ids=too_long)
 
 
 def test_config_rejects_inconsistent_pos_settings():
