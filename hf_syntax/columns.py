@@ -122,8 +122,13 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
             )
     batch = {}
     for side, reference in PAD_REFERENCE.items():
-        if reference not in keys or not isinstance(rows[0][reference], (list, tuple)):
+        listed = [isinstance(row.get(reference), (list, tuple)) for row in rows]
+        if not any(listed):
             continue
+        if not all(listed):
+            index = listed.index(False)
+            raise ValueError(f"column {reference!r} of batch row {index} is {rows[index][reference]!r}, not a list of "
+                             f"token ids like the other rows'; drop that example or re-run the featurizer on it.")
         lengths = [len(row[reference]) for row in rows]
         width = max(lengths)
         if pad_to_multiple_of:
@@ -151,7 +156,15 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
                     padded.append(fill + list(values))
                 else:
                     padded.append(list(values) + fill)
-            batch[key] = torch.tensor(padded, dtype=torch.long)
+            tensor = torch.tensor(padded)
+            if width and tensor.is_floating_point():  # a long tensor would have truncated 0.5 to 0 silently
+                row, value = next((row, value) for row, values in enumerate(padded) for value in values
+                                  if isinstance(value, float))
+                raise ValueError(
+                    f"column {key!r} holds floats (batch row {row}: {value!r}); feature columns are integer ids or "
+                    f"positions: cast the column (dataset.cast_column) or re-run the featurizer."
+                )
+            batch[key] = tensor.long()
     for key in keys:
         if key in batch:
             continue

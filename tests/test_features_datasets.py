@@ -173,6 +173,9 @@ def test_seq2seq_collator_pads_every_column_with_its_own_value():
         ([row(2, target=1, text="hello")], r"'text' is not a known feature column and not a scalar label"),
         ([{"labels": [1], "decoder_dep_heads": [0], "input_ids": [4], "dep_depths": [0, 0]}],
          r"'dep_depths' of batch row 0 has length 2"),
+        # a float column was truncated into a long tensor (0.5 -> 0); a None target was "missing" in the batch
+        ([row(2, target=1), row(2, target=1, dep_depths=[1, 0.5])], r"'dep_depths' holds floats \(batch row 1: 0.5\)"),
+        ([row(2, target=1, labels=None), row(2, target=1)], r"'labels' of batch row 0 is None, not a list of token"),
     ],
 )
 def test_seq2seq_collator_fails_loudly(examples, message):
