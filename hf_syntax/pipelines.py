@@ -143,6 +143,11 @@ class SyntaxTranslationPipeline(Pipeline):
                              "choose the languages of multilingual models only: drop them.")
         if return_tensors and return_text:
             raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
+        beams = generate_kwargs.get("num_beams")
+        if beams is not None and (isinstance(beams, bool) or not isinstance(beams, int) or beams < 1):
+            # generate itself failed on 0 with a ZeroDivisionError
+            raise ValueError(f"num_beams={beams!r}: give a whole number >= 1 (1 is greedy search).")
+        check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
                 and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
@@ -258,6 +263,7 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
 
     def _sanitize_parameters(self, pretokenized=None, **kwargs):
         preprocess, forward, postprocess = super()._sanitize_parameters(**kwargs)
+        check_pretokenized(pretokenized)
         if pretokenized is not None:
             preprocess = {**preprocess, "pretokenized": pretokenized}
         return preprocess, forward, postprocess
@@ -294,6 +300,13 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
                                   return_tensors="pt")
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}
+
+
+def check_pretokenized(value) -> None:
+    """``pretokenized`` is True, False or None (the model's default); a string such as "yes" or "false" read as True."""
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"pretokenized={value!r}: give True (the text is space-separated words, parsed as given), "
+                        f"False (the parser splits it) or leave it unset.")
 
 
 def visible_text(text: str | None) -> str | None:

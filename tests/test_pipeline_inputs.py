@@ -54,6 +54,17 @@ def test_anything_but_a_text_or_a_list_of_texts_is_one_line_saying_what_to_pass(
     assert len(pipe(tuple(SENTENCES), pretokenized=pretokenized)) == 2
 
 
+def test_a_beam_of_zero_and_a_pretokenized_string_are_refused_by_name(pipes):
+    """num_beams=0 was a ZeroDivisionError inside generate; pretokenized="no" was read as True."""
+    pipe = pipes["baseline"]
+    for beams in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match=rf"num_beams={beams!r}: give a whole number >= 1"):
+            pipe(SENTENCES[0], num_beams=beams)
+    with pytest.raises(TypeError, match=r"pretokenized='no': give True .* False .* or leave it unset"):
+        pipe(SENTENCES[0], pretokenized="no")
+    assert pipe(SENTENCES[0], num_beams=2) and pipe(SENTENCES[0], pretokenized=False)
+
+
 def _message(pipe, bad) -> str:
     with pytest.raises(TypeError) as raised:
         pipe(bad)

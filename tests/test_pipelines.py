@@ -66,6 +66,8 @@ def test_bert_pos_pipeline_reads_a_tuple_a_missing_pair_and_a_listed_pair_as_the
     texts = ("A man eats.", "He eats bread.")
     assert bert_pos_pipeline(texts) == bert_pos_pipeline(list(texts)) and len(bert_pos_pipeline(texts)) == 2
     assert scores(bert_pos_pipeline, {"text": texts[0], "text_pair": None}) == scores(bert_pos_pipeline, texts[0])
+    with pytest.raises(TypeError, match=r"pretokenized='yes': give True"):
+        bert_pos_pipeline(texts[0], pretokenized="yes")
     with pytest.raises(TypeError, match=r"^input 0 is a list; pass a text pair as \{'text': \.\.\., 'text_pair'"):
         bert_pos_pipeline([list(texts)])
 
