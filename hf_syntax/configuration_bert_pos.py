@@ -97,7 +97,7 @@ class BertPosConfig(BertConfig):
             )
         if self.pos_embedding_size < 1:
             raise ValueError(f"BertPosConfig: pos_embedding_size must be positive; got {self.pos_embedding_size}.")
-        if ":" not in self.pos_parser:
+        if not isinstance(self.pos_parser, str) or ":" not in self.pos_parser:
             raise ValueError(
                 f"BertPosConfig: pos_parser must be a parser spec such as 'spacy:en_core_web_sm' or 'stanza:en'; "
                 f"got {self.pos_parser!r}."
