@@ -132,6 +132,11 @@ def test_label_vocabularies_and_feature_errors():
         featurizer(trees=["not a tree"])
     with pytest.raises(ValueError, match="return_tensors"):
         featurizer("x", return_tensors="np")
+    # a limit below the special tokens was ignored by the tokenizer (the text went uncut), a negative one overflowed
+    specials = byte_level_bpe().num_special_tokens_to_add()
+    for length in (specials, -5, 2.5):
+        with pytest.raises(ValueError, match=rf"max_length={length!r}: give a whole number of tokens >= {specials + 1}"):
+            SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, max_length=length)
 
 
 def test_given_trees_skip_the_parser():
