@@ -78,6 +78,16 @@ def test_only_the_plain_baseline_converts_to_marian():
         to_marian(model)
 
 
+def test_the_converters_name_a_model_of_the_wrong_kind(marian_pair):
+    """Our model given to from_marian was 'Weight conversion mismatch: missing lm_head.bias'; a Marian model given
+    to to_marian an AttributeError."""
+    marian, ours = marian_pair
+    with pytest.raises(TypeError, match="from_marian converts a MarianMTModel .*; got SyntaxTransformerFor"):
+        from_marian(ours)
+    with pytest.raises(TypeError, match="to_marian converts a SyntaxTransformerForConditionalGeneration .*; got Marian"):
+        to_marian(marian)
+
+
 @pytest.fixture(scope="module")
 def baseline():
     torch.manual_seed(0)

@@ -37,6 +37,9 @@ def config_from_marian(marian_config: MarianConfig, **overrides) -> SyntaxTransf
 
 def from_marian(marian: MarianMTModel, **config_overrides) -> SyntaxTransformerForConditionalGeneration:
     """Our baseline model holding the weights of `marian` (a `MarianMTModel` instance)."""
+    if not isinstance(marian, MarianMTModel):
+        raise TypeError(f"from_marian converts a MarianMTModel (MarianMTModel.from_pretrained(folder)); got "
+                        f"{type(marian).__name__}.")
     if getattr(marian.config, "normalize_before", False):
         raise ValueError("Pre-LN Marian models are not supported: our core is post-LN like the original Transformer.")
     model = SyntaxTransformerForConditionalGeneration(config_from_marian(marian.config, **config_overrides))
@@ -55,6 +58,9 @@ def from_marian(marian: MarianMTModel, **config_overrides) -> SyntaxTransformerF
 
 def to_marian(model: SyntaxTransformerForConditionalGeneration) -> MarianMTModel:
     """A `MarianMTModel` with the weights of our model; only the plain baseline (no syntax mechanism) converts."""
+    if not isinstance(model, SyntaxTransformerForConditionalGeneration):
+        raise TypeError(f"to_marian converts a SyntaxTransformerForConditionalGeneration (an hf_syntax translation "
+                        f"model); got {type(model).__name__}.")
     config = model.config
     syntax_options = {
         **{kind.clip_field: 0 for kind in RELATIVE_TERMS.values()},
