@@ -58,7 +58,8 @@ def from_marian(marian: MarianMTModel, **config_overrides) -> SyntaxTransformerF
 
 def to_marian(model: SyntaxTransformerForConditionalGeneration) -> MarianMTModel:
     """A `MarianMTModel` with the weights of our model; only the plain baseline (no syntax mechanism) converts."""
-    if not isinstance(model, SyntaxTransformerForConditionalGeneration):
+    # by name: a model loaded with trust_remote_code is an instance of the folder's copy of the class
+    if SyntaxTransformerForConditionalGeneration.__name__ not in {kind.__name__ for kind in type(model).__mro__}:
         raise TypeError(f"to_marian converts a SyntaxTransformerForConditionalGeneration (an hf_syntax translation "
                         f"model); got {type(model).__name__}.")
     config = model.config
