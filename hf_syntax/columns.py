@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from .labels import CASE_VOCAB, DEPREL_VOCAB, PAD_ID, SUBWORD_TAG_VOCAB, UPOS_VOCAB, LabelVocab
 
 
@@ -24,9 +22,11 @@ NO_WORD = -1
 """The word id of a subword that belongs to no word (special tokens)."""
 
 
-def check_integer_column(name: str, values: torch.Tensor, what: str) -> None:
-    """``values`` must hold integers. A float column (a forgotten cast, a dataset read through pandas with a NaN in
-    it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+def check_integer_column(name: str, values, what: str) -> None:
+    """``values`` (a tensor) must hold integers. A float column (a forgotten cast, a dataset read through pandas with
+    a NaN in it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+    import torch  # here, not at the top: the command line reads this module for its options without loading torch
+
     if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
         raise ValueError(f"`{name}` holds {values.dtype} values; {what} are integers (torch.long).")
 
