@@ -101,9 +101,11 @@ class SyntaxFeaturizer:
             raise ValueError(f"head_rule must be 'first' or 'last'; got {head_rule!r}.")
         for name, length, side in (("max_length", max_length, tokenizer),
                                    ("max_target_length", max_target_length, target_tokenizer or tokenizer)):
+            if length is None:
+                continue
             # the tokenizer leaves a text longer than a limit below its special tokens uncut (0, 1 for BERT)
             shortest = side.num_special_tokens_to_add() + 1
-            if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < shortest):
+            if isinstance(length, bool) or not isinstance(length, int) or length < shortest:
                 raise ValueError(f"{name}={length!r}: give a whole number of tokens >= {shortest} (one token and "
                                  f"the tokenizer's special tokens), or None for no limit.")
         self.tokenizer = tokenizer
