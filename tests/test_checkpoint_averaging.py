@@ -213,3 +213,20 @@ def test_a_finished_run_resumed_averages_to_the_same_model(tmp_path):
     assert resumed["averaged_steps"] == summary["averaged_steps"] and len(summary["averaged_steps"]) == 2
     final, again = weights(tmp_path / "run" / "model"), weights(tmp_path / "copy" / "model")
     assert all(torch.equal(final[name], again[name]) for name in final)
+
+
+def test_paths_that_are_not_checkpoints_or_a_new_folder_are_named(averaged_run, tmp_path):
+    """A missing folder, a run's folder given for its checkpoints, and an --output that is a file were each a
+    misleading 'no config.json' or a NotADirectoryError traceback."""
+    output_dir, _ = averaged_run
+    checkpoint = output_dir / f"checkpoint-{CHECKPOINT_STEP}"
+    with pytest.raises(CheckpointAveragingError, match="does not exist"):
+        average_checkpoints([tmp_path / "missing", checkpoint], tmp_path / "a")
+    run_folder = shutil.copytree(output_dir, tmp_path / "run", ignore=shutil.ignore_patterns("model"))
+    with pytest.raises(CheckpointAveragingError, match=f"is a run's folder, not a checkpoint; name its checkpoints, "
+                                                       f"e.g. the last two: .*checkpoint-{TOTAL_STEPS}$"):
+        average_checkpoints([run_folder], tmp_path / "b")
+    (tmp_path / "notes.txt").write_text("keep me")
+    with pytest.raises(CheckpointAveragingError, match="--output .*notes.txt is a file, not a folder"):
+        average_checkpoints([checkpoint], tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "keep me"

@@ -531,3 +531,32 @@ def test_export_refusal_names_the_command_line_flag(model_dirs, tmp_path, capsys
         main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert "--overwrite" in err and "overwrite=True" not in err
+
+
+@pytest.mark.parametrize("flags", [["--format", "ctranslate2"], ["--overwrite"]])
+def test_export_to_a_file_is_refused_and_the_file_kept(model_dirs, tmp_path, capsys, flags):
+    """A file where the folder goes was a NotADirectoryError traceback, also with --overwrite (which replaces an
+    earlier export, never a file)."""
+    (tmp_path / "notes.txt").write_text("keep me")
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "notes.txt"), *flags])
+    assert_one_error_line(capsys, "notes.txt is a file, not a folder")
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
+def test_export_checks_the_space_folder_before_writing_the_model_folder(model_dirs, tmp_path, capsys):
+    (tmp_path / "space").write_text("keep me")
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "hub"), "--space", str(tmp_path / "space")])
+    assert_one_error_line(capsys, "space is a file, not a folder")
+    assert not (tmp_path / "hub").exists()
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "ct2"), "--format", "ctranslate2", "--space",
+              str(tmp_path / "new_space")])
+    assert_one_error_line(capsys, "--space demos a Hub folder")
+
+
+def test_plot_attention_into_a_folder_names_a_file_to_give(model_dirs, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["plot-attention", "--model", str(model_dirs["dep_rpe"]), "--text", SENTENCES[0], "--out", str(tmp_path)])
+    assert_one_error_line(capsys, "is a folder; name the image file to write", "attention.png")

@@ -51,7 +51,9 @@ IMAGE_FORMATS = ("png", "svg", "pdf")
 
 def image_format(path) -> str:
     """The format ``path`` names by its suffix; any other suffix is refused before anything is drawn (matplotlib
-    would otherwise write PNG bytes into ``attention.txt``, or fail only after the translation)."""
+    would otherwise write PNG bytes into ``attention.txt``, or fail only after the translation); so is a folder."""
+    if Path(path).is_dir():
+        raise ValueError(f"{path} is a folder; name the image file to write, e.g. {Path(path) / 'attention.png'}")
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix and suffix not in IMAGE_FORMATS:
         raise ValueError(f"{path} ends in .{suffix}; an attention plot is written as "

@@ -11,7 +11,15 @@ def command_export(options) -> None:
     """Write a Hub-ready folder (weights, code, tokenizer, generation config, model card, endpoint handler) and,
     with ``--space DIR``, a Gradio Space folder that demos it; or with ``--format ctranslate2`` a CTranslate2 folder
     for fast CPU inference (tokenizers and parser spec included)."""
+    from hf_syntax.folder_layout import new_folder_problem
+
+    for folder in (options.out_dir, options.space):  # both, before anything is written; in the flag's own name
+        if folder and (problem := new_folder_problem(folder, options.overwrite, "pass --overwrite")):
+            raise CliError(problem)
     if options.format == "ctranslate2":
+        if options.space:
+            raise CliError("--space demos a Hub folder (--format hub); a CTranslate2 folder is translated with "
+                           "hf-syntax translate --model FOLDER")
         _export_ctranslate2(options)
         return
     if options.quantization:
@@ -32,9 +40,6 @@ def command_export(options) -> None:
             context[key] = value
     if options.widget:
         context["widget"] = options.widget
-    out = Path(options.out_dir)
-    if out.is_dir() and any(out.iterdir()) and not options.overwrite:  # said here in the flag's command-line name
-        raise CliError(f"{out} exists and is not empty; choose a new folder or pass --overwrite.")
     folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
     if not options.model_id:

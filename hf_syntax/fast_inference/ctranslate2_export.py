@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..folder_layout import CTRANSLATE2_METADATA_FILE, TARGET_TOKENIZER_DIR
+from ..folder_layout import CTRANSLATE2_METADATA_FILE, TARGET_TOKENIZER_DIR, new_folder_problem
 from .ctranslate2_spec import NotExpressibleError, build_spec, check_expressible, feature_streams, import_ctranslate2
 
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
@@ -92,8 +92,8 @@ def export_ctranslate2(model, tokenizer, out_dir, *, target_tokenizer=None, quan
         raise ValueError(f"quantization={quantization!r} is not supported; choose one of {QUANTIZATIONS}.")
     check_expressible(model.config)
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out_dir} exists and is not empty; choose a new folder or pass overwrite=True.")
+    if problem := new_folder_problem(out_dir, overwrite):
+        raise FileExistsError(problem)
     target_tokenizer = target_tokenizer or tokenizer
     converter = _converter_class()(model.eval(), tokenizer, target_tokenizer)
     with torch.no_grad():

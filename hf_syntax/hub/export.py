@@ -19,7 +19,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
-from hf_syntax.folder_layout import ENDPOINT_HANDLER_FILE, MODEL_CARD_FILE, REQUIREMENTS_FILE
+from hf_syntax.folder_layout import ENDPOINT_HANDLER_FILE, MODEL_CARD_FILE, REQUIREMENTS_FILE, new_folder_problem
 from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, is_language_code, parser_requirements, render_card
 from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
 from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
@@ -139,8 +139,8 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     """
     context = CardContext.from_value(card_context)
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        raise ExportError(f"{out_dir} exists and is not empty; choose a new folder or pass overwrite=True.")
+    if problem := new_folder_problem(out_dir, overwrite):
+        raise ExportError(problem)
     if isinstance(model_dir_or_model, (str, Path)):
         model_dir = Path(model_dir_or_model)
         try:

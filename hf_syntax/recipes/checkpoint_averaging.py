@@ -20,7 +20,8 @@ from pathlib import Path
 
 import torch
 
-from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
+from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR, new_folder_problem
+from hf_syntax.recipes.runs import checkpoint_folders
 
 TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json", "training_args.bin")
 """What a Trainer checkpoint carries besides the model: meaningless for an average, so not copied to one."""
@@ -90,6 +91,17 @@ def check_one_vocabulary(folders: list[Path]) -> None:
                                            f"one run")
 
 
+def check_checkpoint_folder(folder: Path) -> None:
+    """Name a path that is not a model folder for what it is: missing, or a run's folder whose checkpoints are inside
+    it (the likely slip), with the checkpoints to name instead."""
+    if not folder.exists():
+        raise CheckpointAveragingError(f"{folder} does not exist; give checkpoint-* folders or saved model folders")
+    inside = checkpoint_folders(folder)
+    if inside and not (folder / "config.json").is_file():
+        raise CheckpointAveragingError(f"{folder} is a run's folder, not a checkpoint; name its checkpoints, e.g. the "
+                                       f"last two: {' '.join(str(path) for path in inside[-2:])}")
+
+
 def read_config(folder: Path) -> dict:
     """A saved folder's full config (defaults included: ``config.json`` stores only what differs from them)."""
     from hf_syntax.hub.model_folder import ModelFolderError, load_model_config
@@ -113,8 +125,10 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
     output = Path(output)
     if output.resolve() in {folder.resolve() for folder in folders}:
         raise CheckpointAveragingError(f"--output {output} is one of the checkpoints; write the average elsewhere")
-    if output.exists() and any(output.iterdir()):
-        raise CheckpointAveragingError(f"--output {output} exists and is not empty; choose a new folder")
+    if problem := new_folder_problem(output):
+        raise CheckpointAveragingError(f"--output {problem}")
+    for folder in folders:
+        check_checkpoint_folder(folder)
     twice = next((folder for index, folder in enumerate(folders)
                   if folder.resolve() in {earlier.resolve() for earlier in folders[:index]}), None)
     if twice is not None:

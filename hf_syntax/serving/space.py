@@ -15,7 +15,7 @@ import yaml
 from huggingface_hub import ModelCard
 
 from hf_syntax.analysis import attention_plots
-from hf_syntax.folder_layout import MODEL_CARD_FILE, REQUIREMENTS_FILE
+from hf_syntax.folder_layout import MODEL_CARD_FILE, REQUIREMENTS_FILE, new_folder_problem
 from hf_syntax.hub.cards import PLACEHOLDER_MODEL_ID
 
 APP_TEMPLATE = Path(__file__).with_name("space_app.py")
@@ -40,8 +40,8 @@ def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: 
     except metadata.PackageNotFoundError as error:
         raise SpaceError("writing a Space needs gradio (the version it pins): pip install 'hf-syntax[space]'") from error
     space_dir = Path(space_dir)
-    if space_dir.exists() and any(space_dir.iterdir()) and not overwrite:
-        raise SpaceError(f"{space_dir} exists and is not empty; choose a new Space folder or pass overwrite=True.")
+    if problem := new_folder_problem(space_dir, overwrite):
+        raise SpaceError(problem)
     model_requirements = Path(model_folder) / REQUIREMENTS_FILE
     if not model_requirements.is_file():
         raise SpaceError(f"{model_folder} has no requirements.txt; export the model first (hf-syntax export).")
