@@ -339,6 +339,22 @@ def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
         resolve_resume("latest", str(tmp_path / "empty"), overwrite=False)
 
 
+
+@pytest.mark.parametrize("config", ["demo_ja_en.yaml", "glue_rte_pos.yaml"])
+def test_an_output_dir_that_is_a_file_is_refused_before_any_data_is_read(tmp_path, capsys, config):
+    """It failed minutes in (a translation run as its tokenizer was saved into the file; a GLUE run with 'File
+    exists'), and the file is kept."""
+    from hf_syntax.cli import main as cli
+
+    (tmp_path / "notes.txt").write_text("keep me")
+    shipped = Path(__file__).resolve().parents[1] / "training" / "configs" / config
+    with pytest.raises(SystemExit):
+        cli(["train", "--config", str(shipped), "--output-dir", str(tmp_path / "notes.txt")])
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "notes.txt is a file, not a folder; give the run a folder path" in error
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
 SHIPPED_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "training" / "configs").glob("*.yaml"))
 GLUE_CONFIGS = [path for path in SHIPPED_CONFIGS if "task" in yaml.safe_load(path.read_text())]  # hf-syntax train
 TRANSLATION_CONFIGS = [path for path in SHIPPED_CONFIGS if path not in GLUE_CONFIGS]  # routes on the `task` key

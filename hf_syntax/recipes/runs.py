@@ -85,6 +85,14 @@ def check_checkpoint_folder(folder: Path) -> None:
         raise ConfigError(f"checkpoint {error}") from None
 
 
+def check_output_dir(output_dir: str | Path) -> None:
+    """Refuse an output_dir that is a file before any data is read (it failed minutes later, as the tokenizer was
+    saved into it)."""
+    if Path(output_dir).exists() and not Path(output_dir).is_dir():
+        raise ConfigError(f"output_dir {output_dir} is a file, not a folder; give the run a folder path "
+                          f"(--output-dir or the config's output_dir)")
+
+
 def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrite: bool) -> Path | None:
     """``None``, a checkpoint folder, or ``"latest"`` (the newest ``checkpoint-*`` in output_dir).
 

@@ -21,7 +21,7 @@ from hf_syntax.recipes.glue.model import PosLearningRateTrainer, build_model
 from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse_arguments
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
-from hf_syntax.recipes.runs import device_name, write_json
+from hf_syntax.recipes.runs import check_output_dir, device_name, write_json
 
 
 def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None) -> dict:
@@ -30,6 +30,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
 
     check_run_config(config)
     task = get_task(config.task)
+    check_output_dir(config.output_dir)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 

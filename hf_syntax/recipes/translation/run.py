@@ -21,6 +21,7 @@ from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import (
     add_config_arguments,
     add_translation_run_arguments,
+    check_output_dir,
     checkpoint_folders,
     checkpoint_step,
     device_name,
@@ -124,6 +125,7 @@ def train_translation(
     """Run the whole recipe; returns (and writes to ``<output_dir>/summary.json``) the final summary."""
     started = time.perf_counter()
     set_seed(config.seed)
+    check_output_dir(config.output_dir)
     args = training_arguments(config)
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
     preprocessed = reusable_preprocessed_features(config)
