@@ -85,6 +85,8 @@ def test_missing_and_non_utf8_files(tmp_path):
     target = write(tmp_path / "t.txt", ["x"])
     with pytest.raises(CorpusError, match="corpus file not found"):
         read_parallel(tmp_path / "absent.txt", target)
+    with pytest.raises(CorpusError, match="is a folder; give the corpus file in it"):  # was "not found"
+        read_parallel(tmp_path, target)
     (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     with pytest.raises(CorpusError, match="is not UTF-8"):
         read_parallel(tmp_path / "latin1.txt", target)
@@ -187,6 +189,8 @@ def test_missing_required_sections(tmp_path):
         load_with(tmp_path, raw)
     with pytest.raises(ConfigError, match="config file not found"):
         load_recipe_config(tmp_path / "absent.yaml")
+    with pytest.raises(ConfigError, match="is a folder; give the config file"):  # was "not found"
+        load_recipe_config(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,8 @@ def read_lines(path: str | Path) -> list[str]:
     """All lines of a UTF-8 text file (``.gz`` is decompressed), without their line breaks or a byte-order mark
     before the first (``utf-8-sig``: it would otherwise be part of the first sentence's first word)."""
     path = Path(path)
+    if path.is_dir():
+        raise CorpusError(f"{path} is a folder; give the corpus file in it (one sentence per line)")
     if not path.is_file():
         raise CorpusError(f"corpus file not found: {path}")
     opener = gzip.open if path.suffix == ".gz" else open

@@ -30,6 +30,9 @@ class ConfigError(ValueError):
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A YAML (``.yaml``/``.yml``) or JSON (``.json``) file whose top level is a mapping."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder; give the config file (YAML or JSON), e.g. training/configs/"
+                          f"demo_ja_en.yaml")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     text = decode_utf8(path.read_bytes(), str(path), "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its "
