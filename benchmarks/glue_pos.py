@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from hf_syntax.cli.common import non_negative_int, positive_int
 from hf_syntax.configuration_bert_pos import POS_INIT_MODES
 from hf_syntax.recipes.glue.run import run_glue
 from hf_syntax.recipes.glue.schema import PAPER_LEARNING_RATES, GlueRunConfig
@@ -97,7 +98,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--grid", choices=("pos", "training"), default="pos",
                         help="pos: BERT vs BERT + POS; training: ways of training the POS input (issue 18)")
     parser.add_argument("--tasks", nargs="+", default=["cola", "rte", "mrpc", "stsb"])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[42])
+    parser.add_argument("--seeds", type=non_negative_int, nargs="+", default=[42])
     parser.add_argument("--learning_rates", type=float, nargs="+", default=[5e-5],
                         help=f"grid per run (paper: {' '.join(map(str, PAPER_LEARNING_RATES))})")
     parser.add_argument("--data_dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "glue"))
@@ -114,10 +115,10 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--results_dir", default=str(RESULTS_DIR),
                         help="where results go (reused --grid training runs are always read from the repository's)")
     parser.add_argument("--work_dir", default="/tmp/hf_syntax_glue_benchmark")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--max_steps", type=int, default=-1, help="quick check only: stop every run after N steps")
-    parser.add_argument("--max_train_samples", type=int, help="quick check only: first N training examples")
-    parser.add_argument("--max_eval_samples", type=int, help="quick check only: first N dev examples")
+    parser.add_argument("--max_train_samples", type=positive_int, help="quick check only: first N training examples")
+    parser.add_argument("--max_eval_samples", type=positive_int, help="quick check only: first N dev examples")
     return parser.parse_args()
 
 

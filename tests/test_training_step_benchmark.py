@@ -52,3 +52,15 @@ def test_a_run_writes_one_entry_per_row_and_length(tmp_path, capsys):
         assert entry["ratio_vs_baseline_separate_tables"] > 0 and entry["wall_ratio"] > 0
         assert report[f"train_step_{length}_baseline_separate_tables"]["target"] is None
     assert "training step, 32 x  12 tokens: syntax_infused/baseline cpu time" in capsys.readouterr().out
+
+
+def test_counts_below_one_are_refused_before_any_timing(capsys):
+    """--repeats 0 failed after the models were built and warmed up (a median of no times); a count below 1 is
+    refused by argparse now, as in every benchmark and analysis script."""
+    import pytest
+
+    tool = load_tool()
+    for flags in (["--repeats", "0"], ["--threads", "0"], ["--lengths", "32", "-4"]):
+        with pytest.raises(SystemExit):
+            tool.main(flags)
+        assert "must be at least 1" in capsys.readouterr().err

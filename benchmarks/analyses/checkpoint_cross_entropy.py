@@ -24,6 +24,7 @@ import json
 import sys
 from pathlib import Path
 
+from hf_syntax.cli.common import non_negative_int
 from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.records import CROSS_ENTROPY_FILE, cached_cross_entropy, log_history
 from hf_syntax.study.study_file import Study
@@ -113,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("study", type=Path, help="the study file (it must name a 'source')")
     parser.add_argument("--runs", nargs="+", required=True, help="runs of the study; the first is the reference")
-    parser.add_argument("--seeds", type=int, nargs="+", required=True)
+    parser.add_argument("--seeds", type=non_negative_int, nargs="+", required=True)
     parser.add_argument("--output", type=Path, required=True, help="path without suffix for the .json and .md")
     options = parser.parse_args()
     study = Study.load(options.study)

@@ -35,6 +35,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the Auto classes)
+from hf_syntax.cli.common import positive_int
 from hf_syntax.columns import pad_columns
 from hf_syntax.data.corpus import read_lines
 from hf_syntax.fast_inference import (
@@ -113,10 +114,10 @@ def main():
     parser.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model folder)")
     parser.add_argument("--source", type=Path, required=True)
     parser.add_argument("--reference", type=Path, required=True)
-    parser.add_argument("--max-sentences", type=int, default=500)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=1,
+    parser.add_argument("--max-sentences", type=positive_int, default=500)
+    parser.add_argument("--batch-size", type=positive_int, default=32)
+    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--workers", type=positive_int, default=1,
                         help="also run every backend with its batches split over this many workers")
     parser.add_argument("--output", type=Path,
                         help="output stem (default: benchmarks/results/ctranslate2_agreement/<model_type>)")

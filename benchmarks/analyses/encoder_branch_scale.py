@@ -25,6 +25,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import hf_syntax  # noqa: F401  (registers the architectures with the Auto classes)
+from hf_syntax.cli.common import positive_int
 from hf_syntax.data.corpus import read_lines
 
 VAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi30k" / "val.de.gz"
@@ -136,7 +137,7 @@ def main():
     parser.add_argument("--model", action="append", required=True, metavar="NAME=FOLDER",
                         help="a trained model folder and the name to report it under (repeatable)")
     parser.add_argument("--source", type=Path, default=VAL, help="source sentences, one per line (.gz or plain)")
-    parser.add_argument("--sentences", type=int, default=200)
+    parser.add_argument("--sentences", type=positive_int, default=200)
     parser.add_argument("--output", type=Path, help="write OUTPUT.json and OUTPUT.md")
     args = parser.parse_args()
     named = []

@@ -29,6 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hf_syntax.cli.common import positive_int
 from hf_syntax.data.corpus import read_lines
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
 
@@ -197,9 +198,10 @@ def main() -> None:
     parser.add_argument("--curve", type=Path, required=True, help="run folder of the open-ended schedule")
     parser.add_argument("--candidates", type=Path, nargs="*", default=[], help="finished run folders of schedules "
                                                                                 "that end")
-    parser.add_argument("--average", type=int, default=5, help="checkpoints averaged (as average_last_checkpoints)")
-    parser.add_argument("--budgets", type=int, nargs="+", default=list(range(8, 41, 4)))
-    parser.add_argument("--plateau-budgets", type=int, default=3)
+    parser.add_argument("--average", type=positive_int, default=5,
+                        help="checkpoints averaged (as average_last_checkpoints)")
+    parser.add_argument("--budgets", type=positive_int, nargs="+", default=list(range(8, 41, 4)))
+    parser.add_argument("--plateau-budgets", type=positive_int, default=3)
     parser.add_argument("--tolerance", type=float, default=0.3)
     parser.add_argument("--source", type=Path, default=Path("../shared/data/small_parallel_enja/dev.ja"))
     parser.add_argument("--reference", type=Path, default=Path("../shared/data/small_parallel_enja/dev.en"))

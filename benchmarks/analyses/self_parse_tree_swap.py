@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from hf_syntax.cli.common import positive_int
 from hf_syntax.cli.translate import translate_lines
 from hf_syntax.data.corpus import read_parallel
 from hf_syntax.featurizer import SyntaxFeaturizer
@@ -68,8 +69,8 @@ def main():
     parser.add_argument("model_dir", type=Path)
     parser.add_argument("--source", type=Path, default=DATA / "dev.ja")
     parser.add_argument("--reference", type=Path, default=DATA / "dev.en")
-    parser.add_argument("--max-sentences", type=int, help="only the first N pairs")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--max-sentences", type=positive_int, help="only the first N pairs")
+    parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--output", type=Path, help="write the scores here as JSON (and a .md beside it)")
     args = parser.parse_args()
 

@@ -25,6 +25,7 @@ from timing import SMALL_CPU_SIZE, random_batch  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM  # noqa: E402
 
 from hf_syntax import config_for  # noqa: E402
+from hf_syntax.cli.common import positive_int  # noqa: E402
 from hf_syntax.fast_inference import DecodingCache  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -62,7 +63,7 @@ def per_step(model, inputs: dict, steps: int) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--steps", type=positive_int, default=16)
     parser.add_argument("--tiny", action="store_true", help="tiny sizes: checks the script runs")
     parser.add_argument("--output", type=Path, default=RESULTS / "decode_profile")
     args = parser.parse_args()

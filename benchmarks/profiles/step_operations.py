@@ -24,6 +24,7 @@ from torch.profiler import profile
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from hf_syntax import config_for
+from hf_syntax.cli.common import positive_int
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # timing.py
 from timing import SMALL_CPU_SIZE, random_batch  # noqa: E402
@@ -133,8 +134,8 @@ def markdown(report: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--length", type=int, default=24)
+    parser.add_argument("--batch", type=positive_int, default=64)
+    parser.add_argument("--length", type=positive_int, default=24)
     parser.add_argument("--output", type=Path, default=RESULTS / "step_operations")
     args = parser.parse_args()
     torch.set_num_threads(1)

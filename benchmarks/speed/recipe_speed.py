@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from transformers import TrainerCallback
 from transformers.models.marian.modeling_marian import shift_tokens_right
 
+from hf_syntax.cli.common import positive_int
 from hf_syntax.convert.marian import to_marian
 from hf_syntax.metrics.translation import GeneratedTranslationScorer
 from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
@@ -148,9 +149,9 @@ class ReferenceLoop:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=60, help="optimizer steps per variant and repeat")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=positive_int, default=60, help="optimizer steps per variant and repeat")
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--threads", type=positive_int, default=2)
     parser.add_argument("--tiny", action="store_true", help="2k pairs, 2 steps, 1 repeat; not written to results/")
     options = parser.parse_args()
     if options.tiny:

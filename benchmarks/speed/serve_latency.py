@@ -37,6 +37,7 @@ import torch
 from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at
 
 from hf_syntax import config_for
+from hf_syntax.cli.common import positive_int
 from hf_syntax.data.corpus import read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.hub.export import export
@@ -68,10 +69,10 @@ def workload(description: str, out: Path):
     """The options of a handler benchmark (``--tiny``: tiny models, few sentences, seconds), with the thread count
     set, and its workload: (options, a tokenizer trained on the sample, the held-out Japanese sentences)."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
-    parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=24)
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--batch-size", dest="batch_size", type=positive_int, default=32)
+    parser.add_argument("--new-tokens", dest="new_tokens", type=positive_int, default=24)
     parser.add_argument("--tiny", action="store_true", help="tiny models, few sentences: only checks that it runs")
     parser.add_argument("--out", type=Path, default=out, help="results path without suffix")
     options = parser.parse_args()

@@ -43,6 +43,7 @@ from timing import SMALL_CPU_SIZE, interleaved, random_batch  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel  # noqa: E402
 
 from hf_syntax import config_for  # noqa: E402
+from hf_syntax.cli.common import positive_int  # noqa: E402
 from hf_syntax.fast_inference import (  # noqa: E402
     CTranslate2Seq2SeqModel,
     expressibility_problems,
@@ -187,8 +188,8 @@ def dev_workload(args, model_dir: Path, work: Path) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument("--threads", type=positive_int, default=2)
     parser.add_argument("--model", type=Path, nargs="+", default=[],
                         help="trained model folder(s) for the dev workload, timed one after the other")
     parser.add_argument("--tokenizer", type=Path, help="their tokenizer folder (default: each model folder)")

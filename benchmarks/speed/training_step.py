@@ -30,6 +30,7 @@ from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at, random_batch, tr
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from hf_syntax import config_for
+from hf_syntax.cli.common import positive_int
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 MEMORY_TARGET = 1.3  # Transformer_dep+rel's peak memory of a step against the baseline's
@@ -124,9 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     choices = [name for name in ROWS if name != "baseline"]
     parser.add_argument("--rows", nargs="+", choices=choices, default=choices,
                         help="models to time against the baseline (default: all)")
-    parser.add_argument("--lengths", nargs="+", type=int, default=[32, 64], help="tokens per sentence, one table each")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--lengths", nargs="+", type=positive_int, default=[32, 64],
+                        help="tokens per sentence, one table each")
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument("--threads", type=positive_int, default=2)
     parser.add_argument("--clock", choices=("cpu", "wall"), help="clock of the verdict (default: cpu if --threads 1)")
     parser.add_argument("--peak-memory", action="store_true",
                         help="also Transformer_dep+rel's peak memory of a step, 8 x 512 tokens, against the baseline's")
