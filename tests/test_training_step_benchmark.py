@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from transformers import MarianMTModel
 
 from hf_syntax.variants import ARCHITECTURES
@@ -57,8 +58,6 @@ def test_a_run_writes_one_entry_per_row_and_length(tmp_path, capsys):
 def test_counts_below_one_are_refused_before_any_timing(capsys):
     """--repeats 0 failed after the models were built and warmed up (a median of no times); a count below 1 is
     refused by argparse now, as in every benchmark and analysis script."""
-    import pytest
-
     tool = load_tool()
     for flags in (["--repeats", "0"], ["--threads", "0"], ["--lengths", "32", "-4"]):
         with pytest.raises(SystemExit):
