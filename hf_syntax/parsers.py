@@ -25,6 +25,10 @@ class ParserNotAvailableError(ImportError):
     """The parser package or model named by a spec is not installed; the message says what to install."""
 
 
+class ParserSpecError(ValueError):
+    """A parser spec that names no backend (``"foo:bar"``, ``"ja_ginza"``); the message shows the spelling."""
+
+
 class TreeNotFoundError(KeyError):
     """A ``conllu:`` parser was asked for a sentence its file has no tree for; the message says which."""
 
@@ -302,7 +306,7 @@ def load_parser(spec, **options) -> Parser:
         raise TypeError(f"parser must be a spec string, a Parser or a spaCy Language; got {type(spec).__name__}.")
     backend, separator, argument = spec.partition(":")
     if not separator or not argument or backend not in BACKENDS:
-        raise ValueError(
+        raise ParserSpecError(
             f"parser spec {spec!r} is not '<backend>:<argument>' with a backend in {sorted(BACKENDS)}; "
             f"e.g. 'spacy:en_core_web_sm', 'spacy:ja_ginza', 'stanza:fr', 'conllu:path/to/dev.conllu'."
         )

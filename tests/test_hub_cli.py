@@ -224,7 +224,9 @@ def test_show_and_parse_read_their_input_before_the_model_or_parser_loads(tmp_pa
     for command, expected in [
         (["show", "--model", str(tmp_path / "no_model"), "--source", str(tmp_path / "blank.txt")], "no sentence to show"),
         (["parse", "--parser", "spacy:no_such_pipeline", "--input", str(tmp_path / "latin1.txt")], "is not UTF-8 text"),
-    ]:
+        (["parse", "--parser", "spacy:no_such_pipeline", "--input", str(tmp_path)], "is a folder; give a text file"),
+        (["parse", "--parser", "ja_ginza", "--input", str(tmp_path / "blank.txt")], "is not '<backend>:<argument>'"),
+    ]:  # the last two were tracebacks (IsADirectoryError, ValueError)
         with pytest.raises(SystemExit):
             main(command)
         assert_one_error_line(capsys, expected)

@@ -52,6 +52,8 @@ def read_input_lines(path: str | None) -> list[str]:
         if stream is None:  # an already decoded stream (a test, an embedding program)
             return split_lines(sys.stdin.read())
         data = stream.read()
+    elif Path(path).is_dir():
+        raise CliError(f"{path} is a folder; give a text file, one sentence per line")
     else:
         with open(path, "rb") as handle:
             data = handle.read()
