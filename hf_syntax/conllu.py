@@ -34,6 +34,8 @@ def _open_bytes(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"CoNLL-U file {path!r} does not exist.")
+    if os.path.isdir(path):
+        raise TreeError(f"{path} is a folder; give the CoNLL-U file (plain or .gz), e.g. one of its *.conllu files")
     return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
 
 

@@ -149,6 +149,8 @@ def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
 def test_missing_file_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_conllu(tmp_path / "nope.conllu")
+    with pytest.raises(TreeError, match="is a folder; give the CoNLL-U file"):  # was IsADirectoryError
+        read_conllu(tmp_path)
 
 
 def _check_surface_spans(sentences):
