@@ -29,6 +29,11 @@ class ParserSpecError(ValueError):
     """A parser spec that names no backend (``"foo:bar"``, ``"ja_ginza"``); the message shows the spelling."""
 
 
+class TextTooLongError(ValueError):
+    """A text longer than the parser takes in one piece (spaCy's ``nlp.max_length`` characters, SudachiPy's byte
+    limit); the message names the text, the limit and the fix."""
+
+
 class TreeNotFoundError(KeyError):
     """A ``conllu:`` parser was asked for a sentence its file has no tree for; the message says which."""
 
@@ -99,6 +104,10 @@ def _import_spacy():
     return spacy
 
 
+SUDACHI_MAX_BYTES = 49149
+"""SudachiPy (the tokenizer of GiNZA and of spaCy's Japanese pipelines) refuses a text of more UTF-8 bytes than this."""
+
+
 class SpacyParser(Parser):
     """A spaCy pipeline run with ``nlp.pipe`` in batches; components that add nothing to the tree are excluded."""
 
@@ -123,10 +132,24 @@ class SpacyParser(Parser):
         self.nlp, self.n_process, self.batch_size = nlp, n_process, batch_size
 
     def _parse_items(self, items):
+        for item in items:
+            if isinstance(item, str):
+                self._check_length(item)
         from_words = self._doc_from_words
         docs_or_texts = [item if isinstance(item, str) else from_words(item) for item in items]
         docs = self.nlp.pipe(docs_or_texts, batch_size=self.batch_size, n_process=self.n_process)
         return [tree_from_spacy_doc(doc) for doc in docs]
+
+    def _check_length(self, text: str) -> None:
+        """Refuse a raw text the pipeline's tokenizer would refuse, before any text of the batch is parsed (SudachiPy's
+        own error names neither the text nor the fix)."""
+        sudachi = type(getattr(self.nlp.tokenizer, "tokenizer", None)).__module__.startswith("sudachipy")
+        size, limit, unit = len(text), self.nlp.max_length, "characters"
+        if sudachi and size <= limit:
+            size, limit, unit = len(text.encode("utf-8")), SUDACHI_MAX_BYTES, "UTF-8 bytes"
+        if size > limit:
+            raise TextTooLongError(f"a text of {size} {unit} (it begins {text[:20]!r}) is longer than the parser "
+                                   f"{self.spec} reads ({limit}): split it into sentences (one per line or list item)")
 
     def split_words(self, text: str) -> list[str]:
         """The tokenizer's words alone (no tagging or parsing), the words ``parse(text)`` gives: no kept component

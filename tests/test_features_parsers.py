@@ -3,7 +3,9 @@
 import pytest
 from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA
 
-from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
+from hf_syntax.parsers import (
+    SUDACHI_MAX_BYTES, ParserNotAvailableError, SpacyParser, TextTooLongError, get_parser, load_parser,
+)
 from hf_syntax.trees import WordTree
 
 
@@ -76,6 +78,20 @@ def test_ginza_raw_text_and_french_pipeline():
     check_tree_matches_text(tree, "Le bruit du chat réveille les enfants.")
     assert tree.upos[tree.words.index("chat")] == "NOUN"
     assert "ner" not in french.nlp.pipe_names and "lemmatizer" not in french.nlp.pipe_names
+
+
+def test_a_text_longer_than_the_parser_reads_is_named_before_the_batch_is_parsed(english):
+    """SudachiPy refused a Japanese text of over 49,149 UTF-8 bytes with an error naming neither the text nor the fix;
+    spaCy's own character limit is checked the same way. The check counts bytes, as SudachiPy does: the same number
+    of ASCII characters passes."""
+    japanese = get_parser(JAPANESE_PARSER)
+    longest = "猫が走る。" * (SUDACHI_MAX_BYTES // len("猫が走る。".encode()))  # parsed, it would take a minute
+    with pytest.raises(TextTooLongError, match=r"a text of 49155 UTF-8 bytes \(it begins '猫が走る。.*reads \(49149\): "
+                                               r"split it into sentences"):
+        japanese.parse_batch(["短い文。", longest + "猫が走る。"])
+    assert len(japanese.parse("a" * len(longest + "猫が走る。")).words) == 1
+    with pytest.raises(TextTooLongError, match=f"characters .*reads \\({english.nlp.max_length}\\)"):
+        english.parse("a " * (english.nlp.max_length // 2 + 1))
 
 
 def test_n_process_two_gives_the_same_trees(english):

@@ -40,7 +40,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.featurizer import InvalidTextError
     from hf_syntax.hub.export import ExportError
     from hf_syntax.hub.model_folder import ModelFolderError
-    from hf_syntax.parsers import ParserNotAvailableError, ParserSpecError, TreeNotFoundError
+    from hf_syntax.parsers import ParserNotAvailableError, ParserSpecError, TextTooLongError, TreeNotFoundError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.checkpoint_averaging import CheckpointAveragingError
     from hf_syntax.recipes.config import ConfigError
@@ -49,7 +49,7 @@ def user_errors() -> tuple[type[Exception], ...]:
 
     return (CliError, AlignmentError, CardError, CheckpointAveragingError, ConfigError, CorpusError, DamagedFileError,
             EmptyInputError, ExportError, FileNotFoundError, InvalidTextError, ModelFolderError,
-            ParserNotAvailableError, ParserSpecError, TreeError, TreeNotFoundError)
+            ParserNotAvailableError, ParserSpecError, TextTooLongError, TreeError, TreeNotFoundError)
 
 
 def build_parser() -> argparse.ArgumentParser:
