@@ -258,6 +258,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
         self._validate_self_parsing()
+        self._validate_graph_options()
         if self.source_segmenter is not None:
             segmenter_requirements(self.source_segmenter)  # a spec it cannot load is an error now, not at inference
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
@@ -285,6 +286,19 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         if self.self_parse_layers and not self.dependency_depth_clip:
             raise ValueError("self_parse_layers > 0 parses to give the dependency-depth term its depths, but "
                              "dependency_depth_clip=0 switches that term off; set dependency_depth_clip > 0.")
+
+    def _validate_graph_options(self):
+        """Graph-Transformer options changed on a model whose encoder has no graph layers would do nothing: the run
+        would train a plain Transformer under the name of the option's ablation."""
+        if self.encoder_layer_type == "graph":
+            return
+        defaults = {option.name: option.default for option in fields(type(self)) if option.name.startswith("graph_")}
+        defaults["graph_new_groups"] = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
+        changed = sorted(name for name, default in defaults.items() if getattr(self, name) != default)
+        if changed:
+            raise ValueError(f"{changed} set the Graph-Transformer's encoder layers, but encoder_layer_type="
+                             f"{self.encoder_layer_type!r} builds none; set encoder_layer_type='graph' (or use a "
+                             f"graph_transformer_* architecture), or drop them.")
 
     def _feature_blocks(self) -> int:
         return len(self.source_features) if self.feature_combine == "concat_each" else 1

@@ -252,6 +252,10 @@ def test_unknown_config_key_is_named():
         ({"attention_dropout": -0.1}, r"attention_dropout=-0.1 is a probability"),
         ({"label_smoothing": 1}, r"label_smoothing=1 is a probability"),
         ({"parse_loss_weight_decoder": -1.0}, "parse_loss_weight_decoder must be >= 0"),
+        # graph options without graph layers did nothing: a plain Transformer trained under an ablation's name
+        ({"graph_half_dim": True}, r"\['graph_half_dim'\] set the Graph-Transformer's encoder layers, but "
+                                   r"encoder_layer_type='standard' builds none"),
+        ({"graph_fusion": "gate", "graph_new_groups": "sum"}, r"\['graph_fusion', 'graph_new_groups'\] set the"),
     ],
 )
 def test_bad_config_values_are_explained(options, message):
