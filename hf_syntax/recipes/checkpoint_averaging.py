@@ -91,7 +91,7 @@ def check_one_vocabulary(folders: list[Path]) -> None:
                                            f"one run")
 
 
-def check_checkpoint_folder(folder: Path) -> None:
+def check_averaging_input(folder: Path) -> None:
     """Name a path that is not a model folder for what it is: missing, or a run's folder whose checkpoints are inside
     it (the likely slip), with the checkpoints to name instead."""
     if not folder.exists():
@@ -128,7 +128,7 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
     if problem := new_folder_problem(output):
         raise CheckpointAveragingError(f"--output {problem}")
     for folder in folders:
-        check_checkpoint_folder(folder)
+        check_averaging_input(folder)
     twice = next((folder for index, folder in enumerate(folders)
                   if folder.resolve() in {earlier.resolve() for earlier in folders[:index]}), None)
     if twice is not None:
