@@ -251,6 +251,24 @@ def test_a_resumed_run_reports_its_training_loss_over_all_steps(tmp_path):
     assert resumed["train_loss"] == pytest.approx(whole["train_loss"], abs=1e-3)
 
 
+def test_a_run_whose_model_folder_fails_to_save_leaves_no_summary_and_resumes_to_the_end(tmp_path):
+    """The summary marks a finished run: a study skips a run folder that holds one. It was written before the model
+    folder, so a save that failed (here the folder's place is taken by a file; in a study, code changed under a
+    running process) left a run that the study took for finished, with no model to score or translate."""
+    one_epoch = {"max_steps": -1, "num_train_epochs": 1, "eval_strategy": "epoch", "save_strategy": "epoch"}
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "model").write_text("in the way")
+    with pytest.raises(NotADirectoryError):
+        run(tmp_path, "cut", **one_epoch)
+    assert not (tmp_path / "cut" / "summary.json").exists()
+    (last,) = (tmp_path / "cut").glob("checkpoint-*")
+    (tmp_path / "cut" / "model").unlink()
+    summary = run(tmp_path, "cut", resume="latest", **one_epoch)  # no step left: it only saves and reports
+    steps = int(last.name.split("-")[1])
+    assert summary["optimizer_steps"] == steps and (tmp_path / "cut" / "model" / "config.json").is_file()
+    assert json.loads((tmp_path / "cut" / "summary.json").read_text())["optimizer_steps"] == steps
+
+
 @pytest.mark.slow
 def test_features_section_feeds_a_syntax_variant(tmp_path):
     """The ``features`` seam: real parsers -> dependency columns -> a DBSA + dependency-depth model trains."""

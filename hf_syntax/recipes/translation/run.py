@@ -213,8 +213,9 @@ def train_translation(
     }
     if trainer.is_world_process_zero():
         Path(summary["predictions_file"]).write_text("".join(f"{line}\n" for line in hypotheses), encoding="utf-8")
-        write_json(Path(config.output_dir) / SUMMARY_FILE, summary)
         save_model_folder(trainer.model, source_tokenizer, target_tokenizer, config, summary, model_dir)
+        # last: a summary marks a finished run (studies skip it), so a run whose model folder failed to save has none
+        write_json(Path(config.output_dir) / SUMMARY_FILE, summary)
         print_summary(summary)
         if config.push_to_hub:
             upload = hub_upload(config, model_dir)
