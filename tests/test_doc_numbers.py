@@ -36,6 +36,7 @@ PLATEAU_CHECKPOINTS = "benchmarks/results/enja_plateau/checkpoint_cross_entropy.
 PLATEAU_README = "benchmarks/results/enja_plateau/README.md"
 MULTI30K_RECIPE = "benchmarks/results/multi30k_graph_plateau/recipe.json"
 MULTI30K_README = "benchmarks/results/multi30k_graph_plateau/README.md"
+MULTI30K_STUDY = "benchmarks/results/multi30k_graph_plateau/results.json"
 RESULTS = "benchmarks/results/README.md"
 
 WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
@@ -116,6 +117,9 @@ QUOTES += [
      MULTI30K_RECIPE, "curve.single_checkpoint_dev_bleu"),
     (MULTI30K_README, "averaged val BLEU **39.52**", MULTI30K_RECIPE, "candidates.[name=cosine_20].dev_bleu"),
     (MULTI30K_README, "BLEU **41.47**,", MULTI30K_RECIPE, "candidates.[name=cosine_30].dev_bleu"),
+    (MULTI30K_README, "baseline, val BLEU 41.47 and", MULTI30K_STUDY, "[seed=42].[name=baseline].val_bleu"),
+    (MULTI30K_README, "BLEU 40.65; its blind", MULTI30K_STUDY,
+     "[seed=42].[name=baseline].extra_tests.test_2016_flickr.bleu"),
     (MULTI30K_README, "read 41.47, 41.53, 41.31, 41.52 and 41.59,", MULTI30K_RECIPE,
      "decision.choice.dev_bleu_per_epoch: 25 26 27 28 29"),
     (RESULTS, "): val BLEU 41.47 in", MULTI30K_RECIPE, "decision.choice.dev_bleu"),
