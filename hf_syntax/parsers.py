@@ -130,6 +130,8 @@ class SpacyParser(Parser):
         if n_process < 1 or batch_size < 1:
             raise ValueError(f"n_process and batch_size must be >= 1; got {n_process} and {batch_size}.")
         self.nlp, self.n_process, self.batch_size = nlp, n_process, batch_size
+        sudachi = type(getattr(nlp.tokenizer, "tokenizer", None)).__module__.startswith("sudachipy")
+        self._byte_limit = SUDACHI_MAX_BYTES if sudachi else None  # GiNZA and spaCy's Japanese pipelines
 
     def _parse_items(self, items):
         for item in items:
@@ -143,10 +145,9 @@ class SpacyParser(Parser):
     def _check_length(self, text: str) -> None:
         """Refuse a raw text the pipeline's tokenizer would refuse, before any text of the batch is parsed (SudachiPy's
         own error names neither the text nor the fix)."""
-        sudachi = type(getattr(self.nlp.tokenizer, "tokenizer", None)).__module__.startswith("sudachipy")
         size, limit, unit = len(text), self.nlp.max_length, "characters"
-        if sudachi and size <= limit:
-            size, limit, unit = len(text.encode("utf-8")), SUDACHI_MAX_BYTES, "UTF-8 bytes"
+        if self._byte_limit is not None and size <= limit:
+            size, limit, unit = len(text.encode("utf-8")), self._byte_limit, "UTF-8 bytes"
         if size > limit:
             raise TextTooLongError(f"a text of {size} {unit} (it begins {text[:20]!r}) is longer than the parser "
                                    f"{self.spec} reads ({limit}): split it into sentences (one per line or list item)")

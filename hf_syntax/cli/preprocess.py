@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hf_syntax.cli.common import CliError, described, non_negative_int, positive_int
 from hf_syntax.columns import DEFAULT_FEATURES
+from hf_syntax.folder_layout import new_folder_problem
 
 
 def command_preprocess(options) -> None:
@@ -122,11 +123,11 @@ PREPROCESS_MARKERS = ("dataset_dict.json", "hf_syntax_features.json")
 def _clear_output_folder(out: Path, overwrite: bool) -> None:
     """Refuse a non-empty ``--out`` (a stale split would survive next to the new ones); ``--overwrite`` empties a
     folder an earlier ``preprocess`` wrote, and nothing else."""
-    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+    if problem := new_folder_problem(out, overwrite, "pass --overwrite to replace it"):
+        raise CliError(f"--out {problem}")
+    if not out.is_dir() or not any(out.iterdir()):
         return
-    if not overwrite:
-        raise CliError(f"--out {out} exists and is not empty; choose a new folder or pass --overwrite to replace it.")
-    if not out.is_dir() or not any((out / marker).is_file() for marker in PREPROCESS_MARKERS):
+    if not any((out / marker).is_file() for marker in PREPROCESS_MARKERS):
         raise CliError(
             f"--out {out} is not a folder written by hf-syntax preprocess (no {' or '.join(PREPROCESS_MARKERS)}); "
             f"--overwrite only replaces such folders. Choose a new --out."
