@@ -15,7 +15,9 @@ from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as hf_syntax_main
 from hf_syntax.study.processes import without_redraws
-from hf_syntax.study.records import check_one_vocabulary, log_history, minutes_left, tokenizer_fingerprint
+from hf_syntax.study.records import (
+    check_one_vocabulary, log_history, minutes_left, seconds_per_epoch, tokenizer_fingerprint,
+)
 from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
@@ -69,6 +71,7 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
     for record in records:
         assert record["steps"] == 4 and len(record["dev_bleu_per_epoch"]) == 2
         assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record) and record["device"] == "cpu"
+        assert 0 <= record["seconds_per_epoch"] <= record["train_seconds"] + 1  # checkpoints every 2 of 4 steps
         assert set(record["extra_tests"]) == {"heldout"}
         assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
@@ -212,6 +215,32 @@ def test_the_power_over_seeds_is_the_t_test_s_and_says_how_many_seeds_would_dete
     assert seeds_for_power(-0.9, 0.902) == 10 and seeds_for_power(0.0, 1.0) is None
     summary = seed_interval({1: 1.0, 2: 2.0, 3: 3.0})
     assert summary["power"] == round(t_test_power(2.0, 1.0, 3), 2) and summary["seeds_for_80_percent_power"] == 5
+
+
+def test_the_epoch_time_is_the_fastest_stretch_between_checkpoints_and_the_table_divides_it_by_the_baseline_s(tmp_path):
+    """Issue 62's speed cost: checkpoints every 2 steps saved 60 s, 900 s (a session break) and 40 s apart, 2 steps an
+    epoch: the fastest stretch is 20 s a step, so 40 s an epoch, whatever the breaks. The table divides it by the
+    same seed's baseline beside the whole-time ratio; records from before the field get neither column."""
+    folder = tmp_path / "run"
+    for step, saved_at in ((2, 1000), (4, 1060), (6, 1960), (8, 2000)):
+        (folder / f"checkpoint-{step}").mkdir(parents=True)
+        os.utime(folder / f"checkpoint-{step}", (saved_at, saved_at))
+    assert seconds_per_epoch(folder, {"optimizer_steps": 8, "epochs": 4.0}) == 40.0
+    assert seconds_per_epoch(tmp_path / "none", {"optimizer_steps": 8, "epochs": 4.0}) is None
+
+    study = baseline_and_rel_study(tmp_path)
+
+    def record(name, seconds, per_epoch):
+        return {"name": name, "label": name, "seed": 42, "steps": 8, "dev_bleu": 30.0, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [30.0], "train_seconds": seconds, "train_loss": {}, "extra_tests": {},
+                **({"seconds_per_epoch": per_epoch} if per_epoch else {})}
+
+    lines = markdown(study, [record("baseline", 100, 40.0), record("rel", 300, 50.0)]).splitlines()
+    assert "| time × baseline | epoch time × baseline |" in lines[2]
+    assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 3.00 | 1.25 |")
+    assert lines[-1].startswith("| rel | 42 |") and lines[-1].endswith("| 300 | 50.0 | 1 / 2 |")  # the per-run table
+    old = markdown(study, [record("baseline", 100, None), record("rel", 300, None)])
+    assert "epoch time" not in old and "s / epoch" not in old
 
 
 def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):

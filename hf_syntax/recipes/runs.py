@@ -150,17 +150,21 @@ def checkpoint_folders(output_dir: Path) -> list[Path]:
     return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
 
 
-def seconds_per_step(output_dir: Path) -> float | None:
-    """A run's pace: the median, over consecutive checkpoints, of the seconds between their saves (folder times) per
-    optimizer step between them. The median, not the total: a run spread over sessions has breaks between them, and
-    stretches that shared the cores with other work run slow. None before two checkpoints."""
+def step_paces(output_dir: Path) -> list[float]:
+    """Seconds per optimizer step between each pair of consecutive checkpoints (their folders' save times), oldest
+    first: the training and any evaluation between the two saves. Empty before two checkpoints."""
     checkpoints = checkpoint_folders(output_dir)
     steps = [int(folder.name.split("-", 1)[1]) for folder in checkpoints]
     saved_at = [folder.stat().st_mtime for folder in checkpoints]
-    if len(checkpoints) < 2:
-        return None
-    return statistics.median((later_time - time) / (later - step) for step, later, time, later_time
-                             in zip(steps, steps[1:], saved_at, saved_at[1:]))
+    return [(later_time - time) / (later - step)
+            for step, later, time, later_time in zip(steps, steps[1:], saved_at, saved_at[1:])]
+
+
+def seconds_per_step(output_dir: Path) -> float | None:
+    """A run's pace: the median of its :func:`step_paces`. The median, not the total: a run spread over sessions has
+    breaks between them, and stretches that shared the cores with other work run slow. None before two checkpoints."""
+    paces = step_paces(output_dir)
+    return statistics.median(paces) if paces else None
 
 
 def checkpoint_step(folder: Path | None) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, checkpoint_folders, seconds_per_step, step_paces
 from hf_syntax.study.processes import score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
@@ -45,6 +45,17 @@ def minutes_left(folder: Path) -> float | None:
         return None
     state = json.loads((checkpoint_folders(folder)[-1] / "trainer_state.json").read_text())
     return (state["max_steps"] - state["global_step"]) * pace / 60
+
+
+def seconds_per_epoch(folder: Path, summary: dict) -> float | None:
+    """One epoch's wall time with its evaluation, at the run's fastest stretch between two checkpoints: on a shared
+    machine other work (tests, a second run, a pause for CI, a session break) only slows a stretch down, so the fastest
+    is the pace the model itself sets, and it compares between runs trained at different times. A run cut from a longer
+    one is timed on the checkpoints it copied (copies keep their save times). None before two checkpoints."""
+    paces = step_paces(folder)
+    if not paces or not summary["epochs"]:
+        return None
+    return round(min(paces) * summary["optimizer_steps"] / summary["epochs"], 1)
 
 
 def tokenizer_fingerprint(folder: Path) -> str | None:
@@ -220,6 +231,7 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         **reference_cross_entropy(study, folder),
         **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
+        "seconds_per_epoch": seconds_per_epoch(folder, summary),
         "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
         "parameters": summary["parameters"],
         "tokenizer_sha256": tokenizer_fingerprint(folder / "model"),

@@ -65,6 +65,15 @@ def _cross_entropy_table(summaries: dict[str, dict]) -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+def _time_ratio(records: list[dict], rows: list[dict], baseline: str, key: str) -> str:
+    """The mean over seeds of a run's time (``key``) over the baseline's of the same seed; times compare only at equal
+    threads, jobs and device."""
+    base = {(r["seed"], _settings(r)): r.get(key) for r in records if r["name"] == baseline}
+    ratios = [r[key] / base[r["seed"], _settings(r)] for r in rows
+              if r.get(key) and base.get((r["seed"], _settings(r)))]
+    return f"{statistics.mean(ratios):.2f}" if ratios else "—"
+
+
 def _interval_cell(summary: dict, digits: int = 2) -> str:
     if summary["interval"] is None:
         return "—"
@@ -95,15 +104,16 @@ def _settings_cell(record: dict) -> str:
 def markdown(study: Study, records: list[dict]) -> str:
     split = study.split
     bleu_key, chrf_key, curve_key = f"{split}_bleu", f"{split}_chrf", f"{split}_bleu_per_epoch"
-    base_seconds = {(r["seed"], _settings(r)): r["train_seconds"] for r in records if r["name"] == study.baseline}
     base_bleu = {r["seed"]: r[bleu_key] for r in records if r["name"] == study.baseline}
     entropy_key = f"{split}_cross_entropy"
     tests = sorted({name for r in records for name in r["extra_tests"]})
     scored = any(entropy_key in r for r in records)
+    paced = any(r.get("seconds_per_epoch") for r in records)
     lines = [f"# {study.name}: mean ± std over seeds", "",
              f"| run | model | seeds | {split} BLEU | Δ BLEU (same seeds) | {split} chrF | p (BLEU) per seed | time × baseline |"
-             + f" {split} cross-entropy |" * scored + "".join(f" {test} BLEU |" for test in tests),
-             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * (scored + len(tests))]
+             + " epoch time × baseline |" * paced + f" {split} cross-entropy |" * scored
+             + "".join(f" {test} BLEU |" for test in tests),
+             "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |" + " ---: |" * (paced + scored + len(tests))]
     for run in study.runs:
         rows = [r for r in records if r["name"] == run]
         if not rows:
@@ -111,14 +121,17 @@ def markdown(study: Study, records: list[dict]) -> str:
         bleu = [r[bleu_key] for r in rows]
         delta = "—" if run == study.baseline else _paired_delta(rows, base_bleu, bleu_key)
         p_values = ", ".join(f"{r['seed']}: {r['paired_bootstrap_p']['bleu']:.3f}" for r in rows if "paired_bootstrap_p" in r)
-        ratios = [r["train_seconds"] / base_seconds[r["seed"], _settings(r)] for r in rows
-                  if (r["seed"], _settings(r)) in base_seconds]  # wall times compare only at equal threads and jobs
         cells = [run, rows[0]["label"], ", ".join(str(r["seed"]) for r in rows), _mean_std(bleu), delta,
                  _mean_std([r[chrf_key] for r in rows]), p_values or "—",
-                 f"{statistics.mean(ratios):.2f}" if ratios else "—",
+                 _time_ratio(records, rows, study.baseline, "train_seconds"),
+                 *([_time_ratio(records, rows, study.baseline, "seconds_per_epoch")] if paced else []),
                  *([_mean_std([r[entropy_key] for r in rows if entropy_key in r], 4)] if scored else []),
                  *(_mean_std([r["extra_tests"][t]["bleu"] for r in rows if t in r["extra_tests"]]) for t in tests)]
         lines.append("| " + " | ".join(cells) + " |")
+    if paced:
+        lines += ["", "`time × baseline` divides whole wall times (breaks, pauses and shared cores included); `epoch "
+                      "time × baseline` divides one epoch with its evaluation at each run's fastest stretch between two "
+                      "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine."]
     summaries = over_seeds(study, records)
     if summaries:
         lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
@@ -160,8 +173,9 @@ def markdown(study: Study, records: list[dict]) -> str:
                 f"is N > 1, else the checkpoint the recipe kept (the best evaluation where the study chose on "
                 f"{split}, else the last).", "",
               f"| run | seed | steps | {split} BLEU | {split} chrF | averaged | best / last evaluation | last {split} BLEU | "
-              f"per evaluation |" + "".join(f" loss @{step} |" for step in loss_steps) + " train s | threads / jobs |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * len(loss_steps)
+              f"per evaluation |" + "".join(f" loss @{step} |" for step in loss_steps) + " train s |" + " s / epoch |" * paced
+              + " threads / jobs |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |" + " ---: |" * (len(loss_steps) + paced)
               + " ---: | ---: |"]
     for r in records:
         losses = "".join(f" {_loss_cell(r['train_loss'].get(step))} |" for step in loss_steps)
@@ -172,7 +186,7 @@ def markdown(study: Study, records: list[dict]) -> str:
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
                      f"{averaged} | {best_at} | {last} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
-                     f"{_settings_cell(r)} |")
+                     + f"{r.get('seconds_per_epoch') or '—'} | " * paced + f"{_settings_cell(r)} |")
     return "\n".join(lines) + "\n"
 
 
