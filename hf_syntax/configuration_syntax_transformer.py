@@ -3,9 +3,11 @@
 Every mechanism of the papers is a field here, off by default, so the default configuration is the plain
 Transformer baseline (Vaswani et al. 2017: post-LN, sinusoidal positions, scaled embeddings, label smoothing,
 tied embeddings). Variant configs (`DbsaConfig`, `DepRpeConfig`, ...) only change defaults and `model_type`.
+A mechanism's own options (`SWITCHED_OPTIONS`) changed while the mechanism is off are refused: they would do nothing.
 """
 
-from dataclasses import fields
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
@@ -26,6 +28,9 @@ GRAPH_NEW_GROUPS = ("sum", "mean")
 # graph_new_groups when unset. The text gives sum "four groups equal weights", so its parts are summed; it is silent
 # on how the gate's one new group is built, and averaged parts trained better there (graph_transformer.py).
 GRAPH_NEW_GROUPS_BY_FUSION = {"sum": "sum", "gate": "mean", "self_gate": "sum"}
+GRAPH_OPTIONS = ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream", "graph_first_layer",
+                 "graph_increment", "graph_new_groups")
+"""The Graph-Transformer's own options (its switch is encoder_layer_type)."""
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
 SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
@@ -44,6 +49,53 @@ _BOOKKEEPING_KEYS = {
 RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for name, default in kind.config_fields().items()}
 """Every relative attention term's config fields (clip, switches) with defaults, from its record."""
 
+
+
+@dataclass(frozen=True)
+class SwitchedOptions:
+    """Options that act only while a mechanism is switched on. Changed from their defaults with the whole mechanism
+    off they do nothing, so the run would train another model under the name of the options' ablation: the config
+    refuses that. A part switched off while the mechanism stays on (one side's parse head, one feature) keeps its
+    options: a study's shared settings with one side or feature left out is a design, not a slip."""
+
+    options: tuple[str, ...]
+    mechanism: str  # what the options set, for the message
+    switches: tuple[str, ...]  # the fields that switch it on, shown with their values
+    how_to_switch_on: str
+    is_on: Callable[["SyntaxTransformerConfig"], bool]
+
+
+def _has_parse_head(config) -> bool:
+    return any(DBSA_PARSE_HEAD.layer(config, side) > 0 for side in DBSA_PARSE_HEAD.layer_fields)
+
+
+SWITCHED_OPTIONS = (
+    SwitchedOptions(GRAPH_OPTIONS, "the Graph-Transformer's encoder layers", ("encoder_layer_type",),
+                    "set encoder_layer_type='graph' (or use a graph_transformer_* architecture)",
+                    lambda config: config.encoder_layer_type == "graph"),
+    SwitchedOptions(("parse_head", "parse_loss_warmup_steps", *DBSA_PARSE_HEAD.loss_weight_fields.values(),
+                     "decoder_parse_loss_normalizer"), "the DBSA parse heads",
+                    tuple(DBSA_PARSE_HEAD.layer_fields.values()),
+                    "set a parse layer (or use a dbsa_* architecture)",
+                    lambda config: _has_parse_head(config)),
+    SwitchedOptions(("parse_score_form",), "the biaffine parse scores",
+                    (*DBSA_PARSE_HEAD.layer_fields.values(), "self_parse_layers"),
+                    "set a parse layer or self_parse_layers",
+                    lambda config: config.self_parse_layers > 0 or _has_parse_head(config)),
+    SwitchedOptions(("self_parse_loss_weight", "self_parse_sampling", "self_parse_at_inference"), "the self-parser",
+                    ("self_parse_layers",), "set self_parse_layers > 0 (or use the dbsa_dep_rel_self architecture)",
+                    lambda config: config.self_parse_layers > 0),
+    SwitchedOptions(("feature_embedding_dim", "feature_combine",
+                     *(column.size_field for column in EMBEDDED_FEATURES.values())),
+                    "the syntax-infused feature embeddings", ("source_features",),
+                    "set source_features (or use a syntax_infused_* architecture)",
+                    lambda config: bool(config.source_features)),
+    *(SwitchedOptions(tuple(name for name in (kind.keys_field, kind.values_field, kind.decoder_field) if name),
+                      f"the {name.replace('_', ' ')} term", (kind.clip_field,), f"set {kind.clip_field} > 0",
+                      lambda config, kind=kind: getattr(config, kind.clip_field) > 0)
+      for name, kind in RELATIVE_TERMS.items()),
+)
+"""Every mechanism's switched options; a new mechanism with options of its own adds a record here."""
 
 @strict
 class SyntaxTransformerConfig(PreTrainedConfig):
@@ -258,7 +310,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
         self._validate_self_parsing()
-        self._validate_graph_options()
+        self._validate_switched_options()
         if self.source_segmenter is not None:
             segmenter_requirements(self.source_segmenter)  # a spec it cannot load is an error now, not at inference
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
@@ -287,18 +339,18 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             raise ValueError("self_parse_layers > 0 parses to give the dependency-depth term its depths, but "
                              "dependency_depth_clip=0 switches that term off; set dependency_depth_clip > 0.")
 
-    def _validate_graph_options(self):
-        """Graph-Transformer options changed on a model whose encoder has no graph layers would do nothing: the run
-        would train a plain Transformer under the name of the option's ablation."""
-        if self.encoder_layer_type == "graph":
-            return
-        defaults = {option.name: option.default for option in fields(type(self)) if option.name.startswith("graph_")}
+    def _validate_switched_options(self):
+        """Refuse options changed for a mechanism this config switches off (:data:`SWITCHED_OPTIONS`): compared with
+        the defaults of this config class, so a preset's own settings (DBSA's lambda on a side it switches off)
+        pass."""
+        defaults = {option.name: option.default for option in fields(type(self))}
         defaults["graph_new_groups"] = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
-        changed = sorted(name for name, default in defaults.items() if getattr(self, name) != default)
-        if changed:
-            raise ValueError(f"{changed} set the Graph-Transformer's encoder layers, but encoder_layer_type="
-                             f"{self.encoder_layer_type!r} builds none; set encoder_layer_type='graph' (or use a "
-                             f"graph_transformer_* architecture), or drop them.")
+        for group in SWITCHED_OPTIONS:
+            changed = [name for name in group.options if getattr(self, name) != defaults[name]]
+            if changed and not group.is_on(self):
+                state = ", ".join(f"{name}={getattr(self, name)!r}" for name in group.switches)
+                raise ValueError(f"{changed} set {group.mechanism}, but this config switches it off ({state}), so "
+                                 f"they would do nothing; {group.how_to_switch_on}, or drop them.")
 
     def _feature_blocks(self) -> int:
         return len(self.source_features) if self.feature_combine == "concat_each" else 1

@@ -9,7 +9,10 @@ from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from fresh_process import run_without_hf_syntax
 from random_weights import spread_weights
-from hf_syntax import SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel
+from hf_syntax import (
+    DbsaConfig, SyntaxInfusedConfig, SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration,
+    SyntaxTransformerModel,
+)
 from hf_syntax.columns import DEFAULT_FEATURES, SYNTAX_INPUTS
 from hf_syntax.convert.marian import from_marian, to_marian
 from hf_syntax.stacks import CACHE_NAME
@@ -252,15 +255,37 @@ def test_unknown_config_key_is_named():
         ({"attention_dropout": -0.1}, r"attention_dropout=-0.1 is a probability"),
         ({"label_smoothing": 1}, r"label_smoothing=1 is a probability"),
         ({"parse_loss_weight_decoder": -1.0}, "parse_loss_weight_decoder must be >= 0"),
-        # graph options without graph layers did nothing: a plain Transformer trained under an ablation's name
-        ({"graph_half_dim": True}, r"\['graph_half_dim'\] set the Graph-Transformer's encoder layers, but "
-                                   r"encoder_layer_type='standard' builds none"),
+        # options of a mechanism the config switches off did nothing: another model trained under an ablation's name
+        ({"graph_half_dim": True}, r"\['graph_half_dim'\] set the Graph-Transformer's encoder layers, but this config "
+                                   r"switches it off \(encoder_layer_type='standard'\), so they would do nothing; set "
+                                   r"encoder_layer_type='graph'"),
         ({"graph_fusion": "gate", "graph_new_groups": "sum"}, r"\['graph_fusion', 'graph_new_groups'\] set the"),
+        ({"parse_head": "add"}, r"\['parse_head'\] set the DBSA parse heads, but this config switches it off "
+                                r"\(parse_layer_encoder=0, parse_layer_decoder=0\)"),
+        ({"parse_loss_weight_decoder": 0.3}, r"\['parse_loss_weight_decoder'\] set the DBSA parse heads"),
+        ({"parse_score_form": "scaled"}, r"set the biaffine parse scores"),
+        ({"self_parse_sampling": 0.5}, r"\['self_parse_sampling'\] set the self-parser, .*\(self_parse_layers=0\)"),
+        ({"feature_combine": "add"}, r"set the syntax-infused feature embeddings, .*\(source_features=\[\]\)"),
+        ({"num_case_tags": 9}, r"\['num_case_tags'\] set the syntax-infused feature embeddings"),
+        ({"relative_position_in_decoder": False}, r"set the relative positions term, .*relative_position_clip=0"),
+        ({"relative_position_clip": 2, "dependency_depth_values": False}, r"\['dependency_depth_values'\] set the "
+                                                                          r"dependency depths term"),
     ],
 )
 def test_bad_config_values_are_explained(options, message):
     with pytest.raises(Exception, match=message):
         SyntaxTransformerConfig(**options)
+
+
+def test_a_part_left_out_of_a_mechanism_that_stays_on_keeps_its_options():
+    """A study's shared settings with one side's parse head or one feature left out is a design, not a slip (the
+    DBSA ablation's encoder-only row keeps the decoder's lambda); only a mechanism switched off as a whole refuses
+    its options."""
+    encoder_only = DbsaConfig(parse_layer_decoder=0, parse_loss_weight_decoder=1.0,
+                              decoder_parse_loss_normalizer="supervised")
+    assert encoder_only.parse_layer_encoder == 4 and encoder_only.parse_loss_weight_decoder == 1.0
+    assert SyntaxInfusedConfig(source_features=["pos"], num_case_tags=9).num_case_tags == 9
+    assert DbsaConfig(parse_layer_encoder=0, parse_layer_decoder=0).parse_loss_weight_encoder == 0.5  # its class's
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.attention import RELATIVE_TERMS, RelativeTermKind, enabled_terms
+from hf_syntax.configuration_syntax_transformer import GRAPH_OPTIONS
 from hf_syntax.parse_head import DBSA_PARSE_HEAD
 from hf_syntax.segmenters import segmenter_requirements
 
@@ -247,8 +248,7 @@ MODEL_SETTINGS = {
              "subword_head_rule", "parse_head", "parse_score_form", "decoder_parse_loss_normalizer",
              "parse_loss_warmup_steps"),
     "dep_rpe": ("absolute_positions",),
-    "graph_transformer": ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_middle_stream",
-                          "graph_first_layer", "graph_increment", "graph_new_groups"),
+    "graph_transformer": GRAPH_OPTIONS,
     "syntax_infused": ("source_features", "feature_embedding_dim", "feature_combine"),
     "self_parse": ("self_parse_layers", "self_parse_loss_weight", "self_parse_sampling", "self_parse_at_inference",
                    "source_segmenter"),
