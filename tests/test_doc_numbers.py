@@ -120,6 +120,7 @@ QUOTES += [
     (MULTI30K_README, "baseline, val BLEU 41.47 and", MULTI30K_STUDY, "[seed=42].[name=baseline].val_bleu"),
     (MULTI30K_README, "BLEU 40.65; its blind", MULTI30K_STUDY,
      "[seed=42].[name=baseline].extra_tests.test_2016_flickr.bleu"),
+    (MULTI30K_README, "baseline's is 390.9 s", MULTI30K_STUDY, "[seed=42].[name=baseline].seconds_per_epoch"),
     (MULTI30K_README, "read 41.47, 41.53, 41.31, 41.52 and 41.59,", MULTI30K_RECIPE,
      "decision.choice.dev_bleu_per_epoch: 25 26 27 28 29"),
     (RESULTS, "): val BLEU 41.47 in", MULTI30K_RECIPE, "decision.choice.dev_bleu"),
