@@ -230,3 +230,8 @@ def test_paths_that_are_not_checkpoints_or_a_new_folder_are_named(averaged_run, 
     with pytest.raises(CheckpointAveragingError, match="--output .*notes.txt is a file, not a folder"):
         average_checkpoints([checkpoint], tmp_path / "notes.txt")
     assert (tmp_path / "notes.txt").read_text() == "keep me"
+    (tmp_path / "earlier").mkdir()
+    (tmp_path / "earlier" / "model.safetensors").write_text("an earlier average")
+    with pytest.raises(CheckpointAveragingError, match=r"--output .*earlier exists and is not empty; choose a new folder "
+                                                       r"or empty it first"):  # the API has no overwrite to pass
+        average_checkpoints([checkpoint], tmp_path / "earlier")

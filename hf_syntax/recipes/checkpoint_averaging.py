@@ -125,7 +125,7 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
     output = Path(output)
     if output.resolve() in {folder.resolve() for folder in folders}:
         raise CheckpointAveragingError(f"--output {output} is one of the checkpoints; write the average elsewhere")
-    if problem := new_folder_problem(output):
+    if problem := new_folder_problem(output, overwrite_hint="empty it first (an average never replaces files)"):
         raise CheckpointAveragingError(f"--output {problem}")
     for folder in folders:
         check_averaging_input(folder)
