@@ -290,6 +290,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
                      "max_position_embeddings"):
             if getattr(self, name) < 1:  # 0 layers or heads would build an encoder that passes its input through
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        self._validate_special_token_ids()
         for name in ("dropout", "attention_dropout", "activation_dropout", "label_smoothing"):
             if not 0 <= getattr(self, name) < 1:  # else the first training step fails deep in torch, or learns nothing
                 raise ValueError(f"{name}={getattr(self, name)} is a probability: 0 <= {name} < 1 (0 switches it off).")
@@ -329,6 +330,20 @@ class SyntaxTransformerConfig(PreTrainedConfig):
                     f"feature_combine={self.feature_combine!r} narrows the source word embedding, so it cannot be "
                     "shared with the target one: set share_encoder_decoder_embeddings=False (or feature_combine='add')."
                 )
+
+    def _validate_special_token_ids(self):
+        """A special token id outside the vocabulary failed late and obscurely (a padding id as an assertion inside
+        torch, a start id as an IndexError in generate) or not at all (an end id the model can never produce, so
+        every translation runs to its length limit). Source and target both hold them: both vocabularies count."""
+        size = min(self.vocab_size, self.decoder_vocab_size)
+        for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+            value = getattr(self, name)
+            outside = [token_id for token_id in (value if isinstance(value, list) else [value])
+                       if token_id is not None and not 0 <= token_id < size]
+            if outside:
+                raise ValueError(f"{name}={value!r} is outside the vocabulary: ids run from 0 to {size - 1} "
+                                 f"(vocab_size={self.vocab_size}, decoder_vocab_size={self.decoder_vocab_size}); give "
+                                 f"the id the tokenizer has for that token (e.g. tokenizer.{name.replace('decoder_start', 'bos')}).")
 
     def _validate_self_parsing(self):
         if self.self_parse_layers < 0:

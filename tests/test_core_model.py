@@ -255,6 +255,14 @@ def test_unknown_config_key_is_named():
         ({"attention_dropout": -0.1}, r"attention_dropout=-0.1 is a probability"),
         ({"label_smoothing": 1}, r"label_smoothing=1 is a probability"),
         ({"parse_loss_weight_decoder": -1.0}, "parse_loss_weight_decoder must be >= 0"),
+        # special ids outside the vocabulary: a torch assertion, an IndexError in generate, or an end never produced
+        ({"vocab_size": 100, "pad_token_id": 150}, r"pad_token_id=150 is outside the vocabulary: ids run from 0 to 99 "
+                                                   r"\(vocab_size=100, decoder_vocab_size=100\); give the id the "
+                                                   r"tokenizer has for that token \(e.g. tokenizer.pad_token_id\)"),
+        ({"vocab_size": 100, "eos_token_id": [2, 150]}, r"eos_token_id=\[2, 150\] is outside the vocabulary"),
+        ({"decoder_start_token_id": -1}, r"decoder_start_token_id=-1 is outside .*tokenizer.bos_token_id"),
+        ({"vocab_size": 200, "decoder_vocab_size": 100, "share_encoder_decoder_embeddings": False, "bos_token_id": 120},
+         r"bos_token_id=120 is outside the vocabulary: ids run from 0 to 99"),
         # options of a mechanism the config switches off did nothing: another model trained under an ablation's name
         ({"graph_half_dim": True}, r"\['graph_half_dim'\] set the Graph-Transformer's encoder layers, but this config "
                                    r"switches it off \(encoder_layer_type='standard'\), so they would do nothing; set "
