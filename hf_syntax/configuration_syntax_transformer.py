@@ -50,7 +50,6 @@ RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for na
 """Every relative attention term's config fields (clip, switches) with defaults, from its record."""
 
 
-
 @dataclass(frozen=True)
 class SwitchedOptions:
     """Options that act only while a mechanism is switched on. Changed from their defaults with the whole mechanism
@@ -77,7 +76,7 @@ SWITCHED_OPTIONS = (
                      "decoder_parse_loss_normalizer"), "the DBSA parse heads",
                     tuple(DBSA_PARSE_HEAD.layer_fields.values()),
                     "set a parse layer (or use a dbsa_* architecture)",
-                    lambda config: _has_parse_head(config)),
+                    _has_parse_head),
     SwitchedOptions(("parse_score_form",), "the biaffine parse scores",
                     (*DBSA_PARSE_HEAD.layer_fields.values(), "self_parse_layers"),
                     "set a parse layer or self_parse_layers",
@@ -96,6 +95,7 @@ SWITCHED_OPTIONS = (
       for name, kind in RELATIVE_TERMS.items()),
 )
 """Every mechanism's switched options; a new mechanism with options of its own adds a record here."""
+
 
 @strict
 class SyntaxTransformerConfig(PreTrainedConfig):
@@ -341,9 +341,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             outside = [token_id for token_id in (value if isinstance(value, list) else [value])
                        if token_id is not None and not 0 <= token_id < size]
             if outside:
+                tokenizer_field = name.replace("decoder_start", "bos")  # decoding starts from the bos token
                 raise ValueError(f"{name}={value!r} is outside the vocabulary: ids run from 0 to {size - 1} "
                                  f"(vocab_size={self.vocab_size}, decoder_vocab_size={self.decoder_vocab_size}); give "
-                                 f"the id the tokenizer has for that token (e.g. tokenizer.{name.replace('decoder_start', 'bos')}).")
+                                 f"the id the tokenizer has for that token (e.g. tokenizer.{tokenizer_field}).")
 
     def _validate_self_parsing(self):
         if self.self_parse_layers < 0:
