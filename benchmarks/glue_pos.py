@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/glue_pos.py --tasks cola rte --seeds 42 --learning_rates 5e-5
     OMP_NUM_THREADS=1 python benchmarks/glue_pos.py --grid training --tasks cola rte --seeds 42 43 44
 
-For every (task, seed) the plain BERT baseline (``--no_pos``) and BERT + POS are fine-tuned (back to back, or in
+For every (task, seed) the plain BERT baseline (``use_pos=false``) and BERT + POS are fine-tuned (back to back, or in
 two processes with ``--variants bert`` / ``--variants bert+pos``). After each run the aggregate over every finished
 run (mean +- std over seeds, difference and ratio against the baseline with the same seeds) is rewritten to
 ``benchmarks/results/glue_pos.{json,md}``, so partial results survive an interrupted session. Per-run summaries

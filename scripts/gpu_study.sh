@@ -3,10 +3,10 @@
 #   bash scripts/gpu_study.sh OUT_DIR SECONDS STUDY [hf-syntax study options: --runs, --seeds, --jobs, --threads]
 # (runs lacking different seeds go in one queue as --runs RUN:SEED,SEED ...; six 8-epoch enja runs side by side
 # took 5-8 minutes each on one H200, 2026-11-28)
-# needs .gpu_study/ (python benchmarks/gpu_study.py prepare, where the parsers are) and, for what the image lacks,
+# needs .gpu_study/ (python benchmarks/gpu_study.py prepare STUDY --blind SRC ..., where the parsers are) and, for what the image lacks,
 # .whl/ (scripts/gpu_env.sh). The driver trains for at most SECONDS, translating the blind source of every finished
 # run from the trees made beforehand; OUT_DIR/runs.tgz then holds the finished run folders without weights (and
-# the logs of runs still training), for 'python benchmarks/gpu_study.py unpack' here.
+# the logs of runs still training), for 'python benchmarks/gpu_study.py unpack STUDY OUT_DIR/runs.tgz' here.
 set -uo pipefail
 out=${1:?usage: bash scripts/gpu_study.sh OUT_DIR SECONDS STUDY [hf-syntax study options]}
 seconds=${2:?usage: bash scripts/gpu_study.sh OUT_DIR SECONDS STUDY [hf-syntax study options]}

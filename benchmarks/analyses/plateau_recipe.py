@@ -2,7 +2,7 @@
 ``training/configs/small_cpu_ja_en_plateau.yaml`` (issue 61) and the Multi30K recipe of issue 62.
 
     python benchmarks/analyses/plateau_recipe.py --curve runs/enja_plateau_recipe/inverse_sqrt_40/seed42 \
-        --candidates runs/enja_plateau_recipe/cosine_16/seed42 ... --results benchmarks/results/enja_plateau
+        --candidates runs/enja_plateau_recipe/cosine_8/seed42 ... --results benchmarks/results/enja_plateau
 
 The curve run trains the baseline on an open-ended schedule (inverse-sqrt) and keeps every epoch's checkpoint. An
 open-ended schedule does not depend on the budget, so the average of its last N checkpoints ending at epoch B *is* the
