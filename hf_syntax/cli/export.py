@@ -34,7 +34,7 @@ def command_export(options) -> None:
                        f"upload the folder to (e.g. me/{options.model_id.strip('/').split('/')[-1] or 'my-model'}).")
     context = {"model_id": options.model_id or PLACEHOLDER_MODEL_ID, "license": options.license}
     for key in ("source_language", "target_language", "dataset", "dataset_config", "training_data", "base_model",
-                "task_name", "text_pairs"):
+                "task_name", "text_pairs", "variant"):
         value = getattr(options, key)
         if value:
             context[key] = value
@@ -113,6 +113,9 @@ def add_commands(commands) -> None:
     export.add_argument("--text-pairs", dest="text_pairs", action="store_true",
                         help="the classifier reads sentence pairs: widget examples are text + text_pair "
                              "(a GLUE recipe run says so itself)")
+    export.add_argument("--card-template", dest="variant", metavar="NAME",
+                        help="the model card template to fill (model_cards/NAME.md), for a model whose config mixes "
+                             "mechanisms no template describes (the error names them); default: read from the config")
     export.add_argument("--license", default="apache-2.0", help="license of the weights in the card (default: "
                         "apache-2.0); check the training data's terms")
     export.add_argument("--space", metavar="DIR",

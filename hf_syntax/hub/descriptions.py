@@ -75,8 +75,9 @@ def variant_of(config) -> str:
         return COMBINED_VARIANTS[tuple(mechanisms)]
     if len(mechanisms) > 1:
         raise CardError(
-            f"the model combines {mechanisms}; no single card template describes it. Pass card_context "
-            f"{{'variant': <one of {list(VARIANTS)}>}} and edit the rendered README.md."
+            f"the model combines {mechanisms}; no single card template describes it. Pick the nearest of "
+            f"{list(VARIANTS)} (hf-syntax export --card-template NAME; from Python card_context {{'variant': NAME}}) "
+            f"and edit the rendered README.md."
         )
     return mechanisms[0] if mechanisms else "baseline"
 
