@@ -292,6 +292,22 @@ def test_cli_refusal_is_a_clear_error(tokenizer, tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_commands_that_read_the_pytorch_model_name_a_ctranslate2_folder_in_one_line(tokenizer, tmp_path):
+    """show and plot-attention read attention weights, which a CTranslate2 folder has not, and translate with
+    --backend pytorch asks for the same weights: each was a ValueError traceback."""
+    model = tiny_model(tokenizer, "transformer_abs")
+    folder = export_ctranslate2(model, tokenizer, tmp_path / "ct2")
+    (tmp_path / "one.txt").write_text("私 は 猫 です 。\n", encoding="utf-8")
+    command = [sys.executable, "-m", "hf_syntax.cli"]
+    for arguments in (["show", "--model", str(folder), "--source", str(tmp_path / "one.txt")],
+                      ["plot-attention", "--model", str(folder), "--text", "私 は 猫", "--out", str(tmp_path / "a.png")],
+                      ["translate", "--model", str(folder), "--backend", "pytorch"]):
+        result = subprocess.run([*command, *arguments], input="私 は 猫 です 。\n", capture_output=True, text=True)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert f"error: {folder} is a CTranslate2 export; it has no PyTorch weights" in result.stderr
+        assert "Give the model folder it was exported from" in result.stderr
+
+
 def test_greedy_bleu_of_both_backends_on_real_sentences(tokenizer, pairs, tmp_path):
     """The two backends' greedy translations of 32 real sentences score the same BLEU against the references."""
     model = tiny_model(tokenizer, "transformer_abs")

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from ..folder_layout import TARGET_TOKENIZER_DIR
+from ..hub.model_folder import ModelFolderError
 
 BACKENDS = ("auto", "pytorch", "ctranslate2")
 
@@ -39,9 +40,11 @@ def load_model(model_dir, backend: str = "auto", quantization: str | None = None
         raise ValueError(f"backend={backend!r} is unknown; choose one of {BACKENDS}.")
     model_dir = Path(model_dir)
     exported = is_ctranslate2_folder(model_dir)
-    if exported and backend == "pytorch":
-        raise ValueError(f"{model_dir} is a CTranslate2 export; it has no PyTorch weights. Load the model folder it "
-                         f"was exported from, or use backend='ctranslate2'.")
+    if exported and backend == "pytorch":  # also what show and plot-attention load: they read the model's attention
+        raise ModelFolderError(
+            f"{model_dir} is a CTranslate2 export; it has no PyTorch weights, which the PyTorch backend (show, "
+            f"plot-attention, backend='pytorch' / --backend pytorch) reads. Give the model folder it was exported "
+            f"from, or translate it on CTranslate2 (backend 'auto', the default, or 'ctranslate2').")
     if exported or backend == "ctranslate2":
         temporary = None
         if not exported:
