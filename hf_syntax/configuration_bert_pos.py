@@ -147,9 +147,9 @@ class BertPosConfig(BertConfig):
         )
         raise ValueError(
             f"POS vocabulary mismatch: the model was built for {ours.name!r} ({len(ours.labels)} labels) but the "
-            f"featurizer produces {theirs.name!r} ({len(theirs.labels)} labels); {first_difference}. Featurize with "
-            f"the model's vocabulary (LabelVocab.from_dict(config.pos_vocab)) or build the model with "
-            f"pos_vocab=featurizer_vocab.to_dict()."
+            f"featurizer produces {theirs.name!r} ({len(theirs.labels)} labels); {first_difference}. Its POS ids would "
+            f"mean other tags: fine-tune it with the hf_syntax version it was trained with, or start from a plain "
+            f"BERT checkpoint (a new POS input takes today's vocabulary)."
         )
 
 

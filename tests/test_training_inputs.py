@@ -163,7 +163,7 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["training.eval_strategy=no"], r"training.eval_strategy = False .* expects one of \['no', 'steps', 'epoch'\] "
                                         r"\(YAML read the word as False; quote it, e.g. eval_strategy: 'no'\)"),
         (["generation.length_penalty=long"], "generation.length_penalty = 'long' has the wrong type"),
-        (["data.train.source"], "must look like section.key=value"),
+        (["data.train.source"], "must look like key=value, the key dotted below its section"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):

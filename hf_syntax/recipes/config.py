@@ -52,7 +52,8 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     for override in overrides:
         dotted_key, separator, value_text = override.partition("=")
         if not separator or not dotted_key:
-            raise ConfigError(f"override {override!r} must look like section.key=value, e.g. training.max_steps=100")
+            raise ConfigError(f"override {override!r} must look like key=value, the key dotted below its section: "
+                              f"e.g. training.max_steps=100 in a translation config, max_steps=100 in a GLUE one")
         *parents, leaf = dotted_key.split(".")
         node = result
         for parent in parents:

@@ -75,7 +75,8 @@ class PosLearningRateTrainer(Trainer):
             if {"params", "model", "optimizer_dict"} & set(optimizer_kwargs):
                 raise ValueError(
                     f"pos_learning_rate needs an optimizer built from parameter groups; optim={self.args.optim!r} "
-                    f"builds its own. Use an AdamW/SGD-style optim or drop pos_learning_rate."
+                    f"builds its own. Use an AdamW/SGD-style optim, or set pos_learning_rate to null (--set "
+                    f"pos_learning_rate=null) to train the POS parameters at the run's rate."
                 )
             self.optimizer = optimizer_cls(self.parameter_groups(model), **optimizer_kwargs)
         return super().create_optimizer(model)

@@ -100,8 +100,8 @@ def check_run_config(config: GlueRunConfig) -> None:
         raise ConfigError(f"pos_combine must be one of {POS_COMBINE_MODES} (or unset); got {config.pos_combine!r}.")
     if config.pos_learning_rate is not None and not config.pos_learning_rate > 0:
         raise ConfigError(
-            f"pos_learning_rate must be a positive number (e.g. 1e-3), or unset to train the POS parameters at the "
-            f"run's learning rate; got {config.pos_learning_rate!r}."
+            f"pos_learning_rate must be a positive number (e.g. 1e-3), or null (--set pos_learning_rate=null) to "
+            f"train the POS parameters at the run's learning rate; got {config.pos_learning_rate!r}."
         )
     if not config.use_pos and (config.pos_gate is not None
                                or config.pos_learning_rate not in (None, DEFAULT_POS_LEARNING_RATE)):
