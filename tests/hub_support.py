@@ -55,8 +55,9 @@ def tiny_model(variant: str, tokenizer):
     return model
 
 
-def train_a_few_steps(model, tokenizer, steps: int = 3, pairs: int = 16) -> float:
-    """Real training steps on parsed sample pairs with the columns the variant trains on; returns the last loss."""
+def train_a_few_steps(model, tokenizer, steps: int = 3, pairs: int = 16) -> list[float]:
+    """Real training steps on parsed sample pairs with the columns the variant trains on; returns each step's loss
+    (before its update)."""
     config = model.config
     english, japanese = sample_pairs(pairs)
     columns = [*config.needs_source_features, *(name for name in config.training_columns if name != "decoder_dep_heads")]
@@ -71,9 +72,11 @@ def train_a_few_steps(model, tokenizer, steps: int = 3, pairs: int = 16) -> floa
     batch = {name: batch[name] for name in names}
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
+    losses = []
     for _ in range(steps):
         loss = model(**batch).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-    return loss.item()
+        losses.append(loss.item())
+    return losses

@@ -239,10 +239,10 @@ def test_unknown_config_key_is_named():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"graph_fusion": "mean"}, "graph_fusion"),
-        ({"graph_first_layer": "split"}, "graph_first_layer"),
-        ({"graph_increment": "difference"}, "graph_increment"),
-        ({"graph_new_groups": "average"}, "graph_new_groups"),
+        ({"graph_fusion": "mean"}, r"graph_fusion='mean' is not supported; choose one of"),
+        ({"graph_first_layer": "split"}, r"graph_first_layer='split' is not supported; choose one of"),
+        ({"graph_increment": "difference"}, r"graph_increment='difference' is not supported; choose one of"),
+        ({"graph_new_groups": "average"}, r"graph_new_groups='average' is not supported; choose one of"),
         ({"d_model": 30, "encoder_attention_heads": 4}, "divisible"),
         ({"parse_layer_encoder": 9}, "parse_layer_encoder"),
         ({"share_encoder_decoder_embeddings": True, "tie_word_embeddings": False}, "tie_word_embeddings"),

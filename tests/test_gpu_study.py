@@ -120,7 +120,7 @@ def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its
     assert scored["sentences"] == 100 and record["dev_cross_entropy"] == round(scored["cross_entropy"], 4) > 0
 
 
-def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twice(study_round_trip):
+def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twice(study_round_trip, capsys):
     top, here, _, out, _, _ = study_round_trip
     with tarfile.open(out / "runs.tgz") as archive:
         names = archive.getnames()
@@ -135,6 +135,7 @@ def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twi
     finally:
         os.chdir(ROOT)
     assert stopped.value.code == 2
+    assert "already exist here: move them away first" in capsys.readouterr().err  # not another exit-2 error
     scored = here / "runs/tiny/dep_rel/seed5/reference_cross_entropy.json"  # scored there, where the weights were
     kept = scored.read_text()
     scored.unlink()
