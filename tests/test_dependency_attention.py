@@ -182,9 +182,17 @@ def test_no_n_by_n_by_d_tensor_in_training_or_generation():
     input_ids = torch.randint(3, 40, (batch, length))
     depths = torch.randint(0, 6, (batch, length))
     labels = torch.randint(3, 40, (batch, length))
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
-        model(input_ids=input_ids, dep_depths=depths, labels=labels).loss.backward()
-    largest = max(
-        (math.prod(shape) for event in profile.events() for shape in event.input_shapes if shape), default=0
-    )
-    assert 0 < largest < batch * length * length * head_dim
+
+    def largest_input(run) -> int:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+            run()
+        return max((math.prod(shape) for event in profile.events() for shape in event.input_shapes if shape),
+                   default=0)
+
+    training = largest_input(lambda: model(input_ids=input_ids, dep_depths=depths, labels=labels).loss.backward())
+    model.eval()
+    with torch.no_grad():  # the cached decoder grows to the source's length, with relative positions every step
+        generation = largest_input(lambda: model.generate(input_ids=input_ids, dep_depths=depths, num_beams=1,
+                                                          min_new_tokens=length - 1, max_new_tokens=length - 1))
+    assert 0 < training < batch * length * length * head_dim
+    assert 0 < generation < batch * length * length * head_dim
