@@ -38,7 +38,7 @@ POS_FEATURIZER_HINT = (
 
 class PosTagEmbedding(nn.Embedding):
     """The POS table; its own class so that weight init can fill it without touching the global RNG (a draw from it
-    would shift the task head's initialisation away from the ``--no_pos`` baseline's at the same seed)."""
+    would shift the task head's initialisation away from the ``use_pos=false`` baseline's at the same seed)."""
 
 
 class PosConcatProjection(nn.Linear):

@@ -428,7 +428,7 @@ def test_fine_tuning_a_bert_pos_checkpoint_checks_its_pos_settings(tmp_path, tok
 
 @pytest.mark.slow
 def test_export_of_a_run_on_a_subsample_says_so_in_the_card(glue_dir, tmp_path, capsys):
-    """The issue's case: run_glue_pos.py --max_eval_samples 40 on RTE, then hf-syntax export without --dataset."""
+    """The issue's case: run_glue_pos.py --set max_eval_samples=40 on RTE, then hf-syntax export without --dataset."""
     from huggingface_hub import ModelCard
 
     from hf_syntax.cli import main

@@ -446,7 +446,8 @@ def hub_card(config, context, tmp_path):
 
 
 def test_a_score_on_a_subsample_is_not_presented_as_the_splits_score(tokenizer, tmp_path):
-    """run_glue_pos.py --max_eval_samples 40 then export: the card said 'validation, accuracy 47.5' for 40 of 277."""
+    """run_glue_pos.py --set max_eval_samples=40, then export: the card said 'validation, accuracy 47.5' for 40 of
+    277."""
     config = _config_of("bert_pos", tokenizer)
     results = [{"metric": "accuracy", "value": 47.5, "split": "validation", "examples": 40, "split_size": 277},
                {"metric": "accuracy", "value": 61.0, "split": "train", "examples": 2490, "split_size": 2490}]

@@ -1,7 +1,7 @@
 """A self-parsing model with its own tree and with its training parser's tree swapped in (issue 39).
 
     python benchmarks/analyses/self_parse_tree_swap.py <model folder> [--source dev.ja] [--reference dev.en] \
-        [--output benchmarks/results/enja_converged/self_parse_tree_swap.json]
+        [--output benchmarks/results/enja_converged/dbsa_dep_rel_self.s45.tree_swap.json]
 
 The same trained `dbsa_dep_rel_self` weights translate `--source` twice through the hf_syntax pipeline: once with the
 depths of the model's own tree (how it serves, no parser), once with `self_parse_at_inference=False`, where the
