@@ -29,6 +29,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.processes import HF_SYNTAX, config_path
 from hf_syntax.study.records import check_extra_tests
 from hf_syntax.study.study_file import Study, StudyError
@@ -109,6 +110,8 @@ def pack(study_file: Path, archive_path: Path) -> None:
     with tarfile.open(archive_path, "w:gz") as archive:
         for folder in sorted(study.work_dir.glob("*/seed*")):
             if (folder / "summary.json").exists():
+                for checkpoint in checkpoint_folders(folder):  # the folder itself, for its save time (epoch timing)
+                    archive.add(checkpoint, recursive=False)
                 for pattern in KEPT:
                     for path in folder.glob(pattern):
                         archive.add(path)

@@ -121,11 +121,13 @@ def test_a_run_trained_without_a_parser_comes_back_as_a_finished_record_with_its
 
 
 def test_what_comes_back_is_the_record_without_weights_and_is_never_unpacked_twice(study_round_trip, capsys):
-    top, here, _, out, _, _ = study_round_trip
+    top, here, there, out, _, _ = study_round_trip
     with tarfile.open(out / "runs.tgz") as archive:
         names = archive.getnames()
     assert "runs/tiny/dep_rel/seed5/summary.json" in names and "runs/tiny/dep_rel/seed5/model/config.json" in names
     assert not [name for name in names if name.endswith((".safetensors", ".pt", ".pth", ".bin"))]
+    checkpoint = "runs/tiny/dep_rel/seed5/checkpoint-2"  # its save time comes back: a study times epochs by it
+    assert int((here / checkpoint).stat().st_mtime) == int((there / checkpoint).stat().st_mtime)
     assert json.loads((here / "runs/tiny/dep_rel/seed5/driver_settings.json").read_text()) == [{"threads": 1, "jobs": 1}]
     gpu_study = load_benchmark("gpu_study")
     os.chdir(here)

@@ -47,13 +47,20 @@ def minutes_left(folder: Path) -> float | None:
     return (state["max_steps"] - state["global_step"]) * pace / 60
 
 
+MIN_TIMED_STRETCHES = 3
+"""Stretches between checkpoints an epoch time needs: with fewer (a run that kept only its best and last checkpoints,
+``save_total_limit``), the fastest may still span a break."""
+
+
 def seconds_per_epoch(folder: Path, summary: dict) -> float | None:
     """One epoch's wall time with its evaluation, at the run's fastest stretch between two checkpoints: on a shared
     machine other work (tests, a second run, a pause for CI, a session break) only slows a stretch down, so the fastest
     is the pace the model itself sets, and it compares between runs trained at different times. A run cut from a longer
-    one is timed on the checkpoints it copied (copies keep their save times). None before two checkpoints."""
-    paces = step_paces(folder)
-    if not paces or not summary["epochs"]:
+    one is timed on the checkpoints it copied (copies keep their save times, as do runs packed on another machine).
+    None with fewer than :data:`MIN_TIMED_STRETCHES` stretches: time a run by keeping its checkpoints
+    (``save_total_limit: null``, as the plateau recipes do)."""
+    paces = [pace for pace in step_paces(folder) if pace > 0]  # 0: folders whose save times were not kept
+    if len(paces) < MIN_TIMED_STRETCHES or not summary["epochs"]:
         return None
     return round(min(paces) * summary["optimizer_steps"] / summary["epochs"], 1)
 

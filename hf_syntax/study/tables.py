@@ -70,7 +70,7 @@ def _time_ratio(records: list[dict], rows: list[dict], baseline: str, key: str) 
     threads, jobs and device."""
     base = {(r["seed"], _settings(r)): r.get(key) for r in records if r["name"] == baseline}
     ratios = [r[key] / base[r["seed"], _settings(r)] for r in rows
-              if r.get(key) and base.get((r["seed"], _settings(r)))]
+              if (r.get(key) or 0) > 0 and (base.get((r["seed"], _settings(r))) or 0) > 0]
     return f"{statistics.mean(ratios):.2f}" if ratios else "—"
 
 
