@@ -244,9 +244,11 @@ class SyntaxTransformerConfig(PreTrainedConfig):
 
     @classmethod
     def from_dict(cls, config_dict, **kwargs):
-        """A config.json saved before `graph_new_groups` existed was trained with the parts summed: it keeps them
-        summed instead of taking today's fusion-dependent default."""
-        if "transformers_version" in config_dict and "graph_new_groups" not in config_dict:
+        """A config.json saved before `graph_new_groups` existed was trained with the parts summed: a model with graph
+        layers keeps them summed instead of taking today's fusion-dependent default (without graph layers the option
+        does nothing and keeps its default)."""
+        layer_type = config_dict.get("encoder_layer_type", getattr(cls, "encoder_layer_type", "standard"))
+        if "transformers_version" in config_dict and "graph_new_groups" not in config_dict and layer_type == "graph":
             config_dict = {**config_dict, "graph_new_groups": "sum"}
         return super().from_dict(config_dict, **kwargs)
 
@@ -334,17 +336,24 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     def _validate_special_token_ids(self):
         """A special token id outside the vocabulary failed late and obscurely (a padding id as an assertion inside
         torch, a start id as an IndexError in generate) or not at all (an end id the model can never produce, so
-        every translation runs to its length limit). Source and target both hold them: both vocabularies count."""
-        size = min(self.vocab_size, self.decoder_vocab_size)
-        for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        every translation runs to its length limit). Padding and end ids are in source and target, so both
+        vocabularies count for them; the start ids only index the target."""
+        both = min(self.vocab_size, self.decoder_vocab_size)
+        for name, size, tokenizer_field in (("pad_token_id", both, "pad_token_id"),
+                                            ("eos_token_id", both, "eos_token_id"),
+                                            ("bos_token_id", self.decoder_vocab_size, "bos_token_id"),
+                                            ("decoder_start_token_id", self.decoder_vocab_size,
+                                             "bos_token_id, or its pad_token_id without a bos token")):
             value = getattr(self, name)
+            if value == []:
+                raise ValueError(f"{name}=[] names no end token, so generation could never stop; give the "
+                                 f"tokenizer's {tokenizer_field} (or None).")
             outside = [token_id for token_id in (value if isinstance(value, list) else [value])
                        if token_id is not None and not 0 <= token_id < size]
             if outside:
-                tokenizer_field = name.replace("decoder_start", "bos")  # decoding starts from the bos token
-                raise ValueError(f"{name}={value!r} is outside the vocabulary: ids run from 0 to {size - 1} "
+                raise ValueError(f"{name}={value!r} has {outside} outside the vocabulary: ids run from 0 to {size - 1} "
                                  f"(vocab_size={self.vocab_size}, decoder_vocab_size={self.decoder_vocab_size}); give "
-                                 f"the id the tokenizer has for that token (e.g. tokenizer.{tokenizer_field}).")
+                                 f"the id the tokenizer has for that token (its {tokenizer_field}).")
 
     def _validate_self_parsing(self):
         if self.self_parse_layers < 0:
@@ -357,8 +366,8 @@ class SyntaxTransformerConfig(PreTrainedConfig):
 
     def _validate_switched_options(self):
         """Refuse options changed for a mechanism this config switches off (:data:`SWITCHED_OPTIONS`): compared with
-        the defaults of this config class, so a preset's own settings (DBSA's lambda on a side it switches off)
-        pass."""
+        the defaults of this config class, so a preset's own settings pass with its mechanism off (a `DbsaConfig`
+        with both parse layers at 0 keeps its lambda of 0.5)."""
         defaults = {option.name: option.default for option in fields(type(self))}
         defaults["graph_new_groups"] = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
         for group in SWITCHED_OPTIONS:

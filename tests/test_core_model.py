@@ -256,13 +256,15 @@ def test_unknown_config_key_is_named():
         ({"label_smoothing": 1}, r"label_smoothing=1 is a probability"),
         ({"parse_loss_weight_decoder": -1.0}, "parse_loss_weight_decoder must be >= 0"),
         # special ids outside the vocabulary: a torch assertion, an IndexError in generate, or an end never produced
-        ({"vocab_size": 100, "pad_token_id": 150}, r"pad_token_id=150 is outside the vocabulary: ids run from 0 to 99 "
-                                                   r"\(vocab_size=100, decoder_vocab_size=100\); give the id the "
-                                                   r"tokenizer has for that token \(e.g. tokenizer.pad_token_id\)"),
-        ({"vocab_size": 100, "eos_token_id": [2, 150]}, r"eos_token_id=\[2, 150\] is outside the vocabulary"),
-        ({"decoder_start_token_id": -1}, r"decoder_start_token_id=-1 is outside .*tokenizer.bos_token_id"),
+        ({"vocab_size": 100, "pad_token_id": 150}, r"pad_token_id=150 has \[150\] outside the vocabulary: ids run from "
+                                                   r"0 to 99 \(vocab_size=100, decoder_vocab_size=100\); give the id "
+                                                   r"the tokenizer has for that token \(its pad_token_id\)"),
+        ({"vocab_size": 100, "eos_token_id": [2, 150]}, r"eos_token_id=\[2, 150\] has \[150\] outside the vocabulary"),
+        ({"eos_token_id": []}, r"eos_token_id=\[\] names no end token, so generation could never stop"),
+        ({"decoder_start_token_id": -1}, r"decoder_start_token_id=-1 has \[-1\] outside .*its bos_token_id, or its "
+                                         r"pad_token_id without a bos token"),
         ({"vocab_size": 200, "decoder_vocab_size": 100, "share_encoder_decoder_embeddings": False, "bos_token_id": 120},
-         r"bos_token_id=120 is outside the vocabulary: ids run from 0 to 99"),
+         r"bos_token_id=120 has \[120\] outside the vocabulary: ids run from 0 to 99"),
         # options of a mechanism the config switches off did nothing: another model trained under an ablation's name
         ({"graph_half_dim": True}, r"\['graph_half_dim'\] set the Graph-Transformer's encoder layers, but this config "
                                    r"switches it off \(encoder_layer_type='standard'\), so they would do nothing; set "
@@ -294,6 +296,22 @@ def test_a_part_left_out_of_a_mechanism_that_stays_on_keeps_its_options():
     assert encoder_only.parse_layer_encoder == 4 and encoder_only.parse_loss_weight_decoder == 1.0
     assert SyntaxInfusedConfig(source_features=["pos"], num_case_tags=9).num_case_tags == 9
     assert DbsaConfig(parse_layer_encoder=0, parse_layer_decoder=0).parse_loss_weight_encoder == 0.5  # its class's
+
+
+def test_start_ids_index_the_target_vocabulary_and_old_configs_without_graph_layers_still_load():
+    """A start id beyond a smaller source vocabulary is valid (it only indexes the target), and a config.json saved
+    before graph_new_groups existed, on a Graph config class without graph layers, loads (the summed-parts default
+    applies to graph layers only)."""
+    from hf_syntax import GraphTransformerConfig
+
+    separate = SyntaxTransformerConfig(vocab_size=100, decoder_vocab_size=200, share_encoder_decoder_embeddings=False,
+                                       bos_token_id=150, decoder_start_token_id=150)
+    assert separate.decoder_start_token_id == 150
+    saved = {key: value for key, value in GraphTransformerConfig(encoder_layer_type="standard").to_dict().items()
+             if key != "graph_new_groups"}
+    assert GraphTransformerConfig.from_dict(saved).encoder_layer_type == "standard"
+    graph = {key: value for key, value in GraphTransformerConfig().to_dict().items() if key != "graph_new_groups"}
+    assert GraphTransformerConfig.from_dict(graph).graph_new_groups == "sum"  # trained before the option: summed
 
 
 @pytest.mark.parametrize(
