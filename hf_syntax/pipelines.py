@@ -25,7 +25,9 @@ import logging
 import os
 from contextlib import contextmanager
 
-from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline
+from transformers import (
+    AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer, Pipeline, PreTrainedTokenizerBase,
+)
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassificationPipeline
 
 from .columns import pad_columns
@@ -143,10 +145,10 @@ class SyntaxTranslationPipeline(Pipeline):
                              "choose the languages of multilingual models only: drop them.")
         if return_tensors and return_text:
             raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
-        beams = generate_kwargs.get("num_beams")
-        if beams is not None and (isinstance(beams, bool) or not isinstance(beams, int) or beams < 1):
-            # generate itself failed on 0 with a ZeroDivisionError
-            raise ValueError(f"num_beams={beams!r}: give a whole number >= 1 (1 is greedy search).")
+        for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation")):
+            value = generate_kwargs.get(name)  # generate failed on 0 beams with a ZeroDivisionError, and on a str
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
         check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
@@ -352,6 +354,11 @@ def register_for_saving(pipeline_class, task: str, auto_class):
 def syntax_pipeline(model, tokenizer, **kwargs) -> Pipeline:
     """The hf_syntax pipeline matching ``model``: classification for BERT+POS, translation otherwise (which also
     takes ``target_tokenizer`` for separate vocabularies)."""
+    for name, value in (("tokenizer", tokenizer), ("target_tokenizer", kwargs.get("target_tokenizer"))):
+        if value is not None and not isinstance(value, PreTrainedTokenizerBase):  # else it failed at the first text
+            raise TypeError(f"{name} is a {type(value).__name__}, not a loaded tokenizer: load it with "
+                            f"AutoTokenizer.from_pretrained(FOLDER) (a tokenizers.Tokenizer: "
+                            f"PreTrainedTokenizerFast(tokenizer_object=it)) and pass that.")
     if getattr(model.config, "pos_parser", None) is not None:
         return PosTextClassificationPipeline(model=model, tokenizer=tokenizer, **kwargs)
     if not getattr(model.config, "is_encoder_decoder", False):

@@ -60,9 +60,28 @@ def test_a_beam_of_zero_and_a_pretokenized_string_are_refused_by_name(pipes):
     for beams in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match=rf"num_beams={beams!r}: give a whole number >= 1"):
             pipe(SENTENCES[0], num_beams=beams)
+    for limit in (0, -1, "5"):  # 0 was transformers' "max_length is set to 1", a setting never given; "5" a TypeError
+        with pytest.raises(ValueError, match=rf"max_new_tokens={limit!r}: give a whole number >= 1"):
+            pipe(SENTENCES[0], max_new_tokens=limit)
     with pytest.raises(TypeError, match=r"pretokenized='no': give True .* False .* or leave it unset"):
         pipe(SENTENCES[0], pretokenized="no")
     assert pipe(SENTENCES[0], num_beams=2) and pipe(SENTENCES[0], pretokenized=False)
+    assert pipe(SENTENCES[0], max_new_tokens=2)
+
+
+def test_a_tokenizer_that_is_not_loaded_is_refused_before_anything_is_written(pipes, tokenizer, tmp_path):
+    """A tokenizer folder's path built a pipeline that failed at its first text ('str' object is not callable), and
+    export wrote config and weights before that failure, leaving a folder that blocked the retry."""
+    from hf_syntax.hub.export import export
+
+    model = pipes["baseline"].model
+    for bad in (str(tmp_path), tokenizer.backend_tokenizer):
+        with pytest.raises(TypeError, match=rf"tokenizer is a {type(bad).__name__}, not a loaded tokenizer: load it "
+                                            r"with AutoTokenizer.from_pretrained\(FOLDER\)"):
+            syntax_pipeline(model, bad)
+    with pytest.raises(TypeError, match="tokenizer is a str, not a loaded tokenizer"):
+        export(model, str(tmp_path), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def _message(pipe, bad) -> str:
