@@ -137,6 +137,9 @@ def test_map_function_errors():
     with pytest.raises(KeyError, match="has no key 'de'"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.de")(
             {"translation": [{"en": "Dogs bark."}]})
+    with pytest.raises(ValueError, match=r"reads batches, but column 'source' holds one str, not a list of them: "
+                                         r"call dataset.map\(parse_and_align\(...\), batched=True\)"):
+        parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)({"source": "Dogs bark.", "target": "b"})  # was: "3 empty"
     with pytest.raises(ValueError, match="needs src_parser and/or tgt_parser"):
         parse_and_align(tokenizer)
     with pytest.raises(TypeError, match="must be a spec string"):
@@ -181,6 +184,25 @@ def test_seq2seq_collator_pads_every_column_with_its_own_value():
 def test_seq2seq_collator_fails_loudly(examples, message):
     with pytest.raises(ValueError, match=message):
         SyntaxSeq2SeqCollator(metaspace_bpe())(examples)
+
+
+def test_the_collator_names_a_batch_of_columns_and_a_bad_rounding_and_pads_formatted_rows():
+    """A sliced dataset (one dict of columns) was 'dictionary update sequence element #0 has length 1'; rows of a
+    torch-formatted dataset were 'not a known feature column'; pad_to_multiple_of="8" a TypeError deep in padding;
+    required_features="dep_heads" asked for the columns 'd', 'e', 'p', ..."""
+    tokenizer = metaspace_bpe()
+    rows = [row(2, target=1), row(3, target=2)]
+    columns = {key: [example[key] for example in rows] for key in rows[0]}
+    with pytest.raises(ValueError, match=r"takes a list of examples \(one dict per row\).*got one dict of columns"):
+        SyntaxSeq2SeqCollator(tokenizer)(columns)
+    formatted = datasets.Dataset.from_list(rows).with_format("torch")
+    padded = SyntaxSeq2SeqCollator(tokenizer)([formatted[0], formatted[1]])
+    assert all(torch.equal(padded[key], value) for key, value in SyntaxSeq2SeqCollator(tokenizer)(rows).items())
+    for rounding in ("8", 8.0, 0, -8, True):
+        with pytest.raises(ValueError, match=rf"pad_to_multiple_of={rounding!r}; give a whole number >= 1"):
+            SyntaxSeq2SeqCollator(tokenizer, pad_to_multiple_of=rounding)
+    with pytest.raises(ValueError, match=r"lack the columns \['decoder_dep_heads'\]"):
+        SyntaxSeq2SeqCollator(tokenizer, required_features="decoder_dep_heads")([row(2, labels=[4])])
 
 
 def test_required_features_and_classification_labels():

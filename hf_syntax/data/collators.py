@@ -19,12 +19,24 @@ class _SyntaxCollator:
             raise ValueError(
                 f"{type(self).__name__}: the tokenizer has no pad token; set tokenizer.pad_token before collating."
             )
+        if pad_to_multiple_of is not None and (isinstance(pad_to_multiple_of, bool)
+                                               or not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
+            raise ValueError(f"{type(self).__name__}: pad_to_multiple_of={pad_to_multiple_of!r}; give a whole number "
+                             f">= 1 (e.g. 8), or None for no rounding.")
         self.tokenizer = tokenizer
         self.pad_to_multiple_of = pad_to_multiple_of
+        if isinstance(required_features, str):  # one name, not its characters
+            required_features = (required_features,)
         self.required = tuple(self.required_columns) + tuple(required_features)
 
     def __call__(self, examples):
-        examples = [dict(example) for example in examples]
+        if isinstance(examples, dict):
+            raise ValueError(f"{type(self).__name__} takes a list of examples (one dict per row), as a Trainer passes "
+                             f"them; got one dict of columns {sorted(examples)} (a sliced dataset, dataset[:8]): pass "
+                             f"[dataset[i] for i in range(8)] instead.")
+        # Rows of a dataset formatted for torch or numpy hold arrays: padded as the lists they are.
+        examples = [{key: value.tolist() if hasattr(value, "tolist") else value for key, value in example.items()}
+                    for example in examples]
         if not examples:
             raise ValueError(f"{type(self).__name__} got an empty batch.")
         missing = [column for column in self.required if column not in examples[0]]

@@ -186,6 +186,9 @@ def _column(batch: dict, name: str, argument: str) -> list:
             f"Pass {argument}=<one of them> to parse_and_align (use 'column.key' for dict columns)."
         )
     values = batch[head]
+    if isinstance(values, (str, dict)):  # a map without batched=True: a str was read character by character
+        raise ValueError(f"parse_and_align reads batches, but column {head!r} holds one {type(values).__name__}, not "
+                         f"a list of them: call dataset.map(parse_and_align(...), batched=True).")
     if not key:
         return values
     if not values or not isinstance(values[0], dict) or key not in values[0]:
