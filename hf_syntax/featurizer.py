@@ -90,6 +90,11 @@ class SyntaxFeaturizer:
     def __init__(self, tokenizer, parser=None, features=DEFAULT_FEATURES, target_parser=None, target_tokenizer=None,
                  head_rule="first", pretokenized=False, strict=False, max_length=None, max_target_length=None,
                  truncation=None, parser_options=None, return_word_ids=False):
+        if tokenizer is None:
+            raise TypeError("SyntaxFeaturizer needs the tokenizer whose subwords the features align to; got None.")
+        for name, value in (("pretokenized", pretokenized), ("strict", strict), ("return_word_ids", return_word_ids)):
+            if not isinstance(value, bool):  # a string such as "false" was read as True
+                raise TypeError(f"{name}={value!r}: give True or False.")
         for candidate in (tokenizer, target_tokenizer):
             if candidate is not None and not getattr(candidate, "is_fast", False):
                 raise TypeError(

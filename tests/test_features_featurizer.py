@@ -122,6 +122,11 @@ def test_label_vocabularies_and_feature_errors():
         SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
     with pytest.raises(TypeError, match="needs a fast tokenizer"):
         SyntaxFeaturizer(object())
+    with pytest.raises(TypeError, match="needs the tokenizer whose subwords the features align to; got None"):
+        SyntaxFeaturizer(None, parser=ENGLISH_PARSER)  # it failed at the first text: 'NoneType' is not callable
+    for flag in ("pretokenized", "strict", "return_word_ids"):  # "false" was read as True
+        with pytest.raises(TypeError, match=rf"{flag}='false': give True or False"):
+            SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, **{flag: "false"})
     with pytest.raises(ValueError, match="has no parser"):
         SyntaxFeaturizer(byte_level_bpe())("some text")
     with pytest.raises(ValueError, match="needs `text`"):

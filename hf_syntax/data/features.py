@@ -51,6 +51,8 @@ class ParseAndAlign:
                 )
         if src_parser is None and tgt_parser is None:
             raise ValueError("parse_and_align needs src_parser and/or tgt_parser (e.g. src_parser='spacy:ja_ginza').")
+        if not isinstance(allow_empty, bool):
+            raise TypeError(f"allow_empty={allow_empty!r}: give True or False.")
         self.tokenizer = tokenizer
         self.target_tokenizer = target_tokenizer
         self.src_parser, self.tgt_parser = src_parser, tgt_parser
