@@ -235,3 +235,5 @@ def test_paths_that_are_not_checkpoints_or_a_new_folder_are_named(averaged_run, 
     with pytest.raises(CheckpointAveragingError, match=r"--output .*earlier exists and is not empty; choose a new folder "
                                                        r"or empty it first"):  # the API has no overwrite to pass
         average_checkpoints([checkpoint], tmp_path / "earlier")
+    with pytest.raises(CheckpointAveragingError, match=r"give a list of checkpoint folders to average, not one path"):
+        average_checkpoints(str(checkpoint), tmp_path / "c")  # its characters were taken for folders: "t does not exist"

@@ -1,5 +1,7 @@
 """Tokenizer training: special ids, </s> appended, lossless round trip, offsets inside words, save/load."""
 
+from pathlib import Path
+
 import pytest
 from transformers import AutoTokenizer
 
@@ -102,3 +104,10 @@ def test_bad_options_are_rejected(options, message):
 def test_no_text_is_rejected():
     with pytest.raises(ValueError, match="every given line was empty"):
         train_tokenizer(["", "   "])
+
+
+def test_one_string_or_path_for_the_texts_is_refused():
+    """A file name was trained on character by character: a vocabulary of its letters, and no error."""
+    for texts in ("corpus.txt", Path("corpus.txt")):
+        with pytest.raises(TypeError, match=r"takes the training texts \(a list or iterable of lines\), got one "):
+            train_tokenizer(texts, vocab_size=200)

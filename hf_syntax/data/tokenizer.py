@@ -12,6 +12,7 @@ punctuation a parser splits off it in raw text ("rained." -> "▁rained" "."; de
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
@@ -73,6 +74,10 @@ def train_tokenizer(
     ``normalization="nfkc"`` applies Unicode NFKC before splitting (offsets still point into the raw text).
     ``model_max_length`` is what ``truncation=True`` cuts to (set it to the model's maximum positions).
     """
+    if isinstance(texts, (str, bytes, Path)):  # a str was trained on character by character: a vocabulary of letters
+        raise TypeError(f"train_tokenizer takes the training texts (a list or iterable of lines), got one "
+                        f"{type(texts).__name__} ({str(texts)[:40]!r}); read a file's lines first, e.g. "
+                        f"hf_syntax.data.corpus.read_lines(path).")
     if vocab_size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocab_size={vocab_size} leaves no room next to the {len(SPECIAL_TOKENS)} special tokens")
     if min_frequency < 1:

@@ -119,6 +119,9 @@ def average_checkpoints(folders: list[Path], output: Path) -> Path:
     copied: an average is a model, not a point to resume from."""
     from hf_syntax.hub.model_folder import load_model_folder
 
+    if isinstance(folders, (str, Path)):  # one path was read character by character ("t does not exist")
+        raise CheckpointAveragingError(f"give a list of checkpoint folders to average, not one path ({folders}): "
+                                       f"e.g. average_checkpoints([folder_a, folder_b], output)")
     folders = [Path(folder) for folder in folders]
     if not folders:
         raise CheckpointAveragingError("give at least one checkpoint folder to average")
