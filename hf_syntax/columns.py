@@ -85,6 +85,9 @@ def normalise_features(features) -> tuple[str, ...]:
     """Canonical column names for ``features`` (aliases such as ``"pos"`` accepted); rejects unknown names."""
     if isinstance(features, str):
         features = (features,)
+    if not isinstance(features, (list, tuple)):  # None was "'NoneType' object is not iterable"
+        raise TypeError(f"features={features!r}: give a feature name or a list of them from "
+                        f"{DEFAULT_FEATURES + OPTIONAL_FEATURES} (aliases: {sorted(FEATURE_ALIASES)}).")
     names = []
     for feature in features:
         name = FEATURE_ALIASES.get(feature, feature)

@@ -41,7 +41,11 @@ class LabelVocab:
     """An ordered label set with the three reserved ids in front; unknown labels map to ``UNKNOWN_ID``."""
 
     def __init__(self, name: str, labels):
+        if isinstance(labels, str):  # one string was split into its letters
+            raise TypeError(f"LabelVocab {name!r}: labels={labels!r} is one string; give a list of label strings.")
         labels = list(labels)
+        if not all(isinstance(label, str) for label in labels):
+            raise TypeError(f"LabelVocab {name!r}: every label is a string; got {labels!r}.")
         if not labels:
             raise ValueError(f"LabelVocab {name!r} needs at least one label; got an empty list.")
         clashes = sorted(set(labels) & set(RESERVED_LABELS))

@@ -9,7 +9,7 @@ from features_support import BAD_TEXTS, ENGLISH_PARSER, byte_level_bpe, metaspac
 from hf_syntax.align import IGNORE_INDEX, AlignmentError, AlignmentStats, word_heads_from_subword_heads
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB
+from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB, LabelVocab
 from hf_syntax.parsers import get_parser
 from hf_syntax.trees import WordTree
 
@@ -109,6 +109,17 @@ def test_strict_mode_raises_instead_of_applying_a_rule():
         featurizer("I don't know.")  # the parser splits "do" + "n't"; the piece "don" straddles both
 
 
+def test_a_label_vocabulary_is_a_list_of_distinct_strings():
+    """One string was split into letters ('duplicate labels [N]' for "NOUN"), and a None label was kept."""
+    with pytest.raises(TypeError, match=r"LabelVocab 'x': labels='NOUN' is one string; give a list"):
+        LabelVocab("x", "NOUN")
+    with pytest.raises(TypeError, match=r"every label is a string; got \['A', None\]"):
+        LabelVocab("x", ["A", None])
+    with pytest.raises(ValueError, match=r"duplicate labels \['A'\]"):
+        LabelVocab("x", ["A", "B", "A"])
+    assert LabelVocab("x", ["A", "B"]).id_of("B") == LabelVocab("x", ("A", "B")).id_of("B")
+
+
 def test_label_vocabularies_and_feature_errors():
     featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("pos", "case", "dep_heads"))
     assert featurizer.features == ("pos_ids", "case_ids", "dep_heads")
@@ -120,6 +131,8 @@ def test_label_vocabularies_and_feature_errors():
     assert out["deprel_ids"] == expected + [SPECIAL_ID] and DEPREL_VOCAB.id_of("root") in expected
     with pytest.raises(ValueError, match="unknown feature 'morph'"):
         SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
+    with pytest.raises(TypeError, match=r"features=None: give a feature name or a list of them from"):
+        SyntaxFeaturizer(byte_level_bpe(), features=None)  # was "'NoneType' object is not iterable"
     with pytest.raises(TypeError, match="needs a fast tokenizer"):
         SyntaxFeaturizer(object())
     with pytest.raises(TypeError, match="needs the tokenizer whose subwords the features align to; got None"):
