@@ -147,6 +147,8 @@ class SyntaxFeaturizer:
             raise ValueError("SyntaxFeaturizer needs `text`/`trees` (source side) and/or `text_target`/`target_trees`.")
         first = next(value for value in (text, trees, text_target, target_trees) if value is not None)
         is_batch = not isinstance(first, (str, WordTree))
+        if is_batch and isinstance(first, (list, tuple)) and not first:  # was an IndexError inside the tokenizer
+            raise ValueError("SyntaxFeaturizer got an empty batch: pass at least one text (or tree).")
         output, count = {}, None
         if has_source:
             source_texts, source_trees = self._texts_and_trees(text, trees, self.parser_spec, "text")

@@ -144,6 +144,8 @@ def test_label_vocabularies_and_feature_errors():
         SyntaxFeaturizer(byte_level_bpe())("some text")
     with pytest.raises(ValueError, match="needs `text`"):
         featurizer()
+    with pytest.raises(ValueError, match="got an empty batch: pass at least one text"):
+        featurizer([])
     with pytest.raises(TypeError, match="expected a string or a list of word strings"):
         featurizer([3])
     with pytest.raises(TypeError, match="not WordTrees"):
