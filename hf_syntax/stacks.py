@@ -73,6 +73,9 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None,
     e.g. -100 in labels): a single unbatched row, float ids or ids of another tokenizer are refused here with what to
     change, instead of an IndexError inside an embedding. The value range is read only eagerly (a compiled graph
     cannot branch on values)."""
+    if not isinstance(ids, torch.Tensor):  # a list was "'list' object has no attribute 'dim'"
+        raise TypeError(f"`{name}` is a {type(ids).__name__}, not a tensor: tokenize with return_tensors='pt' "
+                        f"(or wrap it: torch.tensor({name})).")
     if ids.dim() != 2:
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): add the batch "
                          f"dimension ({name}[None]) or tokenize with return_tensors='pt'.")

@@ -320,6 +320,8 @@ def test_start_ids_index_the_target_vocabulary_and_old_configs_without_graph_lay
         (lambda ids, out: {"input_ids": ids[0], "decoder_input_ids": out}, r"`input_ids` has shape \(7,\); it must be "
                                                                           r"\(batch, length\)"),
         (lambda ids, out: {"input_ids": ids.float(), "decoder_input_ids": out}, "holds torch.float32 values"),
+        (lambda ids, out: {"input_ids": ids.tolist(), "decoder_input_ids": out}, r"`input_ids` is a list, not a tensor: "
+                                                                                 r"tokenize with return_tensors='pt'"),
         (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"ids from \d+ to \d+ but the "
                                                                                r"vocabulary has"),
         (lambda ids, out: {"input_ids": ids, "attention_mask": torch.ones(2, 6, dtype=torch.long),
@@ -334,7 +336,7 @@ def test_start_ids_index_the_target_vocabulary_and_old_configs_without_graph_lay
 def test_misshapen_or_foreign_token_ids_are_clear_errors(baseline, inputs, message):
     """Before: an IndexError inside an embedding, a torch size mismatch, or (a mask one token short) no error."""
     ids, out = torch.randint(3, 100, (2, 7)), torch.randint(3, 100, (2, 4))
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):  # TypeError: a list where a tensor goes
         baseline(**inputs(ids, out))
 
 
