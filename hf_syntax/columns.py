@@ -151,6 +151,10 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
                         f"column {key!r} of batch row {index} has length {got} but {reference!r} has {length}; "
                         f"feature columns must have one value per token (re-run the featurizer on this example)."
                     )
+                if None in values:  # was "Could not infer dtype of NoneType" from torch
+                    raise ValueError(f"column {key!r} of batch row {index} holds None at position "
+                                     f"{list(values).index(None)}; every token needs a value (re-run the featurizer "
+                                     f"on this example).")
                 fill = [pad_value] * (width - length)
                 if left:
                     shift = width - length
@@ -172,6 +176,9 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
         if key in batch:
             continue
         values = [row[key] for row in rows]
+        if all(value is None for value in values):  # was "not a known feature column" for labels=None
+            raise ValueError(f"column {key!r} is None in every row of this batch: the examples lack it (a target "
+                             f"side never featurized?); featurize it, or remove the column (remove_columns=[{key!r}]).")
         if any(isinstance(value, (list, tuple)) for value in values):
             raise ValueError(
                 f"column {key!r} needs the column {PAD_REFERENCE[COLUMNS[key].side]!r} in the batch to be padded "

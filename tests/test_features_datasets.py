@@ -179,6 +179,8 @@ def test_seq2seq_collator_pads_every_column_with_its_own_value():
         # a float column was truncated into a long tensor (0.5 -> 0); a None target was "missing" in the batch
         ([row(2, target=1), row(2, target=1, dep_depths=[1, 0.5])], r"'dep_depths' holds floats \(batch row 1: 0.5\)"),
         ([row(2, target=1, labels=None), row(2, target=1)], r"'labels' of batch row 0 is None, not a list of token"),
+        ([row(2, target=1, labels=None), row(2, target=1, labels=None)], r"'labels' is None in every row of this batch"),
+        ([row(2, target=1), row(2, target=1, dep_heads=[0, None])], r"'dep_heads' of batch row 1 holds None at position 1"),
     ],
 )
 def test_seq2seq_collator_fails_loudly(examples, message):
