@@ -121,6 +121,9 @@ class SyntaxFeaturizer:
         self.max_length = max_length
         self.max_target_length = max_target_length if max_target_length is not None else max_length
         self.truncation = truncation if truncation is not None else max_length is not None
+        if parser_options is not None and not isinstance(parser_options, dict):  # "n_process=2" failed in dict()
+            raise TypeError(f"parser_options={parser_options!r}: give a dict of the parser's keyword arguments, e.g. "
+                            f"{{'n_process': 2}}.")
         self.parser_options = dict(parser_options or {})
         self.return_word_ids = return_word_ids
         self.stats, self.target_stats = AlignmentStats(), AlignmentStats()

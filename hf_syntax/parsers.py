@@ -127,8 +127,9 @@ class SpacyParser(Parser):
                 f"spaCy pipeline {self.spec!r} has no dependency parser (components: {nlp.pipe_names}); "
                 f"use a pipeline with a 'parser' component."
             )
-        if n_process < 1 or batch_size < 1:
-            raise ValueError(f"n_process and batch_size must be >= 1; got {n_process} and {batch_size}.")
+        if any(isinstance(value, bool) or not isinstance(value, int) or value < 1 for value in (n_process, batch_size)):
+            raise ValueError(f"n_process and batch_size must be whole numbers >= 1; got {n_process!r} and "
+                             f"{batch_size!r}.")
         self.nlp, self.n_process, self.batch_size = nlp, n_process, batch_size
         sudachi = type(getattr(nlp.tokenizer, "tokenizer", None)).__module__.startswith("sudachipy")
         self._byte_limit = SUDACHI_MAX_BYTES if sudachi else None  # GiNZA and spaCy's Japanese pipelines

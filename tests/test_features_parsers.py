@@ -1,8 +1,9 @@
 """Real spaCy/GiNZA parsers through the backend layer: raw and pre-tokenized input, forests, bad specs."""
 
 import pytest
-from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA
+from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA, metaspace_bpe
 
+from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import (
     SUDACHI_MAX_BYTES, ParserNotAvailableError, SpacyParser, TextTooLongError, get_parser, load_parser,
 )
@@ -98,6 +99,15 @@ def test_n_process_two_gives_the_same_trees(english):
     texts = [f"Sentence number {index} is here." for index in range(8)]
     parallel = SpacyParser(english.nlp, n_process=2, batch_size=2)
     assert parallel.parse_batch(texts) == english.parse_batch(texts)
+
+
+def test_parser_options_of_the_wrong_type_are_named(english):
+    """batch_size="64" was "'<' not supported"; parser_options="n_process=2" was "dictionary update sequence"."""
+    for options in ({"batch_size": "64"}, {"n_process": 1.5}, {"batch_size": 0}):
+        with pytest.raises(ValueError, match=r"n_process and batch_size must be whole numbers >= 1"):
+            SpacyParser(english.nlp, **options)
+    with pytest.raises(TypeError, match=r"parser_options='n_process=2': give a dict of the parser's keyword"):
+        SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, parser_options="n_process=2")
 
 
 def test_a_loaded_spacy_language_is_accepted_and_needs_a_parser(english):
