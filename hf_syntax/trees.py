@@ -52,11 +52,16 @@ class WordTree:
     _depths: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        for name in ("words", "heads", "upos", "deprels", "sentence_starts", "multiword_tokens"):
+        for name in ("words", "heads", "upos", "deprels", "spans", "sentence_starts", "multiword_tokens"):
             value = getattr(self, name)
+            if (value is None and name in ("words", "heads")) or isinstance(value, str) or (
+                    value is not None and not hasattr(value, "__iter__")):  # was a TypeError deep inside
+                raise TreeError(f"WordTree {name}={value!r}: give a list with one entry per word.")
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
         if self.spans is not None:
+            if not all(hasattr(span, "__len__") and len(span) == 2 for span in self.spans):
+                raise TreeError(f"WordTree spans={self.spans!r}: give one (start, end) pair per word.")
             object.__setattr__(self, "spans", tuple((int(start), int(end)) for start, end in self.spans))
         if not self.words:
             object.__setattr__(self, "sentence_starts", ())

@@ -65,6 +65,13 @@ def test_length_and_word_and_span_validation():
         WordTree(words=["ab"], heads=[0], spans=[(0, 9)], text="ab")
     with pytest.raises(TreeError, match="sentence_starts"):
         WordTree.from_words(["a", "b"], heads=[0, 1], sentence_starts=[1])
+    # the wrong types were a TypeError deep inside (len() of None, unpacking an int)
+    with pytest.raises(TreeError, match=r"WordTree heads=None: give a list with one entry per word"):
+        WordTree(words=["a", "b"], heads=None)
+    with pytest.raises(TreeError, match=r"WordTree words='ab': give a list"):
+        WordTree(words="ab", heads=[0, 1])
+    with pytest.raises(TreeError, match=r"give one \(start, end\) pair per word"):
+        WordTree(words=["a", "b"], heads=[0, 1], spans=[0, 1])
 
 
 def test_empty_tree_is_allowed():
