@@ -578,6 +578,11 @@ def test_export_checks_the_space_folder_before_writing_the_model_folder(model_di
         main(["export", str(model_dirs["dep_rpe"]), str(tmp_path / "ct2"), "--format", "ctranslate2", "--space",
               str(tmp_path / "new_space")])
     assert_one_error_line(capsys, "--space demos a Hub folder")
+    with pytest.raises(SystemExit):  # the card's flags were ignored: a CTranslate2 folder has no card
+        main(["export", str(model_dirs["dbsa"]), str(tmp_path / "ct2"), "--format", "ctranslate2", "--model-id",
+              "me/dbsa", "--source-lang", "en"])
+    assert_one_error_line(capsys, "--model-id, --source-lang fill the model card of a Hub folder (--format hub)")
+    assert not (tmp_path / "ct2").exists()
 
 
 def test_plot_attention_into_a_folder_names_a_file_to_give(model_dirs, tmp_path, capsys):

@@ -20,6 +20,10 @@ def command_export(options) -> None:
         if options.space:
             raise CliError("--space demos a Hub folder (--format hub); a CTranslate2 folder is translated with "
                            "hf-syntax translate --model FOLDER")
+        card_flags = [flag for flag, dest in CARD_FLAGS.items() if getattr(options, dest)]
+        if card_flags:  # they were ignored: a CTranslate2 folder has no model card
+            raise CliError(f"{', '.join(card_flags)} fill the model card of a Hub folder (--format hub); a CTranslate2 "
+                           f"folder has none: drop them, or export --format hub.")
         _export_ctranslate2(options)
         return
     if options.quantization:
@@ -33,8 +37,7 @@ def command_export(options) -> None:
         raise CliError(f"--model-id {options.model_id!r} is not a Hub model id: give NAME/REPO, the repo you will "
                        f"upload the folder to (e.g. me/{options.model_id.strip('/').split('/')[-1] or 'my-model'}).")
     context = {"model_id": options.model_id or PLACEHOLDER_MODEL_ID, "license": options.license}
-    for key in ("source_language", "target_language", "dataset", "dataset_config", "training_data", "base_model",
-                "task_name", "text_pairs", "variant"):
+    for key in [name for name in CARD_FLAGS.values() if name not in ("model_id", "widget")]:
         value = getattr(options, key)
         if value:
             context[key] = value
@@ -54,6 +57,13 @@ def command_export(options) -> None:
         except SpaceError as error:
             raise CliError(str(error)) from error
         print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
+
+
+CARD_FLAGS = {"--model-id": "model_id", "--source-lang": "source_language", "--target-lang": "target_language",
+              "--dataset": "dataset", "--dataset-config": "dataset_config", "--training-data": "training_data",
+              "--base-model": "base_model", "--task-name": "task_name", "--widget": "widget",
+              "--text-pairs": "text_pairs", "--card-template": "variant"}
+"""The options that fill the model card (flag -> option name); --license has a default, so it is not among them."""
 
 
 def _is_repo_id(name: str) -> bool:
