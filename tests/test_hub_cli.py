@@ -442,6 +442,7 @@ def assert_export_refused(model, tokenizer, tmp_path, capsys, *fragments):
     assert not (tmp_path / "out").exists(), "nothing is written before the check"
 
 
+@pytest.mark.filterwarnings("ignore:exporting .* without training results")  # an untrained tiny model, on purpose
 def test_a_model_that_mixes_mechanisms_without_a_card_exports_with_the_template_named(tmp_path, capsys):
     """A DBSA parse head on a syntax-infused model has no card of its own: the refusal names the command-line flag
     (it named only a Python card_context the command does not take), and with it the export is made."""

@@ -160,11 +160,11 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
         if tokenizer is None:
             raise ExportError("export of a model object needs its tokenizer (pass tokenizer=...).")
     card = render_card(model.config, context, template_dir)
-    if not context.results:
-        warnings.warn(f"exporting {out_dir} without training results: {UNTRAINED_WARNING}", stacklevel=2)
     extra = {"target_tokenizer": target_tokenizer} if target_tokenizer is not None else {}
     # Saving needs no parser: the end of a run on a machine without one (pre-parsed data, a GPU box) must not fail.
     pipe = syntax_pipeline(model.eval(), tokenizer, load_parser=False, **extra)
+    if not context.results:  # said once the export can go ahead
+        warnings.warn(f"exporting {out_dir} without training results: {UNTRAINED_WARNING}", stacklevel=2)
     save_pipeline(pipe, str(out_dir))
     drop_loading_flags(out_dir)
     card.save(out_dir / MODEL_CARD_FILE)
