@@ -270,6 +270,30 @@ def test_a_run_whose_model_folder_fails_to_save_leaves_no_summary_and_resumes_to
 
 
 @pytest.mark.slow
+def test_validation_is_scored_against_the_corpus_lines_not_the_decoded_labels(tmp_path):
+    """The tiny vocabulary cannot spell the "5" of a validation reference, so its decoded label lacks it: the
+    reported scores (the final one and every evaluation's) are those of the written translations against the file's
+    lines, what ``hf-syntax evaluate`` or sacreBLEU gives, not against the decoded labels."""
+    from hf_syntax.metrics.translation import score_translations
+    from hf_syntax.recipes.translation.data import resolve_data_path
+
+    raw = tiny_config(tmp_path / "run", max_steps=4, eval_steps=4, save_steps=4)
+    del raw["data"]["test"]  # the validation split is then the reported one, and its translations are written
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(raw))
+    summary = train_translation(load_recipe_config(tmp_path / "run.yaml"))
+    references = resolve_data_path(raw["data"]["validation"]["target"]).read_text(encoding="utf-8").splitlines()[:8]
+    tokenizer = AutoTokenizer.from_pretrained(summary["model_dir"])
+    decoded = [tokenizer.decode(tokenizer(text_target=line)["input_ids"], skip_special_tokens=True).strip()
+               for line in references]
+    assert references[6] == "i 'll pick him up at 5 ." != decoded[6], "the label lost the unknown '5'"
+    translations = Path(summary["predictions_file"]).read_text(encoding="utf-8").splitlines()
+    against_lines, against_labels = score_translations(translations, references), score_translations(translations, decoded)
+    assert against_lines["chrf"] != against_labels["chrf"]
+    assert (summary["validation_bleu"], summary["validation_chrf"]) == (against_lines["bleu"], against_lines["chrf"])
+    state = json.loads((tmp_path / "run" / "checkpoint-4" / "trainer_state.json").read_text())
+    assert [entry["eval_chrf"] for entry in state["log_history"] if "eval_chrf" in entry] == [against_lines["chrf"]]
+
+
 def test_features_section_feeds_a_syntax_variant(tmp_path):
     """The ``features`` seam: real parsers -> dependency columns -> a DBSA + dependency-depth model trains."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")

@@ -7,6 +7,7 @@ scores for ``Seq2SeqTrainer(compute_metrics=...)``.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -54,14 +55,28 @@ def score_translations(
 class GeneratedTranslationScorer:
     """``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``: decode ids, then BLEU and chrF.
 
-    ``target_tokenizer`` decodes both generations and labels (label padding -100 becomes the pad id first).
-    Also reports the mean generated length in tokens (``gen_len``), a quick check for truncated or runaway output.
+    ``target_tokenizer`` decodes the generations. The references are the corpus's own lines while
+    ``scoring_against`` holds them (the recipe's Trainer sets them for each evaluated split), so that the score is
+    the one ``hf-syntax evaluate`` or sacreBLEU gives for the same translations; otherwise the labels are decoded
+    (padding -100 becomes the pad id first), which drops what the target vocabulary cannot spell (an unknown
+    character) and what ``max_target_length`` cut. Also reports the mean generated length in tokens (``gen_len``),
+    a quick check for truncated or runaway output.
     """
 
     def __init__(self, target_tokenizer: PreTrainedTokenizerBase, *, bleu_tokenize: str = "13a", lowercase: bool = False):
         self.tokenizer = target_tokenizer
         self.bleu_tokenize = bleu_tokenize
         self.lowercase = lowercase
+        self.references: list[str] | None = None
+
+    @contextmanager
+    def scoring_against(self, references: list[str]):
+        """Score the predictions made inside the block against these lines, in the dataset's order."""
+        previous, self.references = self.references, list(references)
+        try:
+            yield
+        finally:
+            self.references = previous
 
     def decode(self, token_ids: np.ndarray) -> list[str]:
         """Token ids (any padding: -100 or pad id) -> stripped strings without special tokens."""
@@ -71,9 +86,10 @@ class GeneratedTranslationScorer:
     def __call__(self, prediction: EvalPrediction) -> dict[str, float]:
         generated = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
         generated = np.asarray(generated)
+        references = self.references if self.references is not None else self.decode(np.asarray(prediction.label_ids))
         scores = score_translations(
             self.decode(generated),
-            self.decode(np.asarray(prediction.label_ids)),
+            references,
             bleu_tokenize=self.bleu_tokenize,
             lowercase=self.lowercase,
         )

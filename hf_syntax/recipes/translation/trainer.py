@@ -4,12 +4,15 @@ callback, the collator, and the training arguments the recipe fixes."""
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 
+import datasets
 import torch
 from transformers import PreTrainedTokenizerBase, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
 from transformers.trainer_utils import IntervalStrategy
 
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
+from hf_syntax.data.corpus import TARGET_COLUMN
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
 from hf_syntax.parse_losses import LOSS_PARTS
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig
@@ -93,6 +96,22 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
             self._gradient_parts[name] = [
                 new if old is None else old if new is None else old + new for old, new in zip(summed, gradients)
             ]
+
+    def evaluate(self, eval_dataset=None, *args, **kwargs):
+        with self._scored_against_its_lines(eval_dataset if eval_dataset is not None else self.eval_dataset):
+            return super().evaluate(eval_dataset, *args, **kwargs)
+
+    def predict(self, test_dataset, *args, **kwargs):
+        with self._scored_against_its_lines(test_dataset):
+            return super().predict(test_dataset, *args, **kwargs)
+
+    def _scored_against_its_lines(self, dataset):
+        """The scorer's references for this dataset: its target text column (see `GeneratedTranslationScorer`). A
+        dict of datasets is evaluated one dataset at a time, each through this again."""
+        scoring_against = getattr(self.compute_metrics, "scoring_against", None)
+        if scoring_against is None or not isinstance(dataset, datasets.Dataset) or TARGET_COLUMN not in dataset.column_names:
+            return nullcontext()
+        return scoring_against(dataset[TARGET_COLUMN])
 
     def log(self, logs, *args, **kwargs):
         if "loss" in logs and self._loss_part_counts:
