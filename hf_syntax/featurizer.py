@@ -249,7 +249,7 @@ class SyntaxFeaturizer:
             if pair_texts is not None:
                 segments.append((pair_texts[index], pair_trees[index]))
             sequence_columns = self._align_sequence(
-                segments, encoding["offset_mapping"][index], encoding.sequence_ids(index), self.features, self.stats
+                segments, encoding, index, self.features, self.stats
             )
             for name in columns:
                 columns[name].append(sequence_columns[name])
@@ -261,16 +261,19 @@ class SyntaxFeaturizer:
         output = {"labels": [list(ids) for ids in encoding["input_ids"]]}
         if trees is not None:
             output["decoder_dep_heads"] = [
-                self._align_sequence(
-                    [(texts[index], trees[index])], encoding["offset_mapping"][index], encoding.sequence_ids(index),
-                    ("dep_heads",), self.target_stats,
-                )["dep_heads"]
+                self._align_sequence([(texts[index], trees[index])], encoding, index, ("dep_heads",), self.target_stats)[
+                    "dep_heads"]
                 for index in range(len(texts))
             ]
         return output
 
-    def _align_sequence(self, segments, offsets, sequence_ids, features, total_stats) -> dict:
-        """Columns for one encoded sequence of one or two segments (each aligned to its own tree)."""
+    def _align_sequence(self, segments, encoding, index, features, total_stats) -> dict:
+        """Columns for the ``index``-th encoded sequence, of one or two segments (each aligned to its own tree).
+
+        Words past the last subword count as truncated only when the tokenizer cut this sequence; otherwise they
+        had no subword at all (a trailing zero-width or control character), which strict alignment refuses."""
+        offsets, sequence_ids = encoding["offset_mapping"][index], encoding.sequence_ids(index)
+        cut = bool(encoding.encodings[index].overflowing)
         merged = None
         for segment, (text, tree) in enumerate(segments):
             stats = AlignmentStats()
@@ -278,7 +281,7 @@ class SyntaxFeaturizer:
             word_ids = word_ids_from_offsets(tree.spans or (), offsets, in_segment, text, stats)
             content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
             columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
-                                      content_end=max(content_ends, default=0))
+                                      content_end=max(content_ends, default=0) if cut else None)
             columns["word_ids"] = word_ids
             if self.strict and not stats.is_clean:
                 raise AlignmentError(

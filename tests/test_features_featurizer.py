@@ -102,6 +102,21 @@ def test_truncation_marks_heads_to_cut_words_unsupervised():
     assert all(h == IGNORE_INDEX or 0 <= h < 3 for h in out["decoder_dep_heads"])
 
 
+@pytest.mark.parametrize("last_word", ["\x00", "\u200b"])
+def test_a_last_word_without_subwords_is_not_called_truncated(last_word):
+    """WordPiece drops a control or zero-width character the parser kept as the last word (here the root): uncut, the
+    sequence lost a word, which strict alignment refuses; counted as truncated, it passed unseen."""
+    text = f"Hello world {last_word}"
+    lenient = SyntaxFeaturizer(minilm_wordpiece(), parser=ENGLISH_PARSER)
+    lenient(text)
+    assert (lenient.stats.words_without_subwords, lenient.stats.truncated_words) == (1, 0)
+    with pytest.raises(AlignmentError, match="'words_without_subwords': 1"):
+        SyntaxFeaturizer(minilm_wordpiece(), parser=ENGLISH_PARSER, strict=True)(text)
+    cut = SyntaxFeaturizer(minilm_wordpiece(), parser=ENGLISH_PARSER, max_length=3)
+    cut(text)
+    assert (cut.stats.words_without_subwords, cut.stats.truncated_words) == (0, 2)
+
+
 def test_strict_mode_raises_instead_of_applying_a_rule():
     featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, strict=True)
     featurizer("Birds fly south")
