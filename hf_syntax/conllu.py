@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 
 from .labels import UPOS_TAGS
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
@@ -60,10 +61,14 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
     """
     with _open_bytes(path) as handle:
         block, first_line = [], None
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_lines_of(path, handle), start=1):
             line = _decoded(path, number, raw).rstrip("\n").rstrip("\r")
             if number == 1:
                 line = line.removeprefix("\ufeff")  # the byte-order mark some editors write first
+            elif line.startswith("\ufeff"):
+                raise TreeError(f"{path}:{number}: the line starts with a byte-order mark (U+FEFF), which belongs only "
+                                f"at the start of a file (were files joined with cat?); remove it, e.g. with "
+                                f"sed -i '1!s/^\\xEF\\xBB\\xBF//' {path}")
             if line.strip():
                 if first_line is None:
                     first_line = number
@@ -73,6 +78,15 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
                 block, first_line = [], None
         if block:
             yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
+
+
+def _lines_of(path, handle):
+    """The file's lines as bytes; a damaged ``.gz`` archive is an error naming the file (gzip's own names none)."""
+    try:
+        yield from handle
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise TreeError(f"{path}: not a readable gzip archive ({error}); download it again, or give the plain "
+                        f".conllu file") from None
 
 
 def read_conllu(path, allow_multiple_roots: bool = False) -> list[WordTree]:
@@ -136,12 +150,20 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             raise TreeError(f"{where}: expected 10 tab-separated CoNLL-U columns, found {len(columns)}: {line!r}")
         word_id, form, _, tag, _, _, head, deprel, _, misc = columns
         if "." in word_id:
+            major, _, minor = word_id.partition(".")
+            if not (_is_number(major) and _is_number(minor) and int(major) == len(words) and int(minor) > 0):
+                raise TreeError(f"{where}: empty node id {word_id!r} should be {len(words)}.N (the word before it, a "
+                                f"dot, a number from 1).")
             empty_nodes += 1
             continue
         if "-" in word_id:
             first, _, last = word_id.partition("-")
             if not (_is_number(first) and _is_number(last) and int(first) == len(words) + 1 and int(last) > int(first)):
                 raise TreeError(f"{where}: multiword token range {word_id!r} does not start at the next word.")
+            if pending_token:
+                raise TreeError(f"{where}: multiword token range {word_id!r} overlaps the range "
+                                f"{pending_token[0] + 1}-{pending_token[1] + 1} before it; each word belongs to at "
+                                f"most one multiword token: remove one of the two lines.")
             pending_token = (int(first) - 1, int(last) - 1, form, misc)
             surface.append((form, misc, len(words)))
             continue
@@ -170,7 +192,12 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
     if pending_token:
         raise TreeError(f"{where}: multiword token {pending_token[2]!r} covers words beyond the sentence.")
     if not words:
-        raise TreeError(f"{where}: sentence has no words.")
+        lines = [line for _, line in block]
+        if any("\r" in line for line in lines):
+            raise TreeError(f"{where}: no word lines, and the lines end in CR only (old Mac line ends); convert "
+                            f"them to LF, e.g. with tr '\\r' '\\n'")
+        raise TreeError(f"{where}: a block of comment lines with no word lines; remove it or join it to the "
+                        f"sentence after it (a blank line ends a sentence).")
     for index, head in enumerate(heads):
         if head > len(words):
             raise TreeError(
@@ -191,6 +218,9 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
         token_spans = locate_words(text, [form for form, _, _ in surface])
     except TreeError as error:
         raise TreeError(f"{where}: the tokens do not match '# text': {error}") from None
+    if text[token_spans[-1][1]:].strip():
+        raise TreeError(f"{where}: '# text' goes on after the last token: {text[token_spans[-1][1]:][:40]!r}; add "
+                        f"the missing token lines or correct '# text'.")
     spans = [None] * len(words)
     for token_index, (_, _, first_word) in enumerate(surface):
         token = next((t for t in multiword if t.first == first_word), None)

@@ -118,6 +118,15 @@ def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
         # A treebank's own tag in the UPOS column (PTB "NN") was read as an unknown tag: POS features learned nothing.
         (("2\tbruit\tbruit\tNOUN", "2\tbruit\tbruit\tNN"),
          r"x.conllu:4: UPOS 'NN' of word 2 \('bruit'\) is not one of the 17 Universal POS tags .*XPOS \(column 5\)"),
+        # Each was read silently: the text's tail dropped, a range twice (its form twice in the rebuilt text),
+        # a range inside a range (the outer one dropped), a misnumbered empty node skipped as one.
+        (("# text = Le bruit du chat.", "# text = Le bruit du chat. Miaou"),
+         r"x.conllu:1: '# text' goes on after the last token: ' Miaou'"),
+        (("3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_\n", "3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_\n" * 2),
+         r"x.conllu:6: multiword token range '3-4' overlaps the range 3-4 before it"),
+        (("3-4\tdu", "3-5\tduchat\t_\t_\t_\t_\t_\t_\t_\t_\n3-4\tdu"),
+         r"x.conllu:6: multiword token range '3-4' overlaps the range 3-5"),
+        (("5.1\t", "4.1\t"), r"x.conllu:9: empty node id '4.1' should be 5.N"),
     ],
 )
 def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
@@ -144,6 +153,23 @@ def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
         handle.write(GOOD.replace("chat", "chât").encode("latin-1"))
     with pytest.raises(TreeError, match=rf"{path}:2: not UTF-8 text \(byte 0xe2 at column 24\).*iconv"):
         read_conllu(path)
+
+
+def test_damaged_or_joined_files_are_named_with_what_to_do(tmp_path):
+    (tmp_path / "bad.conllu.gz").write_bytes(b"not gzip")
+    with gzip.open(tmp_path / "full.conllu.gz", "wb") as handle:
+        handle.write(GOOD.encode() * 20)
+    (tmp_path / "cut.conllu.gz").write_bytes((tmp_path / "full.conllu.gz").read_bytes()[:60])
+    for name in ("bad.conllu.gz", "cut.conllu.gz"):
+        with pytest.raises(TreeError, match=rf"{name}: not a readable gzip archive .*download it again"):
+            read_conllu(tmp_path / name)
+    joined = write(tmp_path, GOOD + "\ufeff" + GOOD)
+    with pytest.raises(TreeError, match=r"x.conllu:12: the line starts with a byte-order mark .*joined with cat"):
+        read_conllu(joined)
+    with pytest.raises(TreeError, match=r"x.conllu:1: a block of comment lines with no word lines; remove it"):
+        read_conllu(write(tmp_path, "# newdoc id = d1\n\n" + GOOD))
+    with pytest.raises(TreeError, match=r"x.conllu:1: no word lines, and the lines end in CR only .*tr"):
+        read_conllu(write(tmp_path, GOOD.replace("\n", "\r")))
 
 
 def test_missing_file_error(tmp_path):
