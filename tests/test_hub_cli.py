@@ -145,6 +145,33 @@ def test_trees_parsed_here_translate_there_as_the_parser_would(model_dirs, tmp_p
     assert translated("--source-trees", str(trees)) == parsed_here and parsed_here.count("\n") == 3
 
 
+def test_parse_reads_each_line_as_translate_does(model_dirs, tmp_path, monkeypatch, capsys):
+    """A model trained on GiNZA's words: ``parse --model`` splits an unsegmented line into those words and drops a
+    zero-width space, as translate does, so translate finds every tree (it wrote the line as one word, and the
+    zero-width space kept translate from finding it)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    folder = tmp_path / "ja_words"
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dirs["dep_rpe"])
+    model.config.update({"source_parser": "spacy:ja_ginza", "source_pretokenized": True})
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(model_dirs["tokenizer"]).save_pretrained(folder)
+    source = tmp_path / "source.txt"
+    source.write_text("今日は天気です。\n猫が\u200b寝ている 。\n", encoding="utf-8")
+    assert main(["parse", "--model", str(folder), "--input", str(source)]) == 0
+    trees = tmp_path / "trees.conllu"
+    trees.write_text(capsys.readouterr().out, encoding="utf-8")
+    words = [sentence.tree.words for sentence in iter_conllu(trees, allow_multiple_roots=True)]
+    assert words[0] == ("今日", "は", "天気", "です", "。") and "\u200b" not in "".join(words[1])
+
+    def translated(*options):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(source.read_text(encoding="utf-8")))
+        assert main(["translate", "--model", str(folder), "--quiet", *options]) == 0
+        return capsys.readouterr().out
+
+    assert translated("--source-trees", str(trees)) == translated() and translated().count("\n") == 2
+
+
 def test_a_sentence_without_a_tree_and_a_missing_tree_file_are_one_error_line(model_dirs, tmp_path, monkeypatch,
                                                                                capsys):
     trees = tmp_path / "trees.conllu"

@@ -203,8 +203,8 @@ def test_parse_command_numbers_its_trees_by_input_line(model, raw, tmp_path_fact
         assert status == 2 and f"error: {source} is not UTF-8 text" in err, err
         return
     lines = split_lines(raw.decode("utf-8"))
-    if status == 2:  # a CoNLL-U '# text' holds no line break: a lone \r inside a line is refused, by name
-        assert any("\r" in line for line in lines) and "this tree's text has a line break" in err, err
+    if status == 2:  # a CoNLL-U '# text' holds no line break: a lone \r inside a line is refused, by line number
+        assert any("\r" in line for line in lines) and "has a carriage return (CR) inside it" in err, err
         return
     trees = folder / "trees.conllu"
     trees.write_text(out, encoding="utf-8")

@@ -12,28 +12,55 @@ def command_parse(options) -> None:
     """Parse every non-empty input line (stdin, or --input) with --parser, or with the parser a model was trained
     with (--model), and write one CoNLL-U tree per line to stdout (sent_id: the line number). Blank lines get no
     tree, as translate leaves them blank. The trees keep the text, spans and sentence splits, so 'hf-syntax
-    translate --source-trees' gives the same translations as running the parser there."""
+    translate --source-trees' gives the same translations as running the parser there: with --model each line is
+    read as translate reads it (hidden characters dropped, raw text split into the words of a model trained on
+    words)."""
     from hf_syntax.conllu import conllu_block
     from hf_syntax.featurizer import is_blank
-    from hf_syntax.hub.model_folder import load_model_config
-    from hf_syntax.parsers import get_parser
 
-    spec, pretokenized = options.parser, options.pretokenized
-    if options.model is not None:
-        config = load_model_config(options.model)
-        spec = getattr(config, "source_parser", None)
-        if not spec:
-            raise CliError(f"{options.model} reads no source tree (its config names no source_parser); parse with "
-                           f"--parser SPEC instead, or translate it without trees.")
-        if pretokenized is None:
-            pretokenized = bool(getattr(config, "source_pretokenized", False))
+    config = _tree_reading_config(options.model) if options.model is not None else None
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)
                 if not is_blank(line)]  # before the parser loads: unreadable input fails in a second
-    parser = get_parser(spec)
+    for number, line in numbered:
+        if "\r" in line:
+            raise CliError(f"input line {number} has a carriage return (CR) inside it: {line[:40]!r}; a CoNLL-U tree "
+                           f"keeps its text on one line. Remove it (tr -d '\\r') or break the line there.")
+    parse_lines = _model_reader(options, config) if config is not None else _parser_reader(options)
     for start in range(0, len(numbered), options.batch_size):
         batch = numbered[start : start + options.batch_size]
-        trees = parser.parse_batch([text for _, text in batch], pretokenized=bool(pretokenized))
+        trees = parse_lines([text for _, text in batch])
         sys.stdout.write("".join(conllu_block(tree, sent_id=str(number)) for (number, _), tree in zip(batch, trees)))
+
+
+def _parser_reader(options):
+    """Lines -> trees with --parser, as raw text or (--pretokenized) as space-separated words."""
+    from hf_syntax.parsers import get_parser
+
+    parser = get_parser(options.parser)
+    return lambda lines: parser.parse_batch(lines, pretokenized=bool(options.pretokenized))
+
+
+def _tree_reading_config(model_dir: str):
+    """The config of a model that reads source trees (checked before the input is read)."""
+    from hf_syntax.hub.model_folder import load_model_config
+
+    config = load_model_config(model_dir)
+    if not getattr(config, "source_parser", None):
+        raise CliError(f"{model_dir} reads no source tree (its config names no source_parser); parse with "
+                       f"--parser SPEC instead, or translate it without trees.")
+    return config
+
+
+def _model_reader(options, config):
+    """Lines -> trees as the model's translation pipeline reads them (``SourceReader``), without its weights."""
+    from transformers import AutoTokenizer
+
+    from hf_syntax.featurizer import SyntaxFeaturizer
+    from hf_syntax.source_reading import SourceReader
+
+    tokenizer = AutoTokenizer.from_pretrained(options.model)
+    reader = SourceReader(config, SyntaxFeaturizer(tokenizer, parser=config.source_parser), tokenizer)
+    return lambda lines: [reading.tree for reading in reader.read_batch(lines, options.pretokenized)]
 
 
 def add_commands(commands) -> None:
