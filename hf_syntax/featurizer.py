@@ -9,59 +9,11 @@ the words joined by single spaces -- exactly what a pre-tokenized corpus line is
 
 from __future__ import annotations
 
-import unicodedata
-
 from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets
 from .columns import DEFAULT_FEATURES, LABEL_VOCABS, normalise_features, pad_columns
 from .parsers import get_parser
+from .text_checks import check_valid_unicode
 from .trees import WordTree, locate_words
-
-
-class InvalidTextError(ValueError):
-    """A text that is not valid Unicode: no tokenizer or parser can encode it."""
-
-
-def is_hidden(character: str) -> bool:
-    """An invisible character that is not whitespace: a format character (zero-width space and joiners, BOM, word
-    joiner, soft hyphen: Unicode category Cf) or a control character (NUL, BEL, ESC: Cc). ``str.strip`` keeps them,
-    and a tokenizer turns each into ``<unk>``."""
-    return not character.isspace() and unicodedata.category(character) in ("Cf", "Cc")
-
-
-def is_invisible(character: str) -> bool:
-    """Whitespace or a hidden character (``is_hidden``)."""
-    return character.isspace() or is_hidden(character)
-
-
-def is_blank(text: str) -> bool:
-    """Whether a text has nothing to parse or translate (only invisible characters): a model would translate a line
-    of them into an invented sentence."""
-    return all(is_invisible(character) for character in text)
-
-
-def strip_invisible(text: str) -> str:
-    """``text`` without invisible characters at either end: a BOM or zero-width space there means nothing, but
-    glued to the first or last word it became ``<unk>`` and changed the translation. Those inside the text stay."""
-    start, end = 0, len(text)
-    while start < end and is_invisible(text[start]):
-        start += 1
-    while end > start and is_invisible(text[end - 1]):
-        end -= 1
-    return text[start:end]
-
-
-def check_valid_unicode(text: str, where: str = "the text") -> None:
-    """Refuse a lone surrogate (U+D800..U+DFFF) with its position: a JSON request can carry one (``"\\ud800"``)
-    and so can bytes decoded with ``errors="surrogateescape"``; the tokenizers and parsers fail on it with errors
-    that do not say which text or character was at fault."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InvalidTextError(
-            f"{where} contains a lone surrogate ({text[error.start]!r} at character {error.start}), which is not "
-            f"valid Unicode text: decode the input as UTF-8 (errors='replace' turns bad bytes into U+FFFD) and "
-            f"send that."
-        ) from None
 
 
 class SyntaxFeaturizer:

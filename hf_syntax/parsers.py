@@ -18,6 +18,8 @@ import abc
 import os
 
 from .conllu import read_conllu
+from .segmenters import SUDACHI_MAX_BYTES
+from .text_checks import TextTooLongError, check_valid_unicode
 from .trees import MultiwordToken, WordTree, locate_words
 
 
@@ -27,11 +29,6 @@ class ParserNotAvailableError(ImportError):
 
 class ParserSpecError(ValueError):
     """A parser spec that names no backend (``"foo:bar"``, ``"ja_ginza"``); the message shows the spelling."""
-
-
-class TextTooLongError(ValueError):
-    """A text longer than the parser takes in one piece (spaCy's ``nlp.max_length`` characters, SudachiPy's byte
-    limit); the message names the text, the limit and the fix."""
 
 
 class TreeNotFoundError(KeyError):
@@ -51,8 +48,10 @@ labels such as ``obl_bunsetu`` into plain UD ones."""
 
 
 def _normalise_input(item, pretokenized: bool, index: int = 0):
-    """A raw text stays a string; pre-tokenized input becomes a list of words (a string is split on whitespace)."""
+    """A raw text stays a string; pre-tokenized input becomes a list of words (a string is split on whitespace).
+    Text that is not valid Unicode is refused here, naming the input (the parsers' own errors name neither)."""
     if isinstance(item, str):
+        check_valid_unicode(item, f"input {index}")
         return item.split() if pretokenized else item
     if isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item):
         blank = [position for position, word in enumerate(item) if not word.strip() or word != word.strip()]
@@ -61,6 +60,7 @@ def _normalise_input(item, pretokenized: bool, index: int = 0):
                 f"input {index}: pre-tokenized words at positions {blank} are empty or contain leading/trailing "
                 f"whitespace; give only real words (strip them and drop empty strings before parsing)."
             )
+        check_valid_unicode(" ".join(item), f"input {index}")
         return list(item)
     raise TypeError(f"input {index} is {item!r}; expected a string or a list of word strings.")
 
@@ -102,10 +102,6 @@ def _import_spacy():
     except ImportError as error:
         raise ParserNotAvailableError("The spaCy backend needs spaCy: pip install spacy") from error
     return spacy
-
-
-SUDACHI_MAX_BYTES = 49149
-"""SudachiPy (the tokenizer of GiNZA and of spaCy's Japanese pipelines) refuses a text of more UTF-8 bytes than this."""
 
 
 class SpacyParser(Parser):
@@ -158,6 +154,8 @@ class SpacyParser(Parser):
         re-tokenizes (GiNZA's ``compound_splitter`` is excluded), except spaCy's merge_* ones, which need the parse."""
         if any(self.nlp.get_pipe_meta(name).factory.startswith("merge_") for name in self.nlp.pipe_names):
             return super().split_words(text)
+        check_valid_unicode(text)
+        self._check_length(text)
         return [token.text for token in self.nlp.make_doc(text) if not token.is_space]
 
     def _doc_from_words(self, words):

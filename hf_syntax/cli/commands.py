@@ -37,10 +37,10 @@ def user_errors() -> tuple[type[Exception], ...]:
     from hf_syntax.align import AlignmentError
     from hf_syntax.hub.cards import CardError
     from hf_syntax.data.corpus import CorpusError
-    from hf_syntax.featurizer import InvalidTextError
+    from hf_syntax.text_checks import InvalidTextError, TextTooLongError
     from hf_syntax.hub.export import ExportError
     from hf_syntax.hub.model_folder import ModelFolderError
-    from hf_syntax.parsers import ParserNotAvailableError, ParserSpecError, TextTooLongError, TreeNotFoundError
+    from hf_syntax.parsers import ParserNotAvailableError, ParserSpecError, TreeNotFoundError
     from hf_syntax.pipelines import EmptyInputError
     from hf_syntax.recipes.checkpoint_averaging import CheckpointAveragingError
     from hf_syntax.recipes.config import ConfigError

@@ -16,7 +16,7 @@ def command_parse(options) -> None:
     read as translate reads it (hidden characters dropped, raw text split into the words of a model trained on
     words)."""
     from hf_syntax.conllu import conllu_block
-    from hf_syntax.featurizer import is_blank
+    from hf_syntax.text_checks import is_blank
 
     config = _tree_reading_config(options.model) if options.model is not None else None
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)

@@ -35,7 +35,7 @@ def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = Tr
     bar on stderr."""
     from tqdm.auto import tqdm
 
-    from hf_syntax.featurizer import is_blank
+    from hf_syntax.text_checks import is_blank
 
     texts = ["" if is_blank(line) else line.strip() for line in lines]
     todo = [text for text in texts if text]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_syntax.featurizer import is_blank
+from hf_syntax.text_checks import is_blank
 
 SOURCE_COLUMN = "source"
 TARGET_COLUMN = "target"

@@ -16,7 +16,8 @@ import logging
 from pathlib import Path
 
 from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
-from hf_syntax.featurizer import SyntaxFeaturizer, check_valid_unicode, is_blank
+from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.text_checks import check_valid_unicode, is_blank
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
-from hf_syntax.featurizer import is_blank
+from hf_syntax.text_checks import is_blank
 from hf_syntax.hub.descriptions import (
     VARIANTS, CardError, attention_terms_text, language_of_parser, model_settings, model_title, parser_requirements,
     parser_section, variant_of,

@@ -136,7 +136,7 @@ class EndpointHandler:
         for name, value in (("text", text), ("text_pair", pair)):
             if value is None:
                 continue
-            # blank as the pipeline counts it (featurizer.is_blank, which this standalone file cannot import):
+            # blank as the pipeline counts it (text_checks.is_blank, which this standalone file cannot import):
             # whitespace, invisible format characters such as zero-width spaces and control characters only
             if all(character.isspace() or unicodedata.category(character) in ("Cf", "Cc") for character in value):
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "

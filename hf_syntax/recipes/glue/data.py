@@ -9,7 +9,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_syntax.featurizer import is_blank
+from hf_syntax.text_checks import is_blank
 from hf_syntax.recipes.glue.schema import EMPTY_TEXT_POLICIES, GlueRunConfig
 from hf_syntax.recipes.glue.tasks import GlueTask
 

@@ -14,7 +14,7 @@ from transformers import PreTrainedTokenizerBase
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError, load_parallel_corpus
 from hf_syntax.data.shards import load_dataset_folder
-from hf_syntax.featurizer import is_blank
+from hf_syntax.text_checks import is_blank
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation.schema import DataSection
 
