@@ -231,3 +231,26 @@ def test_real_spacy_features_drive_generation_and_the_figure(sample_pairs, tmp_p
     first = {key: values[:1] for key, values in inputs.items()}
     path = plot_translation_attention(model, tokenizer, first, tmp_path / "attention.png", max_new_tokens=6)
     assert path.stat().st_size > 1000
+
+
+def test_the_translation_axis_is_labelled_with_the_target_vocabulary(sample_pairs, tmp_path, monkeypatch):
+    """A model with separate vocabularies: its output ids are the target tokenizer's (plot-attention labelled them
+    with the source's subwords)."""
+    from hub_support import tiny_model
+
+    from hf_syntax.analysis import attention_plots
+    from hf_syntax.data.tokenizer import train_tokenizer
+
+    source, target = (train_tokenizer(side, vocab_size=300) for side in (sample_pairs[1], sample_pairs[0]))
+    model = spread_weights(tiny_model("baseline", source)).eval()
+    inputs = source(["I went home ."], return_tensors="pt")
+    generated, _ = translation_cross_attention(model, dict(inputs), max_new_tokens=6)
+    drawn = {}
+    monkeypatch.setattr(attention_plots, "plot_cross_attention",
+                        lambda attention, source_tokens, target_tokens, path, title=None: drawn.update(
+                            source=source_tokens, target=target_tokens))
+    plot_translation_attention(model, source, dict(inputs), tmp_path / "a.png", target_tokenizer=target,
+                               max_new_tokens=6)
+    assert drawn["target"] == target.convert_ids_to_tokens(generated[1:].tolist()) != \
+        source.convert_ids_to_tokens(generated[1:].tolist())
+    assert drawn["source"] == source.convert_ids_to_tokens(inputs["input_ids"][0].tolist())

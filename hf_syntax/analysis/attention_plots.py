@@ -169,13 +169,15 @@ class RecentPlots:
 
 
 def plot_translation_attention(model, tokenizer, inputs: dict, path, *, layer: int = -1, title: str | None = None,
-                               **generate_kwargs) -> Path:
+                               target_tokenizer=None, **generate_kwargs) -> Path:
     """Translate `inputs` (one sentence, already tokenized and featurized) and plot the decoder's cross-attention of
-    `layer` with the tokenizer's subwords as labels; returns the image's path (its format by its suffix)."""
+    `layer` with the subwords as labels: the source's from `tokenizer`, the translation's from `target_tokenizer`
+    (a model with separate vocabularies; default: `tokenizer`). Returns the image's path (its format by its
+    suffix)."""
     image_format(path)  # a name it cannot write is refused before the translation
     generated, attention = translation_cross_attention(model, inputs, layer=layer, **generate_kwargs)
     source_tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-    target_tokens = tokenizer.convert_ids_to_tokens(generated[1:].tolist())
+    target_tokens = (target_tokenizer or tokenizer).convert_ids_to_tokens(generated[1:].tolist())
     return plot_cross_attention(attention, source_tokens, target_tokens, path, title=title)
 
 

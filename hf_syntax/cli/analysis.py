@@ -27,7 +27,7 @@ def format_tree(tree: dict) -> str:
 def command_show(options) -> None:
     """Translate a few sentences and print, for each, the source tree the model was given (feature models) and the
     tree its parse head predicts (DBSA): what the model used, next to what it wrote."""
-    from hf_syntax.featurizer import is_blank
+    from hf_syntax.text_checks import is_blank
     from hf_syntax.tree_views import predicted_source_tree, source_tree
 
     # the input is read before the model loads: unreadable or empty input fails in a second, not after the load
@@ -40,13 +40,14 @@ def command_show(options) -> None:
         raise CliError("show prints translations with their trees; this model is a classifier.")
     for text in texts:
         print(f"source:      {text}")
-        given = source_tree(pipe, text, options.pretokenized)
+        reading = pipe.read(text, options.pretokenized)  # one parse for both views
+        given = source_tree(pipe, reading)
         if given:
             print(f"tree given ({config.source_parser}; the model reads {', '.join(config.needs_source_features)}):")
             print(format_tree(given))
         else:
             print("tree given:  none (this model reads subwords only)")
-        predicted = predicted_source_tree(pipe, text, options.pretokenized)
+        predicted = predicted_source_tree(pipe, reading)
         if predicted:
             print("tree predicted by the encoder's parse head:")
             print(format_tree(predicted))
@@ -72,7 +73,8 @@ def command_plot_attention(options) -> None:
     row = pipe.preprocess(options.text, pretokenized=options.pretokenized)["row"]
     inputs = pad_columns([row], pipe.tokenizer.pad_token_id)
     path = plot_translation_attention(pipe.model, pipe.tokenizer, inputs, options.out, layer=options.layer,
-                                      title=options.title, **generation_options(options))
+                                      title=options.title, target_tokenizer=pipe.target_tokenizer,
+                                      **generation_options(options))
     print(f"wrote {path}")
 
 
