@@ -25,13 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .columns import DEFAULT_FEATURES, IGNORE_INDEX, NO_WORD, OPTIONAL_FEATURES
+from .columns import DEFAULT_FEATURES, IGNORE_INDEX, NO_WORD, OPTIONAL_FEATURES, SUBWORD_HEAD_RULES
 from .labels import (
     CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, SUBWORD_TAG_VOCAB, UNKNOWN_ID, UPOS_VOCAB, deprel_base, word_case,
 )
 from .trees import WordTree
-
-HEAD_RULES = ("first", "last")
 
 
 class AlignmentError(ValueError):
@@ -116,8 +114,8 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
     ``content_end`` is the character where the encoded text stops when the tokenizer cut it (None: it did not):
     words after it are counted as truncated rather than as swallowed.
     """
-    if head_rule not in HEAD_RULES:
-        raise ValueError(f"head_rule must be one of {HEAD_RULES}; got {head_rule!r}.")
+    if head_rule not in SUBWORD_HEAD_RULES:
+        raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}; got {head_rule!r}.")
     stats = stats if stats is not None else AlignmentStats()
     stats.sequences += 1
     stats.words += len(tree)

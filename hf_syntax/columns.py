@@ -20,6 +20,8 @@ IGNORE_INDEX = -100
 """The value of a position without a target: unsupervised heads, padded labels (PyTorch's cross-entropy default)."""
 NO_WORD = -1
 """The word id of a subword that belongs to no word (special tokens)."""
+SUBWORD_HEAD_RULES = ("first", "last")
+"""Which subword of its head word a word's final subword points to: DBSA's first one, or the last."""
 
 
 def check_integer_column(name: str, values, what: str) -> None:

@@ -13,7 +13,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import GenerationConfig, PreTrainedConfig
 
 from .attention import RELATIVE_TERMS, enabled_terms
-from .columns import EMBEDDED_FEATURES
+from .columns import EMBEDDED_FEATURES, SUBWORD_HEAD_RULES
 from .parse_head import DBSA_PARSE_HEAD
 from .segmenters import segmenter_requirements
 
@@ -32,7 +32,6 @@ GRAPH_OPTIONS = ("graph_fusion", "graph_half_dim", "graph_shared_qkv", "graph_mi
                  "graph_increment", "graph_new_groups")
 """The Graph-Transformer's own options (its switch is encoder_layer_type)."""
 FEATURE_COMBINES = ("concat_sum", "concat_each", "add")
-SUBWORD_HEAD_RULES = ("first", "last")
 PARSE_SCORE_FORMS = ("unscaled", "scaled")
 PARSE_HEAD_MODES = ("replace", "add")
 DECODER_PARSE_LOSS_NORMALIZERS = ("supervised", "all_pairs")

@@ -10,7 +10,7 @@ the words joined by single spaces -- exactly what a pre-tokenized corpus line is
 from __future__ import annotations
 
 from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_from_offsets
-from .columns import DEFAULT_FEATURES, LABEL_VOCABS, normalise_features, pad_columns
+from .columns import DEFAULT_FEATURES, LABEL_VOCABS, SUBWORD_HEAD_RULES, normalise_features, pad_columns
 from .parsers import get_parser
 from .text_checks import check_valid_unicode
 from .trees import WordTree, locate_words
@@ -54,8 +54,8 @@ class SyntaxFeaturizer:
                     f"Load it with AutoTokenizer.from_pretrained(..., use_fast=True) or wrap a `tokenizers` object "
                     f"in PreTrainedTokenizerFast."
                 )
-        if head_rule not in ("first", "last"):
-            raise ValueError(f"head_rule must be 'first' or 'last'; got {head_rule!r}.")
+        if head_rule not in SUBWORD_HEAD_RULES:
+            raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}; got {head_rule!r}.")
         for name, length, side in (("max_length", max_length, tokenizer),
                                    ("max_target_length", max_target_length, target_tokenizer or tokenizer)):
             if length is None:

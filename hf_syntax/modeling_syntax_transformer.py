@@ -21,7 +21,7 @@ from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
 from .attention import RelativeTerm
-from .columns import SYNTAX_INPUTS
+from .columns import IGNORE_INDEX, SYNTAX_INPUTS
 from .configuration_syntax_transformer import SyntaxTransformerConfig
 from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
 from .parse_losses import (
@@ -67,7 +67,7 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     shifted = labels.new_full(labels.shape, pad_token_id)
     shifted[:, 1:] = labels[:, :-1]
     shifted[:, 0] = decoder_start_token_id
-    return shifted.masked_fill(shifted == -100, pad_token_id)
+    return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
 
 
 def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
@@ -347,7 +347,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
         if labels is not None:
-            check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=-100)
+            check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
             if input_ids is not None:
                 check_token_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
                 check_same_batch("labels", labels, "input_ids", input_ids)
@@ -365,7 +365,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         loss = translation_loss = encoder_parse = decoder_parse = self_parse = None
         if labels is not None:
             translation_loss = F.cross_entropy(
-                logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100,
+                logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX,
                 label_smoothing=self.config.label_smoothing,
             )
             encoder_parse = encoder_parse_loss(self.config, outputs.encoder_parse_log_probs,

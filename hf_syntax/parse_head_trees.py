@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .columns import IGNORE_INDEX, NO_WORD
+from .columns import IGNORE_INDEX, NO_WORD, SUBWORD_HEAD_RULES
 from .parse_head import DBSA_PARSE_HEAD
 
 
@@ -158,10 +158,12 @@ def word_heads_from_parse(parse_log_probs, word_ids, head_rule: str = "first", s
 
     Word w's head score for word v is the log-probability that w's final subword attends to v's first subword
     (`head_rule="last"`: v's last subword), its root score is the final subword's self-loop. `well_formed=True`
-    decodes the maximum spanning tree; `False` takes each word's argmax (may contain cycles).
+    decodes the maximum spanning tree (`single_root=True`: the best tree with one root, as UD asks; otherwise a
+    sentence split by the parser may keep one root per sentence); `False` takes each word's argmax (may contain
+    cycles).
     """
-    if head_rule not in ("first", "last"):
-        raise ValueError(f"head_rule must be 'first' or 'last', got {head_rule!r}.")
+    if head_rule not in SUBWORD_HEAD_RULES:
+        raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}, got {head_rule!r}.")
     log_probs = torch.as_tensor(parse_log_probs).detach().float().cpu().numpy()
     word_ids = [NO_WORD if word is None else word for word in word_ids]
     if log_probs.ndim != 2 or log_probs.shape[0] != log_probs.shape[1] or log_probs.shape[0] < len(word_ids):

@@ -239,19 +239,18 @@ class WordTree:
         )
 
 
-def locate_words(text: str, words, first_line: int | None = None) -> list[tuple[int, int]]:
+def locate_words(text: str, words) -> list[tuple[int, int]]:
     """Character spans of ``words`` found one after another in ``text`` (only whitespace may lie between them).
 
-    Raises ``TreeError`` naming the word that does not match; ``first_line`` is used in that message only.
+    Raises ``TreeError`` naming the word that does not match (a caller adds where the text came from).
     """
     spans, position = [], 0
     for index, word in enumerate(words):
         while position < len(text) and text[position].isspace() and not text.startswith(word, position):
             position += 1
         if not text.startswith(word, position):
-            where = f" (line {first_line})" if first_line is not None else ""
             raise TreeError(
-                f"word {index + 1} {word!r} does not match the text at character {position}{where}: "
+                f"word {index + 1} {word!r} does not match the text at character {position}: "
                 f"{text[position:position + 20]!r}. The words must appear in the text in order."
             )
         spans.append((position, position + len(word)))

@@ -32,9 +32,7 @@ def command_train(options) -> None:
     for flag in ("skip_empty", "push_to_hub", "debug"):
         if getattr(options, flag):
             argv.append(f"--{flag}")
-    status = main(argv)
-    if status:
-        raise SystemExit(status)
+    main(argv)  # its errors exit with status 2 themselves
 
 
 def add_commands(commands) -> None:

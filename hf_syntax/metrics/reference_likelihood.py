@@ -20,11 +20,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from hf_syntax.columns import pad_columns
+from hf_syntax.columns import IGNORE_INDEX, pad_columns
 from hf_syntax.recipes.translation.data import encode_with_length_policy
 from hf_syntax.source_reading import featurizer_max_length
-
-IGNORED_LABEL = -100
 
 
 def reference_cross_entropy(pipe, sources: list[str], references: list[str], *, batch_size: int = 32,
@@ -63,9 +61,9 @@ def reference_cross_entropy(pipe, sources: list[str], references: list[str], *, 
             labels = labels.to(model.device)
             with torch.no_grad():
                 logits = model(**batch, decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels)).logits
-            total += float(F.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=IGNORED_LABEL,
+            total += float(F.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=IGNORE_INDEX,
                                            reduction="sum"))
-            tokens += int((labels != IGNORED_LABEL).sum())
+            tokens += int((labels != IGNORE_INDEX).sum())
             cut += batch_cut
     finally:
         model.train(was_training)
@@ -75,7 +73,7 @@ def reference_cross_entropy(pipe, sources: list[str], references: list[str], *, 
 
 def _reference_labels(tokenizer, references: list[str], limit: int) -> tuple[torch.Tensor, int]:
     """The references as padded label ids, encoded and cut as the recipe encodes its training targets (ending in
-    ``</s>``, ``IGNORED_LABEL`` after it), and how many were cut."""
+    ``</s>``, ``IGNORE_INDEX`` after it), and how many were cut."""
     encoded, cut = encode_with_length_policy(tokenizer, references, limit, "truncate", "target")
     width = max(len(ids) for ids in encoded)
-    return torch.tensor([ids + [IGNORED_LABEL] * (width - len(ids)) for ids in encoded]), sum(cut)
+    return torch.tensor([ids + [IGNORE_INDEX] * (width - len(ids)) for ids in encoded]), sum(cut)

@@ -236,12 +236,11 @@ def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:
         raise ConfigError(f"{where}: {error}") from error
 
 
-def load_config(cls: type[ConfigT], path: str | Path | None, overrides: list[str] = (),
-                values: dict[str, Any] | None = None) -> ConfigT:
-    """The dataclass ``cls`` from a YAML/JSON file (or nothing), ``key=value`` overrides applied to it, and
-    ``values`` (e.g. command-line flags), which win over both; the one way every recipe reads its config."""
-    raw = apply_overrides(read_config_file(path) if path is not None else {}, list(overrides))
-    return build_dataclass(cls, {**raw, **(values or {})}, "config")
+def load_config(cls: type[ConfigT], path: str | Path | None, overrides: list[str] = ()) -> ConfigT:
+    """The dataclass ``cls`` from a YAML/JSON file (or nothing) with ``key=value`` overrides applied to it; the one
+    way every recipe reads its config."""
+    return build_dataclass(cls, apply_overrides(read_config_file(path) if path is not None else {}, list(overrides)),
+                           "config")
 
 
 RECIPES = ("translation", "glue")

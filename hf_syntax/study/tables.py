@@ -134,8 +134,8 @@ def markdown(study: Study, records: list[dict]) -> str:
                       "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine."]
     summaries = over_seeds(study, records)
     if summaries:
-        lines += ["", f"Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
-                      f"over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0. "
+        lines += ["", "Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
+                      "over the paired seeds, and the seeds won. \"helps\" only where the BLEU interval excludes 0. "
                       "Power: how often a paired t-test at these seeds would detect a difference of the observed mean "
                       "and spread, and how many seeds would detect it 80% of the time (a budget, not a claim). "
                       "The last shared evaluation compares each seed's pair at the last evaluation both reached, "

@@ -57,7 +57,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
         runs.append(_fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir, split_sizes))
     best = max(runs, key=lambda run: run["eval"][_main_split(task)][task.main_metric])
     if config.predict_test:
-        _publish_submission(task, best, output_dir)
+        _publish_submission(best, output_dir)
 
     summary = {
         "task": task.name,
@@ -157,7 +157,7 @@ def _last_logged_loss(trainer) -> float | None:
     return round(losses[-1], 4) if losses else None
 
 
-def _publish_submission(task: GlueTask, best_run: dict, output_dir: Path) -> None:
+def _publish_submission(best_run: dict, output_dir: Path) -> None:
     """Copy the best run's test predictions to ``<output_dir>/glue_submission/`` (zip that folder for GLUE)."""
     for source in best_run.get("predictions", {}).values():
         target = output_dir / "glue_submission" / Path(source).name

@@ -126,13 +126,12 @@ def pos_gate_for(config: GlueRunConfig, new_pos_input: bool) -> bool:
     return new_pos_input and (config.pos_combine or "sum", config.pos_init) == ("sum", "normal")
 
 
-def load_glue_config(path: str | Path | None = None, overrides: list[str] = (), values: dict | None = None
-                     ) -> GlueRunConfig:
-    """A GLUE experiment from a YAML/JSON file (its keys are ``GlueRunConfig``'s), ``key=value`` overrides and
-    ``values`` (which win), read by the same strict machinery as the translation recipe's config."""
+def load_glue_config(path: str | Path | None = None, overrides: list[str] = ()) -> GlueRunConfig:
+    """A GLUE experiment from a YAML/JSON file (its keys are ``GlueRunConfig``'s) and ``key=value`` overrides, read
+    by the same strict machinery as the translation recipe's config."""
     if path is not None:
         check_recipe(recipe_of(path), "glue")
-    return load_config(GlueRunConfig, path, overrides, values)
+    return load_config(GlueRunConfig, path, overrides)
 
 
 def parse_arguments(argv=None) -> GlueRunConfig:
