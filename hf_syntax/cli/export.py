@@ -78,21 +78,15 @@ def _is_repo_id(name: str) -> bool:
 
 
 def _export_ctranslate2(options) -> None:
-    from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
+    from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder, load_target_tokenizer
     from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
-    from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
 
     try:
         model, tokenizer = load_model_folder(Path(options.model_dir))
         if not getattr(model.config, "is_encoder_decoder", False):
             raise CliError("--format ctranslate2 exports translation models; this one is a classifier.")
-        target_dir = Path(options.model_dir) / TARGET_TOKENIZER_DIR
-        target = None
-        if target_dir.is_dir():
-            from transformers import AutoTokenizer
-
-            target = AutoTokenizer.from_pretrained(target_dir)
-        folder = export_ctranslate2(model, tokenizer, options.out_dir, target_tokenizer=target,
+        folder = export_ctranslate2(model, tokenizer, options.out_dir,
+                                    target_tokenizer=load_target_tokenizer(options.model_dir),
                                     quantization=options.quantization, overwrite=options.overwrite)
     except (ModelFolderError, NotExpressibleError, FileExistsError, ImportError) as error:
         raise CliError(str(error)) from error

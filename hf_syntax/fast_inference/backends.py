@@ -18,7 +18,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..folder_layout import TARGET_TOKENIZER_DIR
 from ..hub.model_folder import ModelFolderError
 
 BACKENDS = ("auto", "pytorch", "ctranslate2")
@@ -62,17 +61,11 @@ def load_model(model_dir, backend: str = "auto", quantization: str | None = None
 
 
 def _convert_folder(model_dir: Path, out_dir: Path) -> None:
-    from hf_syntax.hub.model_folder import load_model_folder
+    from hf_syntax.hub.model_folder import load_model_folder, load_target_tokenizer
     from .ctranslate2_export import export_ctranslate2
 
     model, tokenizer = load_model_folder(model_dir)
-    target_dir = model_dir / TARGET_TOKENIZER_DIR
-    target = None
-    if target_dir.is_dir():
-        from transformers import AutoTokenizer
-
-        target = AutoTokenizer.from_pretrained(target_dir)
-    export_ctranslate2(model, tokenizer, out_dir, target_tokenizer=target, overwrite=True)
+    export_ctranslate2(model, tokenizer, out_dir, target_tokenizer=load_target_tokenizer(model_dir), overwrite=True)
 
 
 __all__ = ["BACKENDS", "load_model"]

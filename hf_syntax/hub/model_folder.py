@@ -37,4 +37,14 @@ def load_model_folder(model_dir: Path):
     return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
 
 
-__all__ = ["ModelFolderError", "load_model_config", "load_model_folder"]
+def load_target_tokenizer(model_dir: Path):
+    """The folder's own target tokenizer (its ``target_tokenizer/``: a model with separate vocabularies), or None."""
+    from transformers import AutoTokenizer
+
+    from hf_syntax.folder_layout import TARGET_TOKENIZER_DIR
+
+    target_dir = Path(model_dir) / TARGET_TOKENIZER_DIR
+    return AutoTokenizer.from_pretrained(target_dir) if target_dir.is_dir() else None
+
+
+__all__ = ["ModelFolderError", "load_model_config", "load_model_folder", "load_target_tokenizer"]
