@@ -20,7 +20,7 @@ import os
 from .conllu import read_conllu
 from .segmenters import SUDACHI_MAX_BYTES
 from .text_checks import TextTooLongError, check_valid_unicode
-from .trees import MultiwordToken, WordTree, locate_words
+from .trees import MultiwordToken, TreeError, WordTree, locate_words
 
 
 class ParserNotAvailableError(ImportError):
@@ -293,6 +293,9 @@ class ConlluParser(Parser):
     def __init__(self, path, allow_multiple_roots: bool = False):
         self.spec = f"conllu:{os.fspath(path)}"
         self.trees = read_conllu(path, allow_multiple_roots)
+        if not self.trees:
+            raise TreeError(f"{os.fspath(path)} holds no sentence, so the conllu: parser would find no tree; give the "
+                            f"file 'hf-syntax parse' wrote, or the treebank's.")
         self._by_text = {tree.text: tree for tree in self.trees}
         self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
 

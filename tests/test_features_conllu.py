@@ -170,6 +170,10 @@ def test_damaged_or_joined_files_are_named_with_what_to_do(tmp_path):
         read_conllu(write(tmp_path, "# newdoc id = d1\n\n" + GOOD))
     with pytest.raises(TreeError, match=r"x.conllu:1: no word lines, and the lines end in CR only .*tr"):
         read_conllu(write(tmp_path, GOOD.replace("\n", "\r")))
+    empty = write(tmp_path, "", "empty.conllu")
+    assert read_conllu(empty) == []
+    with pytest.raises(TreeError, match="empty.conllu holds no sentence, so the conllu: parser would find no tree"):
+        load_parser(f"conllu:{empty}")
 
 
 def test_missing_file_error(tmp_path):

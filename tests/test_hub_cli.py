@@ -278,6 +278,10 @@ def test_evaluate_parse_attachment_score_on_gold_trees(model_dirs, tmp_path, cap
     with pytest.raises(SystemExit):
         main(["evaluate", "--model", str(model_dirs["dep_rpe"]), "--gold-conllu", str(gold)])
     assert "no encoder parse head" in capsys.readouterr().err
+    (tmp_path / "empty.conllu").write_text("", encoding="utf-8")  # scored 0 UAS over no words
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(tmp_path / "uniform"), "--gold-conllu", str(tmp_path / "empty.conllu")])
+    assert "empty.conllu holds no sentence; give the treebank's CoNLL-U file" in capsys.readouterr().err
 
 
 def test_input_with_a_byte_order_mark_translates_as_without_it(model_dirs, monkeypatch, capsys):

@@ -102,10 +102,14 @@ def translation_scores(pipe, columns: dict[str, list[str]], options) -> dict[str
 
 
 def read_gold_trees(conllu_path: str, max_sentences: int | None = None) -> list:
-    """The first ``max_sentences`` trees of a CoNLL-U file, multiword tokens collapsed to words."""
+    """The first ``max_sentences`` trees of a CoNLL-U file, multiword tokens collapsed to words (an empty file is an
+    error: it would score 0 UAS over no words)."""
     from hf_syntax.conllu import read_conllu
 
-    return [tree.collapse_multiword_tokens() for tree in read_conllu(conllu_path)[:max_sentences]]
+    trees = read_conllu(conllu_path)[:max_sentences]
+    if not trees:
+        raise CliError(f"--gold-conllu {conllu_path} holds no sentence; give the treebank's CoNLL-U file.")
+    return [tree.collapse_multiword_tokens() for tree in trees]
 
 
 def encoder_attachment_score(pipe, trees: list) -> dict:
