@@ -294,8 +294,8 @@ class ConlluParser(Parser):
         self.spec = f"conllu:{os.fspath(path)}"
         self.trees = read_conllu(path, allow_multiple_roots)
         if not self.trees:
-            raise TreeError(f"{os.fspath(path)} holds no sentence, so the conllu: parser would find no tree; give the "
-                            f"file 'hf-syntax parse' wrote, or the treebank's.")
+            raise TreeError(f"{os.fspath(path)} holds no sentence, so the conllu: parser has no tree to give; parse "
+                            f"the sentences into it first (hf-syntax parse), or give the treebank's file.")
         self._by_text = {tree.text: tree for tree in self.trees}
         self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
 

@@ -172,7 +172,7 @@ def test_damaged_or_joined_files_are_named_with_what_to_do(tmp_path):
         read_conllu(write(tmp_path, GOOD.replace("\n", "\r")))
     empty = write(tmp_path, "", "empty.conllu")
     assert read_conllu(empty) == []
-    with pytest.raises(TreeError, match="empty.conllu holds no sentence, so the conllu: parser would find no tree"):
+    with pytest.raises(TreeError, match="empty.conllu holds no sentence, so the conllu: parser has no tree to give"):
         load_parser(f"conllu:{empty}")
 
 

@@ -84,6 +84,20 @@ def test_generated_ids_are_decoded_and_scored_like_text():
         scores["gen_len"]
 
 
+def test_the_corpus_lines_are_the_references_while_given_and_extra_samples_are_dropped():
+    """A multi-process evaluation repeats samples at its end to even the batches: the lines pair with the first
+    predictions, as many as there are lines."""
+    tokenizer = train_tokenizer(HYPOTHESES + REFERENCES, vocab_size=200, min_frequency=1)
+    rows = [[1] + tokenizer(text)["input_ids"] for text in HYPOTHESES + HYPOTHESES[:1]]
+    predictions = np.array([row + [0] * (16 - len(row)) for row in rows])
+    labels = np.full((len(rows), 4), -100)
+    scorer = GeneratedTranslationScorer(tokenizer)
+    with scorer.scoring_against(REFERENCES):
+        scores = scorer(EvalPrediction(predictions=predictions, label_ids=labels))
+    assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score, abs=1e-9)
+    assert scorer.references is None
+
+
 def test_pretokenized_texts_score_without_sacrebleus_detokenize_warning(caplog):
     """The project's own corpus is tokenized on purpose: scoring it must not tell the user to detokenize it."""
     tokenized = ["the cat is on the mat ."] * 100

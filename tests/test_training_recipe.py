@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import datasets
 import pytest
 import torch
 import yaml
@@ -269,7 +270,6 @@ def test_a_run_whose_model_folder_fails_to_save_leaves_no_summary_and_resumes_to
     assert json.loads((tmp_path / "cut" / "summary.json").read_text())["optimizer_steps"] == steps
 
 
-@pytest.mark.slow
 def test_validation_is_scored_against_the_corpus_lines_not_the_decoded_labels(tmp_path):
     """The tiny vocabulary cannot spell the "5" of a validation reference, so its decoded label lacks it: the
     reported scores (the final one and every evaluation's) are those of the written translations against the file's
@@ -294,6 +294,23 @@ def test_validation_is_scored_against_the_corpus_lines_not_the_decoded_labels(tm
     assert [entry["eval_chrf"] for entry in state["log_history"] if "eval_chrf" in entry] == [against_lines["chrf"]]
 
 
+def test_evaluation_keeps_the_dataset_order_when_training_groups_by_length(tmp_path):
+    """transformers groups evaluation batches by length too when training does: the translations then came back
+    reordered, scored against (and written beside) the wrong reference lines."""
+    from hub_support import tiny_model, tiny_tokenizer
+    from transformers import Seq2SeqTrainingArguments
+
+    from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer
+
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), train_sampling_strategy="group_by_length",
+                                    per_device_eval_batch_size=4, report_to=[])
+    trainer = SyntaxSeq2SeqTrainer(model=tiny_model("baseline", tiny_tokenizer()), args=args)
+    lines = datasets.Dataset.from_dict({"input_ids": [[5] * length for length in (3, 9, 1, 7, 5, 2)]})
+    assert list(trainer.get_eval_dataloader(lines).sampler) == list(range(6))
+    assert list(trainer.get_test_dataloader(lines).sampler) == list(range(6))
+
+
+@pytest.mark.slow
 def test_features_section_feeds_a_syntax_variant(tmp_path):
     """The ``features`` seam: real parsers -> dependency columns -> a DBSA + dependency-depth model trains."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")

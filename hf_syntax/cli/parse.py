@@ -14,7 +14,7 @@ def command_parse(options) -> None:
     tree, as translate leaves them blank. The trees keep the text, spans and sentence splits, so 'hf-syntax
     translate --source-trees' gives the same translations as running the parser there: with --model each line is
     read as translate reads it (hidden characters dropped, raw text split into the words of a model trained on
-    words)."""
+    words, multiword tokens as their one surface word, as the model reads them)."""
     from hf_syntax.conllu import conllu_block
     from hf_syntax.text_checks import is_blank
 
@@ -58,7 +58,11 @@ def _model_reader(options, config):
     from hf_syntax.featurizer import SyntaxFeaturizer
     from hf_syntax.source_reading import SourceReader
 
-    tokenizer = AutoTokenizer.from_pretrained(options.model)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(options.model)
+    except (OSError, ValueError) as error:
+        raise CliError(f"{options.model}: its tokenizer does not load ({error}); give the model folder the recipe or "
+                       f"export wrote, which holds it.") from None
     reader = SourceReader(config, SyntaxFeaturizer(tokenizer, parser=config.source_parser), tokenizer)
     return lambda lines: [reading.tree for reading in reader.read_batch(lines, options.pretokenized)]
 

@@ -86,7 +86,11 @@ class GeneratedTranslationScorer:
     def __call__(self, prediction: EvalPrediction) -> dict[str, float]:
         generated = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
         generated = np.asarray(generated)
-        references = self.references if self.references is not None else self.decode(np.asarray(prediction.label_ids))
+        if self.references is not None:
+            # a multi-process evaluation repeats a few samples at its end to even out the last batches
+            generated, references = generated[: len(self.references)], self.references
+        else:
+            references = self.decode(np.asarray(prediction.label_ids))
         scores = score_translations(
             self.decode(generated),
             references,

@@ -175,7 +175,7 @@ def train_translation(
     results = {final_split: prediction.metrics}
     if final_split != "validation":
         results["validation"] = best_validation_scores(trainer, averaged=len(averaged_steps) > 1)
-    hypotheses = scorer.decode(np.asarray(prediction.predictions))
+    hypotheses = scorer.decode(np.asarray(prediction.predictions))[: len(raw[final_split])]  # see the scorer
     examples = _examples(raw[final_split], hypotheses, config.evaluation.show_examples)
 
     model_dir = Path(config.output_dir) / FINAL_MODEL_DIR

@@ -8,8 +8,9 @@ from contextlib import nullcontext
 
 import datasets
 import torch
+from torch.utils.data import SequentialSampler
 from transformers import PreTrainedTokenizerBase, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
-from transformers.trainer_utils import IntervalStrategy
+from transformers.trainer_utils import IntervalStrategy, has_length
 
 from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.data.corpus import TARGET_COLUMN
@@ -107,11 +108,23 @@ class SyntaxSeq2SeqTrainer(Seq2SeqTrainer):
 
     def _scored_against_its_lines(self, dataset):
         """The scorer's references for this dataset: its target text column (see `GeneratedTranslationScorer`). A
-        dict of datasets is evaluated one dataset at a time, each through this again."""
+        dict of datasets is evaluated one dataset at a time, each through this again (by name, when the dict is
+        the trainer's own ``eval_dataset``)."""
+        if isinstance(dataset, str) and isinstance(self.eval_dataset, dict):
+            dataset = self.eval_dataset[dataset]
         scoring_against = getattr(self.compute_metrics, "scoring_against", None)
         if scoring_against is None or not isinstance(dataset, datasets.Dataset) or TARGET_COLUMN not in dataset.column_names:
             return nullcontext()
         return scoring_against(dataset[TARGET_COLUMN])
+
+    def _get_eval_sampler(self, eval_dataset):
+        """The dataset's order even when training groups batches by length (transformers groups evaluation too):
+        each translation is scored against its own reference line and written to its own line."""
+        if self.args.train_sampling_strategy != "group_by_length":
+            return super()._get_eval_sampler(eval_dataset)
+        if eval_dataset is None or not has_length(eval_dataset):
+            return None
+        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
 
     def log(self, logs, *args, **kwargs):
         if "loss" in logs and self._loss_part_counts:
