@@ -147,7 +147,9 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             continue
         columns = line.split("\t")
         if len(columns) != 10:
-            raise TreeError(f"{where}: expected 10 tab-separated CoNLL-U columns, found {len(columns)}: {line!r}")
+            line_ends = " (the lines end in CR only: convert them to LF, e.g. with tr '\\r' '\\n')" if "\r" in line else ""
+            raise TreeError(f"{where}: expected 10 tab-separated CoNLL-U columns, found {len(columns)}{line_ends}: "
+                            f"{line[:80]!r}")
         word_id, form, _, tag, _, _, head, deprel, _, misc = columns
         if "." in word_id:
             major, _, minor = word_id.partition(".")

@@ -170,6 +170,9 @@ def test_damaged_or_joined_files_are_named_with_what_to_do(tmp_path):
         read_conllu(write(tmp_path, "# newdoc id = d1\n\n" + GOOD))
     with pytest.raises(TreeError, match=r"x.conllu:1: no word lines, and the lines end in CR only .*tr"):
         read_conllu(write(tmp_path, GOOD.replace("\n", "\r")))
+    without_comments = "".join(line + "\r" for line in GOOD.splitlines() if not line.startswith("#"))
+    with pytest.raises(TreeError, match=r"x.conllu:1: expected 10 .* found \d+ \(the lines end in CR only: convert"):
+        read_conllu(write(tmp_path, without_comments))
     empty = write(tmp_path, "", "empty.conllu")
     assert read_conllu(empty) == []
     with pytest.raises(TreeError, match="empty.conllu holds no sentence, so the conllu: parser has no tree to give"):
