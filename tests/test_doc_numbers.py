@@ -38,6 +38,7 @@ MULTI30K_RECIPE = "benchmarks/results/multi30k_graph_plateau/recipe.json"
 MULTI30K_README = "benchmarks/results/multi30k_graph_plateau/README.md"
 MULTI30K_STUDY = "benchmarks/results/multi30k_graph_plateau/results.json"
 GRAPH_42 = "[seed=42].[name=half_dim_gate_mean_new_groups]"
+MULTI30K_OVER_SEEDS = "benchmarks/results/multi30k_graph_plateau/results_over_seeds.json"
 RESULTS = "benchmarks/results/README.md"
 
 WHICH_MODEL_ROW = {  # the "which model" table's numbers, quoted by the README and by each model's card
@@ -160,6 +161,13 @@ QUOTES += [
      "dbsa_enc_dec.cross_entropy: mean interval seeds_for_80_percent_power"),
     ("README.md", "the first table: +0.89,", PLATEAU_OVER_SEEDS, "dbsa_enc_dec.bleu.mean"),
     ("README.md", "two seeds (−0.93 [−4.30, +2.43])", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
+    ("README.md", "(val BLEU +1.19,", MULTI30K_OVER_SEEDS, "half_dim_gate_mean_new_groups.bleu.mean"),
+    ("README.md", "+1.55 at", MULTI30K_OVER_SEEDS, "half_dim_gate_mean_new_groups.extra_tests.test_2016_flickr.bleu.mean"),
+    ("model_cards/graph_transformer.md", "val BLEU 42.66 against", MULTI30K_STUDY, f"{GRAPH_42}.val_bleu"),
+    ("model_cards/graph_transformer.md", "against 41.47, test", MULTI30K_STUDY, "[seed=42].[name=baseline].val_bleu"),
+    ("model_cards/graph_transformer.md", "42.20 against", MULTI30K_STUDY, f"{GRAPH_42}.extra_tests.test_2016_flickr.bleu"),
+    ("model_cards/graph_transformer.md", "against 40.65,", MULTI30K_STUDY,
+     "[seed=42].[name=baseline].extra_tests.test_2016_flickr.bleu"),
     ("README.md", "next (+0.62,", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu.mean"),
     ("README.md", "are level, +0.26 [−4.56, +5.09]", PLATEAU_AGAINST, "transformer_dep_rel.dbsa_enc_dec.bleu: mean interval"),
     ("README.md", "all three seeds, −0.75 [−1.42, −0.09] BLEU", PLATEAU_AGAINST,
