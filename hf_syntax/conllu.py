@@ -60,7 +60,7 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
     such sentences as forests instead.
     """
     with _open_bytes(path) as handle:
-        block, first_line = [], None
+        block, first_line, blank_line = [], None, None
         for number, raw in enumerate(_lines_of(path, handle), start=1):
             line = _decoded(path, number, raw).rstrip("\n").rstrip("\r")
             if number == 1:
@@ -70,14 +70,36 @@ def iter_conllu(path, allow_multiple_roots: bool = False):
                                 f"at the start of a file (were files joined with cat?); remove it, e.g. with "
                                 f"sed -i '1!s/^\\xEF\\xBB\\xBF//' {path}")
             if line.strip():
+                if blank_line is not None:
+                    _check_blank_line_ends_sentence(path, blank_line, block, number, line)
+                    yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
+                    block, first_line, blank_line = [], None, None
                 if first_line is None:
                     first_line = number
                 block.append((number, line))
-            elif block:
-                yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
-                block, first_line = [], None
+            elif block and blank_line is None:
+                blank_line = (number, line)
         if block:
             yield _sentence_from_block(path, first_line, block, allow_multiple_roots)
+
+
+def _check_blank_line_ends_sentence(path, blank_line, block, number, line):
+    """A blank line ends a sentence, so one inside a sentence splits it in two, and the first half's heads then read
+    as out of range: name the blank line instead when the word after it goes on counting from the block before."""
+    previous_ids = [text.split("\t", 1)[0] for _, text in block if not text.startswith("#")]
+    if not previous_ids:
+        return
+    last_word = previous_ids[-1].split(".")[0].split("-")[-1]  # "5", "5.1" (an empty node) or "4-5": word 5
+    next_id = line.split("\t", 1)[0]
+    next_word, empty_node, _ = next_id.split("-")[0].partition(".")  # "6", "6-7", or the empty node "5.1"
+    if not (_is_number(last_word) and _is_number(next_word)):
+        return
+    if int(next_word) == int(last_word) + (0 if empty_node else 1):
+        blank_number, blank_text = blank_line
+        spaces = " (it holds only spaces)" if blank_text else ""
+        raise TreeError(f"{path}:{blank_number}: a blank line inside a sentence{spaces}: word {next_id} on line "
+                        f"{number} goes on from word {previous_ids[-1]} before it, but a blank line ends a sentence; "
+                        f"remove the blank line.")
 
 
 def _lines_of(path, handle):
@@ -101,6 +123,10 @@ def conllu_block(tree: WordTree, sent_id: str | None = None) -> str:
     text = tree.text if tree.text is not None else " ".join(tree.words)
     if "\n" in text or "\r" in text:
         raise TreeError(f"a CoNLL-U '# text' is one line; this tree's text has a line break: {text[:40]!r}.")
+    for form in (*tree.words, *(token.form for token in tree.multiword_tokens)):
+        if {"\t", "\n", "\r"} & set(form):
+            raise TreeError(f"the word {form!r} holds a tab or line break, which a CoNLL-U column cannot hold; "
+                            f"split the word there or remove the character.")
     lines = [f"# sent_id = {sent_id}"] if sent_id is not None else []
     lines.append(f"# text = {text}")
     if len(tree.sentence_starts) > 1:
@@ -179,6 +205,9 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
                 f"({' '.join(UPOS_TAGS)}); a treebank's own tags belong in XPOS (column 5), and POS features would "
                 f"read it as an unknown tag."
             )
+        if not form.strip():
+            raise TreeError(f"{where}: FORM of word {word_id} is empty; write the word there (CoNLL-U has no empty "
+                            f"words).")
         words.append(form)
         heads.append(int(head))
         upos.append(None if tag == "_" else tag)
@@ -214,6 +243,10 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             f"file (the command line reads UD trees only), or keep it as a forest from Python with "
             f"allow_multiple_roots=True (read_conllu, load_parser('conllu:...'), parse_and_align's parser_options)."
         )
+    if text is None and set(words) == {"_"}:
+        raise TreeError(f"{where}: every FORM is '_' and there is no '# text': the treebank withholds its words (some "
+                        f"UD treebanks ship without their text, with a script that fills it in); fill in the words "
+                        f"first.")
     if text is None:
         text = "".join(form + ("" if "SpaceAfter=No" in misc else " ") for form, misc, _ in surface).rstrip()
     try:

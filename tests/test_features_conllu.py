@@ -127,6 +127,14 @@ def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
         (("3-4\tdu", "3-5\tduchat\t_\t_\t_\t_\t_\t_\t_\t_\n3-4\tdu"),
          r"x.conllu:6: multiword token range '3-4' overlaps the range 3-5"),
         (("5.1\t", "4.1\t"), r"x.conllu:9: empty node id '4.1' should be 5.N"),
+        # A blank line inside a sentence split it in two: the first half's heads were named as out of range.
+        (("4\tle\t", "\n4\tle\t"), r"x.conllu:7: a blank line inside a sentence: word 4 on line 8 goes on from "
+                                     r"word 3 before it.*remove the blank line"),
+        (("5.1\t", " \t\n5.1\t"), r"x.conllu:9: a blank line inside a sentence \(it holds only spaces\): word 5.1"),
+        (("6\t.\t", "\n6\t.\t"), r"x.conllu:10: a blank line inside a sentence: word 6 on line 11 goes on from "
+                                   r"word 5.1"),
+        # An empty FORM was named at the sentence's first line.
+        (("2\tbruit\tbruit", "2\t\tbruit"), r"x.conllu:4: FORM of word 2 is empty"),
     ],
 )
 def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
@@ -136,6 +144,30 @@ def test_malformed_conllu_errors_name_file_and_line(tmp_path, change, message):
         return
     with pytest.raises(TreeError, match=message):
         read_conllu(path)
+
+
+def test_blank_lines_with_spaces_between_sentences_still_end_them(tmp_path):
+    (tree,) = read_conllu(write(tmp_path, GOOD))
+    assert read_conllu(write(tmp_path, GOOD + "  \n\n" + GOOD.replace("\n\n", "\n \t\n"))) == [tree, tree]
+
+
+def test_a_treebank_that_withholds_its_words_is_refused(tmp_path):
+    """Some UD treebanks ship FORM as '_' and no '# text' (the text comes from a licensed source): it read as the
+    sentence "_ _ _ _ _", a parser then parsed underscores."""
+    withheld = "".join(line.split("\t")[0] + "\t_\t" + line.split("\t", 2)[2] + "\n" if line[:1].isdigit() else ""
+                       for line in GOOD.splitlines()) + "\n"
+    with pytest.raises(TreeError, match=r"x.conllu:1: every FORM is '_' and there is no '# text': the treebank "
+                                        r"withholds its words"):
+        read_conllu(write(tmp_path, withheld))
+    (tree,) = read_conllu(write(tmp_path, "# text = _\n1\t_\t_\tPUNCT\t_\t_\t0\troot\t_\t_\n\n"))
+    assert tree.words == ("_",)
+
+
+def test_a_word_with_a_tab_is_refused_when_written(tmp_path):
+    """It was written as an eleven-column line that ``read_conllu`` then refused."""
+    tree = WordTree(words=["a\tb", "c"], heads=[0, 1])
+    with pytest.raises(TreeError, match=r"the word 'a\\tb' holds a tab or line break"):
+        conllu_block(tree)
 
 
 def test_several_roots_are_read_as_a_forest_only_when_asked(tmp_path):
