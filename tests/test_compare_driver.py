@@ -498,7 +498,7 @@ def test_a_run_cut_from_a_longer_open_ended_run_only_averages_and_scores_that_ru
     # depends on the length (cosine over 3 epochs is not cosine over 2 cut short)
     for setting, difference in [("model.kwargs.dropout=0.45", r"model dropout: 0.1 there, 0.45 here"),
                                 ("training.lr_scheduler_type=cosine", r"lr_scheduler_type: 'inverse_sqrt' there, "
-                                 r"'cosine' here; the cosine schedule's length: 3 epochs there, 2 here")]:
+                                 r"'cosine' here; the cosine schedule's length: 3 epochs there, 2 epochs here")]:
         other = Study(**{**vars(too_long), "work_dir": tmp_path / "other",
                          "runs": {"baseline": {"set": [setting]}}})
         with pytest.raises(StudyError, match=rf"'cut_from' names .*seed3, which trained another recipe \(.*{difference}"):

@@ -252,6 +252,33 @@ def test_a_resumed_run_reports_its_training_loss_over_all_steps(tmp_path):
     assert resumed["train_loss"] == pytest.approx(whole["train_loss"], abs=1e-3)
 
 
+def test_a_resume_with_another_recipe_is_refused_naming_the_values(tmp_path, caplog):
+    """Resumed with another learning rate and dropout, the run went on with the checkpoint's optimizer and schedule
+    (the old rate) and the new dropout, and its config.json claimed the new values. Settings that do not change what
+    is trained (logging, evaluation batch, progress bars, a longer budget of an open-ended schedule) may change."""
+    from hf_syntax.recipes.translation.resume import recipe_differences
+
+    run(tmp_path, "cut", max_steps=CHECKPOINT_STEP)
+    changed = tiny_config(tmp_path / "cut", learning_rate=5e-2)
+    changed["model"]["kwargs"]["dropout"] = 0.5
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
+    with pytest.raises(ConfigError, match=r"checkpoint-4 was trained with other settings \(model dropout: 0.1 there, "
+                                          r"0.5 here; training learning_rate: 0.002 there, 0.05 here\); .*restore the "
+                                          r"values .* or train the new settings in a new output_dir"):
+        train_translation(load_recipe_config(tmp_path / "changed.yaml"), resume_from_checkpoint="latest")
+    assert [path.name for path in (tmp_path / "cut").glob("checkpoint-*")] == ["checkpoint-4"]
+    (tmp_path / "same.yaml").write_text(yaml.safe_dump(tiny_config(
+        tmp_path / "cut", logging_steps=2, per_device_eval_batch_size=4, disable_tqdm=False, max_steps=12)))
+    assert recipe_differences(load_recipe_config(tmp_path / "same.yaml"), tmp_path / "cut" / "checkpoint-4") == []
+    # arguments pickled by another transformers version: the model settings are still compared, the rest is said
+    unreadable = shutil.copytree(tmp_path / "cut" / "checkpoint-4", tmp_path / "other" / "checkpoint-4")
+    (unreadable / "training_args.bin").write_bytes(b"not a pickle")
+    with caplog.at_level("WARNING"):
+        assert recipe_differences(load_recipe_config(tmp_path / "changed.yaml"), unreadable) == [
+            "model dropout: 0.1 there, 0.5 here"]
+    assert "cannot read training_args.bin" in caplog.text
+
+
 def test_a_run_whose_model_folder_fails_to_save_leaves_no_summary_and_resumes_to_the_end(tmp_path):
     """The summary marks a finished run: a study skips a run folder that holds one. It was written before the model
     folder, so a save that failed (here the folder's place is taken by a file; in a study, code changed under a

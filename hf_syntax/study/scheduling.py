@@ -9,13 +9,11 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
-from hf_syntax.recipes.translation.schema import (AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config,
-                                                  resolve_model_type)
-from hf_syntax.recipes.translation.trainer import training_arguments
+from hf_syntax.recipes.translation.resume import recipe_differences
+from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
 from hf_syntax.study.processes import config_path, start_training
 from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
                                      committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
@@ -136,48 +134,14 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
           f"{budget} copied)", flush=True)
 
 
-# Learning-rate schedules whose rate at a step does not depend on the run's length: only these can be cut short.
-OPEN_ENDED_SCHEDULES = ("inverse_sqrt", "constant", "constant_with_warmup")
-# The training arguments that decide a run's steps up to any epoch (output folders, logging and saving do not).
-TRAJECTORY_ARGUMENTS = ("seed", "data_seed", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
-                        "warmup_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "optim",
-                        "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm",
-                        "label_smoothing_factor")
-
-
 def check_same_recipe(name: str, recipe: TranslationRecipeConfig, checkpoint: Path) -> None:
-    """Refuse to cut a run out of one that trained another recipe: a model setting the run's config names (its
-    preset and ``model.kwargs``), an argument of :data:`TRAJECTORY_ARGUMENTS`, or a schedule that depends on the
-    length (cosine, linear) of another length would make the copied checkpoints another run than the one the study
-    reports."""
-    import torch
-
-    config_class, preset = resolve_model_type(recipe.model.type)
-    wanted = config_class(**{**preset, **recipe.model.kwargs}).to_dict()
-    saved = json.loads((checkpoint / "config.json").read_text())
-    differences = [f"model {key}: {saved.get(key)!r} there, {wanted[key]!r} here"
-                   for key in ["model_type", *preset, *recipe.model.kwargs] if saved.get(key) != wanted[key]]
-    trained = torch.load(checkpoint / "training_args.bin", weights_only=False)
-    arguments = training_arguments(recipe)
-    for key in TRAJECTORY_ARGUMENTS:
-        there, here = getattr(trained, key, None), getattr(arguments, key)  # None: another transformers' arguments
-        if there != here:
-            differences.append(f"training {key}: {plain(there)!r} there, {plain(here)!r} here")
-    schedule = plain(arguments.lr_scheduler_type)
-    length = json.loads((checkpoint / "trainer_state.json").read_text())["num_train_epochs"]
-    if schedule not in OPEN_ENDED_SCHEDULES and length != recipe.training["num_train_epochs"]:
-        differences.append(f"the {schedule} schedule's length: {length} epochs there, "
-                           f"{recipe.training['num_train_epochs']} here (only {', '.join(OPEN_ENDED_SCHEDULES)} "
-                           f"can be cut short)")
+    """Refuse to cut a run out of one that trained another recipe (:func:`recipe_differences`): the copied
+    checkpoints would make another run than the one the study reports."""
+    differences = recipe_differences(recipe, checkpoint)
     if differences:
         raise StudyError(f"{name}: 'cut_from' names {checkpoint.parent}, which trained another recipe ("
                          f"{'; '.join(differences)}); train the run itself (drop cut_from) or point it at a run of "
                          f"this recipe")
-
-
-def plain(value: Any) -> Any:
-    """A training argument as its config spells it (``'cosine'``, not ``<SchedulerType.COSINE: 'cosine'>``)."""
-    return getattr(value, "value", value)
 
 
 def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
