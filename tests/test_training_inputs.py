@@ -11,7 +11,7 @@ import yaml
 from hf_syntax.data.corpus import CorpusError, read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import check_checkpoint_folder, resolve_resume
+from hf_syntax.recipes.runs import check_checkpoint_folder, checkpoint_folders, resolve_resume
 from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
 from hf_syntax.recipes.translation.model import build_model
 from hf_syntax.recipes.translation.run import main
@@ -338,9 +338,23 @@ def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):
     (tmp_path / "run" / "checkpoint-5").mkdir(parents=True)
     with pytest.raises(ConfigError, match="already holds checkpoints; continue that run with --resume-from-checkpoint"):
         resolve_resume(None, str(tmp_path / "run"), overwrite=False)
-    assert resolve_resume(None, str(tmp_path / "run"), overwrite=True) is None
     with pytest.raises(ConfigError, match="no checkpoint-\\* folder in"):
         resolve_resume("latest", str(tmp_path / "empty"), overwrite=False)
+
+
+def test_overwrite_moves_the_earlier_run_s_checkpoints_aside(tmp_path, caplog):
+    """Left in place, the new run's final average took in the old run's checkpoints (old 6 with new 8) and a later
+    "latest" resumed from the old run's newest (9)."""
+    run = tmp_path / "run"
+    for step in (6, 9):
+        (run / f"checkpoint-{step}").mkdir(parents=True)
+    (run / "overwritten-checkpoint-6").mkdir()  # moved aside by an earlier overwrite
+    with caplog.at_level("WARNING"):
+        assert resolve_resume(None, str(run), overwrite=True) is None
+    assert checkpoint_folders(run) == []
+    assert sorted(path.name for path in run.iterdir()) == [
+        "overwritten-checkpoint-6", "overwritten-checkpoint-6-2", "overwritten-checkpoint-9"]
+    assert "moved the earlier run's" in caplog.text
 
 
 

@@ -97,14 +97,19 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str, overwrit
     """``None``, a checkpoint folder, or ``"latest"`` (the newest ``checkpoint-*`` in output_dir).
 
     A fresh run into a folder with checkpoints is refused unless ``overwrite``: "latest" would later pick up
-    the other run's newest checkpoint.
+    the other run's newest checkpoint. With ``overwrite`` the other run's checkpoints are moved aside to
+    ``overwritten-checkpoint-N``: left in place, the final average took them in and a later "latest" resumed from them.
     """
     if resume_from_checkpoint is None:
-        if not overwrite and checkpoint_folders(Path(output_dir)):
+        earlier = checkpoint_folders(Path(output_dir))
+        if earlier and not overwrite:
             raise ConfigError(
                 f"output_dir {output_dir} already holds checkpoints; continue that run with "
                 "--resume-from-checkpoint latest, pick a new output_dir, or set overwrite_output_dir: true"
             )
+        for folder in earlier:
+            logger.warning("overwrite_output_dir: moved the earlier run's %s to %s", folder,
+                           move_aside(folder, "overwritten"))
         return None
     if resume_from_checkpoint == "latest":
         return newest_complete_checkpoint(Path(output_dir))
@@ -132,15 +137,22 @@ def newest_complete_checkpoint(output_dir: Path) -> Path:
             cut_off.append((folder, error))
             continue
         for incomplete, error in cut_off:
-            aside = incomplete.with_name(f"incomplete-{incomplete.name}")
-            for attempt in range(2, 1000):  # the same step cut off before: keep both
-                if not aside.exists():
-                    break
-                aside = incomplete.with_name(f"incomplete-{incomplete.name}-{attempt}")
-            incomplete.rename(aside)
-            logger.warning("%s; moved it to %s and resuming from %s", error, aside, folder)
+            logger.warning("%s; moved it to %s and resuming from %s", error, move_aside(incomplete, "incomplete"),
+                           folder)
         return folder
     raise cut_off[0][1]
+
+
+def move_aside(folder: Path, reason: str) -> Path:
+    """Rename a checkpoint folder to ``<reason>-checkpoint-N`` (``-2``, ``-3``... when that name is taken: the
+    same step moved aside before, both kept), out of the ``checkpoint-*`` names that resuming and averaging read."""
+    aside = folder.with_name(f"{reason}-{folder.name}")
+    for attempt in range(2, 1000):
+        if not aside.exists():
+            break
+        aside = folder.with_name(f"{reason}-{folder.name}-{attempt}")
+    folder.rename(aside)
+    return aside
 
 
 def checkpoint_folders(output_dir: Path) -> list[Path]:
