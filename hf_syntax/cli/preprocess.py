@@ -29,7 +29,9 @@ def command_preprocess(options) -> None:
     if not options.src_parser and not options.tgt_parser and not options.tokenizer_only:
         raise CliError("give --src-parser and/or --tgt-parser (e.g. --src-parser spacy:ja_ginza).")
     out = _shard_output_folder(options)
-    _clear_output_folder(out, options.overwrite)
+    if options.tokenizer and Path(options.tokenizer).resolve().is_relative_to(out.resolve()):
+        raise CliError(f"--tokenizer {options.tokenizer} lies inside --out {out}, which this run empties first "
+                       f"(--overwrite) and removes if it fails: copy the tokenizer out of it, or choose another --out.")
     if not options.tokenizer_only:  # a parser or feature name that cannot work fails now, not after the tokenizer
         from hf_syntax.columns import normalise_features
         from hf_syntax.parsers import get_parser
@@ -40,6 +42,7 @@ def command_preprocess(options) -> None:
             raise CliError(f"--features: {error}") from None
         for spec in filter(None, (options.src_parser, options.tgt_parser)):
             get_parser(spec)  # loaded once per process: the map below reuses it
+    _clear_output_folder(out, options.overwrite)  # only once the run can start: a bad option deletes nothing
     existed = out.exists()
     try:
         _preprocess(options, splits, out)
