@@ -182,6 +182,19 @@ def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
     assert (arguments.adam_epsilon, arguments.max_steps, arguments.eval_steps) == (1e-9, 7, 100)
 
 
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path):
+    """PyYAML kept the second of two ``training:`` sections (or of a key given twice) and dropped the first."""
+    text = yaml.safe_dump(valid_config(tmp_path))
+    (tmp_path / "twice.yaml").write_text(text + "training: {max_steps: 5}\ntraining: {learning_rate: 0.1}\n")
+    lines = text.count("\n")
+    with pytest.raises(ConfigError, match=rf"cannot parse .*twice.yaml: the key 'training' is given twice, on lines "
+                                          rf"{lines + 1} and {lines + 2} \(YAML would keep only the second\)"):
+        load_recipe_config(tmp_path / "twice.yaml")
+    (tmp_path / "key_twice.yaml").write_text(text + "seed: 1\nseed: 2\n")
+    with pytest.raises(ConfigError, match=r"the key 'seed' is given twice"):
+        load_recipe_config(tmp_path / "key_twice.yaml")
+
+
 def test_missing_required_sections(tmp_path):
     raw = valid_config(tmp_path)
     del raw["data"]["validation"]

@@ -27,6 +27,28 @@ class ConfigError(ValueError):
     """A config file or override that cannot be used (the message names the key and the fix)."""
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, naming both lines: PyYAML keeps the last
+    one silently, so a second ``training:`` section replaced the first, or a study's second run of a name the first.
+    A key that overrides one merged in by ``<<: *anchor`` is not a duplicate."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first_lines = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, typing.Hashable):  # SafeLoader refuses it below
+                    continue
+                if key in first_lines:
+                    raise yaml.constructor.ConstructorError(  # no marks: one line, naming both lines
+                        problem=f"the key {key!r} is given twice, on lines {first_lines[key]} and "
+                                f"{key_node.start_mark.line + 1} (YAML would keep only the second); merge them into one")
+                first_lines[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A YAML (``.yaml``/``.yml``) or JSON (``.json``) file whose top level is a mapping."""
     path = Path(path)
@@ -38,7 +60,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     text = decode_utf8(path.read_bytes(), str(path), "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its "
                                                      "real encoding).", ConfigError)
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, UniqueKeyLoader)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         raise ConfigError(f"cannot parse {path}: {error}") from error
     if not isinstance(raw, dict):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from hf_syntax.recipes.config import UniqueKeyLoader
 from hf_syntax.recipes.translation.data import resolve_data_path
 
 REQUIRED_KEYS = {"config", "work_dir", "results", "reference", "baseline", "runs"}
@@ -55,7 +56,7 @@ class Study:
     def load(cls, path: Path) -> Study:
         """Read and check a study file; ``reference`` may name a file of the package's sample (``sample_data:...``)."""
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = yaml.load(path.read_text(encoding="utf-8"), UniqueKeyLoader)
         except (OSError, yaml.YAMLError) as error:
             raise StudyError(f"cannot read the study file {path}: {error}") from None
         if not isinstance(raw, dict):
