@@ -81,6 +81,15 @@ def test_a_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path):
     assert columns == {"source": ["私 は", "猫 \ufeff だ"], "target": ["i am", "a cat"]}
 
 
+def test_a_corpus_with_carriage_return_line_ends_is_refused(tmp_path):
+    """Lines ended by \\r alone read as one line: two such files made one pair, 'a b\\rc d\\re f'."""
+    (tmp_path / "s.txt").write_bytes(b"a b\rc d\re f\r")
+    (tmp_path / "t.txt").write_bytes(b"x\ny\nz\n")
+    with pytest.raises(CorpusError, match=r"line 1 of .*s.txt holds a carriage return \(\\r\) inside it: .*"
+                                          r"tr '\\r' '\\n'"):
+        read_parallel(tmp_path / "s.txt", tmp_path / "t.txt")
+
+
 def test_missing_and_non_utf8_files(tmp_path):
     target = write(tmp_path / "t.txt", ["x"])
     with pytest.raises(CorpusError, match="corpus file not found"):

@@ -64,6 +64,16 @@ def split_lines(text: str) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
+def check_no_carriage_return(path: str | Path, lines: list[str]) -> None:
+    r"""Refuse a ``\r`` inside a line: a file whose lines end in ``\r`` alone (old Mac line ends) reads as one line,
+    so two such files made one pair of every sentence run together."""
+    line_number = next((number for number, line in enumerate(lines, start=1) if "\r" in line), None)
+    if line_number is not None:
+        raise CorpusError(f"line {line_number} of {path} holds a carriage return (\\r) inside it: the file's lines "
+                          f"probably end in \\r alone, which reads as one line; convert them with "
+                          f"tr '\\r' '\\n' < FILE > NEW_FILE (or remove a stray \\r)")
+
+
 def read_parallel(
     source_path: str | Path, target_path: str | Path, *, skip_empty: bool = False, max_pairs: int | None = None
 ) -> tuple[dict[str, list[str]], CorpusStats]:
@@ -73,6 +83,8 @@ def read_parallel(
     pairs and counts them in the returned stats. ``max_pairs`` keeps the first pairs (after skipping).
     """
     sources, targets = read_lines(source_path), read_lines(target_path)
+    for path, lines in ((source_path, sources), (target_path, targets)):
+        check_no_carriage_return(path, lines)
     if len(sources) != len(targets):
         raise CorpusError(
             f"parallel files differ in line count: {source_path} has {len(sources)} lines, "
