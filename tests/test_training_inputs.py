@@ -101,6 +101,20 @@ def test_missing_and_non_utf8_files(tmp_path):
         read_parallel(tmp_path / "latin1.txt", target)
 
 
+def test_a_damaged_or_misnamed_gzip_file_says_what_it_is(tmp_path):
+    """A damaged .gz was a bare zlib.error traceback; a gzip file without .gz was called "not UTF-8 ... iconv"."""
+    target = write(tmp_path / "t.txt", ["x"])
+    packed = bytearray(gzip.compress("".join(f"line {i} of some words\n" for i in range(2000)).encode()))
+    packed[12] ^= 0xFF  # inside the deflate stream: "invalid code lengths set"
+    (tmp_path / "damaged.txt.gz").write_bytes(bytes(packed))
+    with pytest.raises(CorpusError, match=r"cannot read .*damaged.txt.gz: Error -3 while decompressing"):
+        read_parallel(tmp_path / "damaged.txt.gz", target)
+    (tmp_path / "packed.txt").write_bytes(gzip.compress(b"x\n"))
+    with pytest.raises(CorpusError, match=r"packed.txt is gzip-compressed but its name does not end in .gz; rename it "
+                                          r"to packed.txt.gz"):
+        read_parallel(tmp_path / "packed.txt", target)
+
+
 def test_dataset_input_with_translation_column_and_empty_rows(tmp_path):
     rows = {"translation": [{"ja": "猫 だ", "en": "a cat"}, {"ja": "", "en": "empty"}]}
     datasets.DatasetDict({"train": datasets.Dataset.from_dict(rows), "dev": datasets.Dataset.from_dict(rows)}).save_to_disk(

@@ -8,6 +8,7 @@ its file and line number (or, with ``skip_empty=True``, the pair is dropped and 
 from __future__ import annotations
 
 import gzip
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hf_syntax.text_checks import is_blank
 
 SOURCE_COLUMN = "source"
 TARGET_COLUMN = "target"
+GZIP_MAGIC = b"\x1f\x8b"  # the first two bytes of every gzip file
 
 
 class CorpusError(ValueError):
@@ -46,8 +48,12 @@ def read_lines(path: str | Path) -> list[str]:
         with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
             text = handle.read()
     except UnicodeDecodeError as error:
+        with open(path, "rb") as handle:
+            if handle.read(2) == GZIP_MAGIC:
+                raise CorpusError(f"{path} is gzip-compressed but its name does not end in .gz; rename it to "
+                                  f"{path.name}.gz (or gunzip it)") from None
         raise CorpusError(f"{path} is not UTF-8 text ({error}); convert it with iconv first") from error
-    except (OSError, EOFError) as error:
+    except (OSError, EOFError, zlib.error) as error:  # zlib.error: a damaged .gz
         raise CorpusError(f"cannot read {path}: {error}") from error
     return split_lines(text)
 
