@@ -187,11 +187,30 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
                                         r"\(YAML read the word as False; quote it, e.g. eval_strategy: 'no'\)"),
         (["generation.length_penalty=long"], "generation.length_penalty = 'long' has the wrong type"),
         (["data.train.source"], "must look like key=value, the key dotted below its section"),
+        # 0 or less trained on one pair; a tokenizer with no room or a frequency of 0 failed with a traceback; NaN
+        # passed every floor (nan < 0 is False)
+        (["data.max_train_pairs=0"], r"data.max_train_pairs must be >= 1 \(or null for every pair\), got 0"),
+        (["data.max_eval_pairs=-3"], r"data.max_eval_pairs must be >= 1"),
+        (["tokenizer.vocab_size=3"], r"tokenizer.vocab_size = 3 leaves no room next to the 4 special tokens"),
+        (["tokenizer.min_frequency=0"], r"tokenizer.min_frequency must be >= 1 .*got 0"),
+        (["training.learning_rate=.nan"], r"training.learning_rate = nan is not a number"),
+        (["training.adam_beta2=.nan"], r"training.adam_beta2 = nan is not a number"),
+        (["training.learning_rate=.inf"], r"training.learning_rate = inf cannot train: give a finite number"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+@pytest.mark.parametrize("options", [{"max_train_samples": 0}, {"max_eval_samples": -2}])
+def test_glue_sample_limits_below_one_are_refused(options):
+    """GLUE's max_train_samples: 0 trained on the whole split, a negative one on none of it."""
+    from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config
+
+    (key, value), = options.items()
+    with pytest.raises(ConfigError, match=rf"{key} must be >= 1 \(or null for the whole split\), got {value}"):
+        check_run_config(GlueRunConfig(task="rte", output_dir="out", model_name_or_path="unused", **options))
 
 
 def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):

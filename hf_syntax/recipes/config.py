@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import enum
 import json
+import math
 import re
 import types
 import typing
@@ -218,10 +219,17 @@ only once the data is prepared, or never."""
 def check_training_values(values: dict[str, Any], where: str = "training") -> None:
     """Refuse a TrainingArguments value no run can train with (``learning_rate: 0``, a batch of 0), naming the key
     and a value that works, before any data is read. ``num_train_epochs`` is unused when ``max_steps`` is set."""
+    for key, value in values.items():  # NaN passes every comparison below (nan < 0 is False)
+        if isinstance(value, float) and math.isnan(value):
+            raise ConfigError(f"{where}.{key} = nan is not a number; give a number (or leave the key out for its "
+                              f"default)")
     for key, (lowest, allowed, example) in TRAINING_VALUE_FLOORS.items():
         value = values.get(key)
         if value is None or (key == "num_train_epochs" and values.get("max_steps", -1) > 0):
             continue
+        if not math.isfinite(value):
+            raise ConfigError(f"{where}.{key} = {value!r} cannot train: give a finite number, e.g. {where}.{key}="
+                              f"{example}")
         if value < lowest or (value == lowest and not allowed):
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
                               f"{lowest}, e.g. {where}.{key}={example}")

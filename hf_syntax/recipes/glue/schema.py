@@ -92,6 +92,9 @@ def check_run_config(config: GlueRunConfig) -> None:
             f"max_length={config.max_length}: BERT's position table has 512 entries, so use 8..512 "
             f"(longer inputs are truncated, see hf_syntax.recipes.glue)."
         )
+    for key in ("max_train_samples", "max_eval_samples"):  # 0 used the whole split, less than 0 none of it
+        if getattr(config, key) is not None and getattr(config, key) < 1:
+            raise ConfigError(f"{key} must be >= 1 (or null for the whole split), got {getattr(config, key)}.")
     if config.batch_size < 1 or config.epochs <= 0 and config.max_steps <= 0:
         raise ConfigError("batch_size must be >= 1 and the run needs epochs > 0 or max_steps > 0.")
     if config.pos_init not in POS_INIT_MODES:

@@ -17,7 +17,7 @@ from transformers import Seq2SeqTrainingArguments
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
-from hf_syntax.data.tokenizer import NORMALIZATIONS, TOKENIZER_MODELS
+from hf_syntax.data.tokenizer import NORMALIZATIONS, SPECIAL_TOKENS, TOKENIZER_MODELS
 from hf_syntax.recipes.config import (
     ConfigError, check_arguments, check_choice, check_recipe, check_training_values, load_config, recipe_of,
 )
@@ -163,6 +163,15 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         raise ConfigError("data.dataset and data.train/validation/test files exclude each other; keep one")
     if data.num_proc is not None and data.num_proc < 1:
         raise ConfigError(f"data.num_proc must be >= 1 (or null for the main process only), got {data.num_proc}")
+    for key in ("max_train_pairs", "max_eval_pairs"):  # 0 or less kept one pair: the first read is kept unchecked
+        if getattr(data, key) is not None and getattr(data, key) < 1:
+            raise ConfigError(f"data.{key} must be >= 1 (or null for every pair), got {getattr(data, key)}")
+    if config.tokenizer.vocab_size <= len(SPECIAL_TOKENS):
+        raise ConfigError(f"tokenizer.vocab_size = {config.tokenizer.vocab_size} leaves no room next to the "
+                          f"{len(SPECIAL_TOKENS)} special tokens; give more, e.g. tokenizer.vocab_size=8000")
+    if config.tokenizer.min_frequency < 1:
+        raise ConfigError(f"tokenizer.min_frequency must be >= 1 (a pair seen that often is merged), got "
+                          f"{config.tokenizer.min_frequency}")
     for key in ("max_source_length", "max_target_length"):
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
