@@ -375,6 +375,14 @@ def test_a_run_can_name_its_own_seeds_and_the_queue_goes_seed_by_seed(tmp_path):
     assert chosen_runs(study, None, [7]) == [("baseline", 7), ("rel", 7)]
 
 
+def test_a_run_named_twice_in_runs_is_refused(tmp_path):
+    """``--runs base base:43 --seeds 42`` trained only (base, 43): the second entry replaced the first's seeds."""
+    study = baseline_and_rel_study(tmp_path)
+    with pytest.raises(StudyError, match=r"--runs names 'baseline' twice; name each run once, with all its seeds "
+                                         r"\(e.g. baseline:42,43\)"):
+        chosen_runs(study, ["baseline", "baseline:43"], [42])
+
+
 def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(tmp_path):
     """A committed record counts as finished (its folder may be gone with ``runs/``), except under ``--retrain``,
     which trains such a run again (e.g. for a blind translation); a run folder with its summary counts either way."""

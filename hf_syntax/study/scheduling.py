@@ -30,6 +30,9 @@ def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[
         name, _, own_seeds = entry.partition(":")
         if name not in study.runs:
             raise StudyError(f"--runs {name!r} is not in the study; it has {sorted(study.runs)}")
+        if name in wanted:  # the later entry replaced the earlier one's seeds
+            raise StudyError(f"--runs names {name!r} twice; name each run once, with all its seeds (e.g. "
+                             f"{name}:42,43)")
         try:
             run_seeds = [int(seed) for seed in own_seeds.split(",")] if own_seeds else seeds
         except ValueError:
