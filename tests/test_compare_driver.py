@@ -611,6 +611,39 @@ def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(fi
     assert not (tmp_path / "runs").exists()  # nothing trained
 
 
+STUDY_TEXT = """config: unused.yaml
+work_dir: runs
+results: results
+reference: ref.en
+baseline: baseline
+runs:
+  baseline: {label: Transformer}
+  rel: {label: Transformer_rel, set: [model.kwargs.dropout=0.3]}
+"""
+
+
+@pytest.mark.parametrize(("added", "message"), [
+    ("  rel: {label: again}\n", r"the key 'rel' is given twice, on lines 8 and 9 \(YAML would keep only the second\)"),
+    ("baseline: rel\n", r"the key 'baseline' is given twice, on lines 5 and 9"),
+    ("loss_at_steps: 500\n", r"'loss_at_steps' is a list \(\[..., ...\]\), got 500"),
+    ("loss_at_steps: [500, '1000']\n", r"'loss_at_steps' lists optimizer steps \(whole numbers from 1\)"),
+    ('common: "training.max_steps=5"\n', r"'common' is a list \(\[..., ...\]\), got 'training.max_steps=5'"),
+    ("config_fields: dropout\n", r"'config_fields' is a list"),
+])
+def test_a_key_given_twice_or_a_list_given_as_one_value_is_refused(tmp_path, added, message):
+    """PyYAML kept the second of two equal keys silently (a study with two runs of a name kept only the second); a
+    string where a list goes was read character by character, a number failed with a TypeError."""
+    (tmp_path / "study.yaml").write_text(STUDY_TEXT + added)
+    with pytest.raises(StudyError, match=rf"study.yaml: .*{message}"):
+        Study.load(tmp_path / "study.yaml")
+
+
+def test_a_run_s_set_given_as_one_string_is_refused(tmp_path):
+    (tmp_path / "study.yaml").write_text(STUDY_TEXT.replace("[model.kwargs.dropout=0.3]", "model.kwargs.dropout=0.3"))
+    with pytest.raises(StudyError, match=r"run 'rel': 'set' is a list of --set values"):
+        Study.load(tmp_path / "study.yaml")
+
+
 def test_a_run_that_fails_says_why_in_the_driver_s_error(finished_study, tmp_path, capsys):
     folder, _ = finished_study
     study = yaml.safe_load((folder / "study.yaml").read_text())

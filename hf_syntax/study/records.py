@@ -83,7 +83,7 @@ def check_one_vocabulary(study: Study, records: list[dict]) -> None:
     """Refuse records of one study trained with different tokenizers (a run that sets its own ``tokenizer.*`` is
     left out): their scores would not compare, and nothing else would show it."""
     own_tokenizer = {name for name, run in study.runs.items()
-                     if any(entry.startswith("tokenizer.") for entry in flatten(run.get("set", [])))}
+                     if any(entry.startswith("tokenizer.") for entry in flatten(run.get("set") or []))}
     runs_by_fingerprint: dict[str, list[str]] = {}
     for record in records:
         if record.get("tokenizer_sha256") and record["name"] not in own_tokenizer:

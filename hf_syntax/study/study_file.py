@@ -17,6 +17,7 @@ OPTIONAL_KEYS = {"results_name", "split", "loss_at_steps", "config_fields", "ref
                  "continues", "against", "beside", "source", "cut_from",
                  "anchors"}  # anchors: a place for YAML anchors (&name) of --set lists the runs share
 RUN_KEYS = {"label", "set"}
+LIST_KEYS = ("loss_at_steps", "config_fields", "common", "prepare")
 
 
 class StudyError(Exception):
@@ -85,10 +86,10 @@ class Study:
         return cls(name=path.stem, results_name=raw.get("results_name", "results"), config=Path(raw["config"]),
                    work_dir=Path(raw["work_dir"]), results=Path(raw["results"]),
                    reference=resolve_data_path(str(raw["reference"])), baseline=raw["baseline"],
-                   split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps", [])),
-                   config_fields=list(raw.get("config_fields", [])),
-                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common", [])),
-                   prepare=list(raw.get("prepare", [])), runs=raw["runs"],
+                   split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps") or []),
+                   config_fields=list(raw.get("config_fields") or []),
+                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common") or []),
+                   prepare=list(raw.get("prepare") or []), runs=raw["runs"],
                    continues=Path(raw["continues"]) if raw.get("continues") else None, against=against,
                    beside=beside, source=resolve_data_path(str(raw["source"])) if raw.get("source") else None,
                    cut_from=cut_from)
@@ -113,6 +114,13 @@ def _check_layout(path: Path, raw: dict) -> None:
     known = REQUIRED_KEYS | OPTIONAL_KEYS
     if unknown := sorted(set(raw) - known):
         refuse("the study", unknown, known)
+    for key in LIST_KEYS:  # a string was read character by character, a number failed with a TypeError
+        if raw.get(key) is not None and not isinstance(raw[key], list):
+            raise StudyError(f"{path}: {key!r} is a list ([..., ...]), got {raw[key]!r}")
+    if not all(isinstance(step, int) and not isinstance(step, bool) and step > 0
+               for step in raw.get("loss_at_steps") or []):
+        raise StudyError(f"{path}: 'loss_at_steps' lists optimizer steps (whole numbers from 1), got "
+                         f"{raw['loss_at_steps']!r}")
     if not isinstance(raw["runs"], dict) or not raw["runs"]:
         raise StudyError(f"{path}: 'runs' maps run names to {{label: ..., set: [...]}}, got {raw['runs']!r}")
     for index, step in enumerate(raw.get("prepare") or []):
@@ -125,6 +133,9 @@ def _check_layout(path: Path, raw: dict) -> None:
             raise StudyError(f"{path}: run {run!r} is a mapping {{label: ..., set: [...]}}, got {definition!r}")
         if unknown := sorted(set(definition) - RUN_KEYS):
             refuse(f"run {run!r}", unknown, RUN_KEYS)
+        if not isinstance(definition.get("set") or [], list):
+            raise StudyError(f"{path}: run {run!r}: 'set' is a list of --set values ([key=value, ...]), got "
+                             f"{definition['set']!r}")
 
 
 def flatten(overrides: list) -> list[str]:
@@ -134,5 +145,5 @@ def flatten(overrides: list) -> list[str]:
 
 def run_overrides(study: Study, run: str, seed: int) -> list[str]:
     """The ``--set`` values of one run: the study's shared ones, the run's own, the seed (no progress bars)."""
-    return [*flatten(study.common), *flatten(study.runs[run].get("set", [])), f"seed={seed}",
+    return [*flatten(study.common), *flatten(study.runs[run].get("set") or []), f"seed={seed}",
             "training.disable_tqdm=true"]
