@@ -16,8 +16,9 @@ from test_training_recipe import tiny_config
 from hf_syntax.cli import main as hf_syntax_main
 from hf_syntax.study.processes import without_redraws
 from hf_syntax.study.records import (
-    check_one_vocabulary, log_history, minutes_left, seconds_per_epoch, tokenizer_fingerprint,
+    check_one_vocabulary, committed_records, log_history, minutes_left, seconds_per_epoch, tokenizer_fingerprint,
 )
+from hf_syntax.study.report import report
 from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
@@ -395,6 +396,30 @@ def test_retrain_trains_again_a_run_of_which_only_the_committed_record_is_left(t
     (study.output_dir("rel", 9)).mkdir(parents=True)
     (study.output_dir("rel", 9) / "summary.json").write_text("{}")
     assert is_finished(study, "rel", 9, retrain=True)
+
+
+def test_a_committed_record_lacking_what_the_report_reads_is_named(tmp_path, capsys):
+    """An older or hand-edited results.json failed deep in the report with a bare KeyError ('val_bleu',
+    'extra_tests', 'train_loss'). A missing score names the file, the record and the key; a record from before
+    --extra-test or loss_at_steps gets them empty."""
+    study = baseline_and_rel_study(tmp_path)
+    study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results",
+                     "loss_at_steps": [5]})
+    study.results.mkdir()
+    record = {"name": "rel", "seed": 9, "steps": 10, "train_seconds": 3, "dev_bleu": 1.0, "dev_chrf": 2.0,
+              "dev_bleu_per_epoch": [1.0]}
+    (study.results / "results.json").write_text(json.dumps([record]))
+    (committed,) = committed_records(study).values()
+    assert committed["extra_tests"] == {} and committed["train_loss"] == {}
+    progress(study)
+    (study.results / "results.json").write_text(json.dumps([{key: value for key, value in record.items()
+                                                             if key != "dev_bleu"}]))
+    with pytest.raises(StudyError, match=r"results.json: the record of rel seed 9 lacks dev_bleu \(written by an "
+                                         r"older version or edited by hand\); restore the file, or remove the record"):
+        report(study)
+    (study.results / "results.json").write_text("{}")
+    with pytest.raises(StudyError, match=r"results.json holds dict, not a list of run records"):
+        committed_records(study)
 
 
 def test_a_run_on_a_tokenizer_the_committed_runs_did_not_use_is_refused_before_it_trains(tmp_path):

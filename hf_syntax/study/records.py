@@ -100,19 +100,53 @@ def check_one_vocabulary(study: Study, records: list[dict]) -> None:
 def committed_records(study: Study) -> dict[tuple[str, int], dict]:
     """The records already in the results file, by (run, seed): a run whose folder is gone (``runs/`` is not
     committed and may not outlive a session) keeps its record, and its committed translations still serve the
-    paired bootstrap. Labels follow the study file; records of runs it no longer names are dropped."""
-    path = study.results / f"{study.results_name}.json"
+    paired bootstrap. Labels follow the study file; records of runs it no longer names are dropped. A record from
+    before ``--extra-test`` or ``loss_at_steps`` gets them empty; one without a name and seed is refused."""
+    path = results_file(study)
     if not path.exists():
         return {}
+    try:
+        committed = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise StudyError(f"{path} is not JSON ({error}); restore it (git checkout {path})") from None
+    if not isinstance(committed, list):
+        raise StudyError(f"{path} holds {type(committed).__name__}, not a list of run records; restore it")
     records = {}
-    for record in json.loads(path.read_text()):
+    for number, record in enumerate(committed, start=1):
+        if not isinstance(record, dict) or not {"name", "seed"} <= set(record):
+            raise StudyError(f"{path}: record {number} has no name and seed ({str(record)[:80]}); restore the file, "
+                             f"or remove the record")
         if record["name"] not in study.runs:
             continue
         record["label"] = study.runs[record["name"]].get("label", record["name"])
+        record.setdefault("extra_tests", {})
         if "train_loss" in record:  # JSON made the step keys strings
             record["train_loss"] = {int(step): loss for step, loss in record["train_loss"].items()}
+        elif study.loss_at_steps:  # shown as not logged
+            record["train_loss"] = {}
         records[record["name"], record["seed"]] = record
     return records
+
+
+def results_file(study: Study) -> Path:
+    """The study's committed records (``results.json``, or its ``results_name``)."""
+    return study.results / f"{study.results_name}.json"
+
+
+REPORTED_KEYS = ("steps", "train_seconds")
+REPORTED_SPLIT_KEYS = ("bleu", "chrf", "bleu_per_epoch")
+"""What the report reads from every record besides its name and seed (the split's keys as ``<split>_bleu``)."""
+
+
+def check_reportable(study: Study, records: dict[tuple[str, int], dict]) -> None:
+    """Refuse committed records that lack what the report reads, naming the file, the record and the keys: an older
+    or hand-edited results.json failed deep in the report with a bare KeyError."""
+    required = (*REPORTED_KEYS, *(f"{study.split}_{key}" for key in REPORTED_SPLIT_KEYS))
+    for (run, seed), record in records.items():
+        if missing := [key for key in required if key not in record]:
+            raise StudyError(f"{results_file(study)}: the record of {run} seed {seed} lacks {', '.join(missing)} "
+                             f"(written by an older version or edited by hand); restore the file, or remove the "
+                             f"record to train that run again")
 
 
 def extra_test_name(source: Path) -> str:

@@ -11,8 +11,8 @@ import statistics
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.study.records import (BlindSource, blind_cache, check_one_vocabulary, collect, committed_records,
-                                     extra_test_name)
+from hf_syntax.study.records import (BlindSource, blind_cache, check_one_vocabulary, check_reportable, collect,
+                                     committed_records, extra_test_name, results_file)
 from hf_syntax.study.significance import against_references, over_seeds, paired_bootstrap
 from hf_syntax.study.study_file import Study
 from hf_syntax.study.tables import markdown
@@ -47,6 +47,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
     collected = {(run, seed): record for run in study.runs for seed in seeds
                  if (record := collect(study, run, seed, list(extra_tests), translations, blind)) is not None}
     committed = committed_records(study)
+    check_reportable(study, {key: record for key, record in committed.items() if key not in collected})
     for key, record in collected.items():  # a report without --blind keeps what the run folder translated before
         earlier = committed.get(key, {}).get("blind")
         if "blind" not in record and earlier and blind_cache(study.output_dir(*key), Path(earlier)).exists():
@@ -67,7 +68,7 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
         for name in set(record["extra_tests"]) & set(base["extra_tests"]):
             extra_test_bootstrap(study, name, base, record, test_references.get(name))
-    (study.results / f"{study.results_name}.json").write_text(json.dumps(records, indent=2) + "\n")
+    results_file(study).write_text(json.dumps(records, indent=2) + "\n")
     (study.results / f"{study.results_name}_over_seeds.json").write_text(
         json.dumps(over_seeds(study, records), indent=2) + "\n")
     if study.against:

@@ -7,7 +7,8 @@ import json
 import statistics
 from pathlib import Path
 
-from hf_syntax.study.records import DEFAULT_SETTINGS, committed_records, log_history, minutes_left
+from hf_syntax.study.records import (DEFAULT_SETTINGS, check_reportable, committed_records, log_history,
+                                     minutes_left)
 from hf_syntax.study.significance import against_references, over_seeds
 from hf_syntax.study.study_file import Study, StudyError
 
@@ -224,7 +225,9 @@ def progress(study: Study) -> str:
     how a study that spans sessions stands before it has results. Committed records stand in for run folders that
     are gone. Prints only; writes nothing."""
     split = study.split
-    curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed_records(study).items()}
+    committed = committed_records(study)
+    check_reportable(study, committed)
+    curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed.items()}
     for folder in sorted(study.work_dir.glob("*/seed*")):
         run, seed = folder.parent.name, folder.name.removeprefix("seed")
         evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
