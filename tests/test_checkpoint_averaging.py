@@ -191,6 +191,12 @@ def test_different_shapes_are_refused():
     ({"average_last_checkpoints": 0}, "whole number >= 1"),
     ({"average_last_checkpoints": 2, "load_best_model_at_end": True}, "load_best_model_at_end"),
     ({"average_last_checkpoints": 3, "save_total_limit": 2}, "save_total_limit=2"),
+    # refused after the whole run before: 8 steps saved every 4 leave one checkpoint before the final step
+    ({"average_last_checkpoints": 3}, r"average_last_checkpoints=3 averages the final weights with the 2 checkpoint\(s\) "
+                                      r"saved before the final step, but the run saves 1 before it"),
+    ({"average_last_checkpoints": 3, "max_steps": -1, "num_train_epochs": 2, "save_strategy": "epoch"},
+     "the run saves 1 before it"),
+    ({"average_last_checkpoints": 2, "save_strategy": "no"}, "the run saves 0 before it"),
 ])
 def test_averaging_settings_that_cannot_work_are_refused(tmp_path, training, message):
     with pytest.raises(ConfigError, match=message):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,26 @@ def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
     if limit is not None and limit < count:
         raise ConfigError(f"training.save_total_limit={limit} keeps fewer checkpoints than {key}={count} averages: "
                           f"set it to at least {count}, or null to keep all")
+    saves = saves_before_the_end(config.training)
+    if saves is not None and saves < count - 1:
+        raise ConfigError(f"{key}={count} averages the final weights with the {count - 1} checkpoint(s) saved before "
+                          f"the final step, but the run saves {saves} before it; save more often (training.save_steps "
+                          f"or save_strategy: epoch) or average fewer")
+
+
+def saves_before_the_end(training: dict[str, Any]) -> int | None:
+    """How many checkpoints a run saves before its final step, where the config alone tells (``None`` where that
+    depends on the data's size: steps saved over epochs, epochs over max_steps). Counted now so that averaging too
+    many is refused before training, not after it."""
+    strategy = str(getattr(training.get("save_strategy"), "value", training.get("save_strategy", "steps")))
+    max_steps, save_steps = training.get("max_steps", -1), training.get("save_steps", 500)
+    if strategy == "no":
+        return 0
+    if strategy == "epoch" and max_steps <= 0:
+        return math.ceil(training.get("num_train_epochs", 3)) - 1
+    if strategy == "steps" and max_steps > 0 and save_steps >= 1:  # below 1: a fraction of the total steps
+        return (max_steps - 1) // int(save_steps)
+    return None
 
 
 def check_model_section(config: TranslationRecipeConfig) -> None:
