@@ -213,6 +213,15 @@ def test_glue_sample_limits_below_one_are_refused(options):
         check_run_config(GlueRunConfig(task="rte", output_dir="out", model_name_or_path="unused", **options))
 
 
+def test_a_setting_of_a_section_left_empty_fills_it(tmp_path):
+    """``features:`` with nothing under it is null: --set features.src_parser=... said "'features' is a value, not a
+    section"."""
+    config = load_with(tmp_path, {**valid_config(tmp_path), "features": None}, ["features.src_parser=spacy:ja_ginza"])
+    assert config.features == {"src_parser": "spacy:ja_ginza"}
+    with pytest.raises(ConfigError, match="'output_dir' is a value, not a section"):
+        load_with(tmp_path, valid_config(tmp_path), ["output_dir.x=1"])
+
+
 def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
     """YAML 1.1 reads 1e-9 (no dot) as a string; the Trainer's Adam would then fail with a TypeError."""
     from hf_syntax.recipes.translation.trainer import training_arguments

@@ -80,7 +80,9 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
         *parents, leaf = dotted_key.split(".")
         node = result
         for parent in parents:
-            child = node.setdefault(parent, {})
+            if node.get(parent) is None:  # absent, or a section left empty (``features:``)
+                node[parent] = {}
+            child = node[parent]
             if not isinstance(child, dict):
                 raise ConfigError(f"override {override!r}: {parent!r} is a value, not a section")
             node = child
