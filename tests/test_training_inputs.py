@@ -233,6 +233,22 @@ def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
     assert (arguments.adam_epsilon, arguments.max_steps, arguments.eval_steps) == (1e-9, 7, 100)
 
 
+def test_a_glue_run_into_a_finished_run_s_folder_is_refused_unless_overwritten(tmp_path):
+    """The new grid's results were written beside the old run's learning-rate folders and glue_submission/."""
+    from hf_syntax.recipes.glue.run import clear_earlier_results, run_glue
+    from hf_syntax.recipes.glue.schema import GlueRunConfig
+
+    out = tmp_path / "rte"
+    for folder in ("lr5e-05", "glue_submission", "lrs_notes"):
+        (out / folder).mkdir(parents=True)
+    (out / "results.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"holds the results of an earlier run \(results.json\); pick a new "
+                                          r"output_dir, or set overwrite_output_dir=true"):
+        run_glue(GlueRunConfig(task="rte", output_dir=str(out), model_name_or_path="unused"))
+    clear_earlier_results(out, overwrite=True)
+    assert [path.name for path in out.iterdir()] == ["lrs_notes"]
+
+
 def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path):
     """PyYAML kept the second of two ``training:`` sections (or of a key given twice) and dropped the first."""
     text = yaml.safe_dump(valid_config(tmp_path))

@@ -4,6 +4,7 @@ reported) and ``main``, its command line (``training/run_glue_pos.py``, ``hf-syn
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from dataclasses import asdict
@@ -21,6 +22,7 @@ from hf_syntax.recipes.glue.model import PosLearningRateTrainer, build_model
 from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse_arguments
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
+from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import check_output_dir, device_name, write_json
 
 
@@ -32,6 +34,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     task = get_task(config.task)
     check_output_dir(config.output_dir)
     output_dir = Path(config.output_dir)
+    clear_earlier_results(output_dir, config.overwrite_output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 
     raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
@@ -77,6 +80,24 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     }
     write_json(output_dir / "results.json", summary)
     return summary
+
+
+RUN_FOLDER = re.compile(r"lr[0-9.e+-]+")  # a learning rate's folder, as run_glue names it (lr5e-05)
+
+
+def clear_earlier_results(output_dir: Path, overwrite: bool) -> None:
+    """Refuse an output_dir that holds a finished run's results.json unless ``overwrite``, which removes that run's
+    results, its learning rates' folders and glue_submission/ first: a new grid written beside them mixed the old
+    rates' folders and submission with the new results. A run stopped before its results.json may run again."""
+    if not (output_dir / "results.json").is_file():
+        return
+    if not overwrite:
+        raise ConfigError(f"output_dir {output_dir} holds the results of an earlier run (results.json); pick a new "
+                          f"output_dir, or set overwrite_output_dir=true to replace them")
+    for path in output_dir.iterdir():
+        if path.is_dir() and (RUN_FOLDER.fullmatch(path.name) or path.name == "glue_submission"):
+            shutil.rmtree(path)
+    (output_dir / "results.json").unlink()
 
 
 def _main_split(task: GlueTask) -> str:

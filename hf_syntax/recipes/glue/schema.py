@@ -32,6 +32,7 @@ class GlueRunConfig:
     output_dir: str
     model_name_or_path: str  # a BERT checkpoint (model_type 'bert' or 'bert_pos')
     recipe: str = "glue"  # the key `hf-syntax train` picks the recipe by
+    overwrite_output_dir: bool = False  # replace the results of an earlier run in output_dir (else it is refused)
     data_dir: str | None = None  # GLUE folder (with <Task>/ subfolders) or one task's folder of TSV files
     dataset_path: str | None = None  # a DatasetDict saved with save_to_disk, with the Hub 'glue' column names
     use_pos: bool = True  # false: the plain BERT baseline, everything else identical
