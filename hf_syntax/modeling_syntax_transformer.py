@@ -92,6 +92,9 @@ def takes_syntax_columns(forward: Callable) -> Callable:
     return forward
 
 
+SYNTAX_COLUMN_NAMES = frozenset(name for side in SYNTAX_INPUTS.values() for name in side)
+"""What `forward`'s wildcard may hold (see `reject_unknown_keywords`)."""
+
 CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, GenerationMode.BEAM_SEARCH,
                       GenerationMode.BEAM_SAMPLE)
 """Decoding modes that only append to and reorder the cache, so a `decoding_cache` may replace transformers' own
@@ -201,6 +204,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         columns: the syntax columns the featurizer makes (`columns.SYNTAX_INPUTS`, named in the signature): the
             source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
+        reject_unknown_keywords(self, columns)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
@@ -209,7 +213,8 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
         if decoder_input_ids is None:
-            raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
+            raise ValueError(f"{type(self).__name__} needs `decoder_input_ids`: it has no output layer, so it takes no "
+                             "`labels` (SyntaxTransformerForConditionalGeneration shifts labels right itself).")
         decoder_outputs = self.decoder(
             decoder_input_ids, attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
@@ -346,6 +351,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             needed by the dependency relative-depth attention term.
             pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
+        reject_unknown_keywords(self, columns)
+        if labels is None and decoder_input_ids is None:
+            raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
         if labels is not None:
             check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
             if input_ids is not None:
@@ -401,6 +409,17 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         weights = self.parse_loss_weights() if has_dbsa else (0.0, 0.0)
         return weighted_parse_losses(weights, encoder_parse, decoder_parse,
                                      self_parse, getattr(self.config, "self_parse_loss_weight", 0.0))
+
+
+def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
+    """`forward`'s wildcard takes the syntax columns only: a misspelt keyword (`attention_masks=`) was dropped
+    silently and the model ran without it."""
+    unknown = sorted(set(columns) - SYNTAX_COLUMN_NAMES)
+    if unknown:
+        accepted = [parameter.name for parameter in inspect.signature(type(model).forward).parameters.values()
+                    if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+        raise TypeError(f"{type(model).__name__}.forward() got unexpected keyword argument(s) {unknown}; it takes "
+                        f"{accepted}. Check the spelling.")
 
 
 def _side_columns(columns: dict, side: str) -> dict:
