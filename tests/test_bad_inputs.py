@@ -61,3 +61,52 @@ def test_the_base_model_says_it_needs_decoder_input_ids():
     with pytest.raises(ValueError, match=r"SyntaxTransformerModel needs `decoder_input_ids`: it has no output layer, "
                                          r"so it takes no `labels`"):
         model(input_ids)
+
+
+# 2, 4, 5, 9, 11: configs.
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"vocab_size": 40, "decoder_vocab_size": 60}, r"share_encoder_decoder_embeddings=True gives both sides one "
+                                                       r"table of vocab_size=40 rows, but decoder_vocab_size=60"),
+        ({"source_features": ["pos", "pos"], "feature_combine": "add"}, r"names a feature twice"),
+        ({"source_features": ["pos"], "feature_combine": "add", "num_pos_tags": 0}, r"num_pos_tags must be >= 1"),
+        ({"weight_init": "normal", "init_std": -0.02}, r"init_std=-0.02 is a standard deviation: it must be >= 0"),
+        ({"relative_position_clip": 2, "relative_position_keys": False, "relative_position_values": False},
+         r"relative_position_clip=2 switches the term on but relative_position_keys=False, "
+         r"relative_position_values=False leave\(s\) it nothing to add"),
+    ],
+)
+def test_config_values_that_built_a_broken_model_are_refused(options, message):
+    with pytest.raises(StrictDataclassClassValidationError, match=message):
+        SyntaxTransformerConfig(**TINY | options)
+
+
+def test_dependency_depths_with_neither_keys_nor_values_are_refused():
+    with pytest.raises(StrictDataclassClassValidationError, match=r"dependency_depth_clip=2 switches the term on but "
+                                         r"dependency_depth_keys=False, dependency_depth_values=False"):
+        DepRpeConfig(**TINY, dependency_depth_keys=False, dependency_depth_values=False)
+
+
+def test_bert_pos_config_checks_types_and_names_unknown_keys():
+    with pytest.raises(StrictDataclassFieldValidationError, match=r"pos_gate.*expected bool"):
+        BertPosConfig(pos_gate="false")
+    with pytest.raises(StrictDataclassFieldValidationError, match=r"num_pos_tags.*expected int"):
+        BertPosConfig(num_pos_tags=20.0)
+    with pytest.raises(ValueError, match=r"BertPosConfig got unknown option\(s\) \['pos_combin'\]"):
+        BertPosConfig(pos_combin="concat")
+
+
+def test_bert_pos_config_keeps_keys_a_checkpoint_file_carries(tmp_path):
+    BertPosConfig().save_pretrained(tmp_path)
+    path = tmp_path / "config.json"
+    path.write_text(path.read_text().replace('"pos_gate"', '"gradient_checkpointing": false, "pos_gate"'))
+    assert BertPosConfig.from_pretrained(tmp_path).gradient_checkpointing is False
+
+
+def test_a_misspelt_option_to_from_pretrained_is_named(tmp_path):
+    SyntaxTransformerConfig(**TINY).save_pretrained(tmp_path)
+    assert SyntaxTransformerConfig.from_pretrained(tmp_path, dropout=0.3).dropout == 0.3
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['dropuot'\]"):
+        SyntaxTransformerConfig.from_pretrained(tmp_path, dropuot=0.3)
