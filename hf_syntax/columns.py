@@ -24,11 +24,21 @@ SUBWORD_HEAD_RULES = ("first", "last")
 """Which subword of its head word a word's final subword points to: DBSA's first one, or the last."""
 
 
-def check_integer_column(name: str, values, what: str) -> None:
-    """``values`` (a tensor) must hold integers. A float column (a forgotten cast, a dataset read through pandas with
-    a NaN in it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+def check_tensor(name: str, values) -> None:
+    """``values`` must be a tensor: a Python list was "'list' object has no attribute ..." deep inside the model."""
     import torch  # here, not at the top: the command line reads this module for its options without loading torch
 
+    if not isinstance(values, torch.Tensor):
+        raise TypeError(f"`{name}` is a {type(values).__name__}, not a tensor: tokenize with return_tensors='pt' "
+                        f"(or wrap it: torch.tensor({name})).")
+
+
+def check_integer_column(name: str, values, what: str) -> None:
+    """``values`` must be a tensor of integers. A float column (a forgotten cast, a dataset read through pandas with
+    a NaN in it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+    import torch
+
+    check_tensor(name, values)
     if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
         raise ValueError(f"`{name}` holds {values.dtype} values; {what} are integers (torch.long).")
 

@@ -110,3 +110,48 @@ def test_a_misspelt_option_to_from_pretrained_is_named(tmp_path):
     assert SyntaxTransformerConfig.from_pretrained(tmp_path, dropout=0.3).dropout == 0.3
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['dropuot'\]"):
         SyntaxTransformerConfig.from_pretrained(tmp_path, dropuot=0.3)
+
+
+# 6, 7, 9, 12: tensors, masks and ids (a list was "'list' object has no attribute", masks were cut to fit).
+
+def test_syntax_columns_given_as_lists_are_named():
+    input_ids, attention_mask, labels = _batch()
+    dep_rpe = DepRpeForConditionalGeneration(DepRpeConfig(**TINY)).eval()
+    with pytest.raises(TypeError, match=r"`dep_depths` is a list, not a tensor"):
+        dep_rpe(input_ids=input_ids, attention_mask=attention_mask, labels=labels,
+                dep_depths=torch.zeros_like(input_ids).tolist())
+    bert = BertPosModel(BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=37)).eval()
+    with pytest.raises(TypeError, match=r"`pos_ids` is a list, not a tensor"):
+        bert(input_ids=input_ids, attention_mask=attention_mask, pos_ids=torch.ones_like(input_ids).tolist())
+
+
+def test_masks_of_the_wrong_shape_empty_rows_and_left_padding_are_refused(baseline):
+    input_ids, attention_mask, labels = _batch()
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
+    for width in (3, 6):
+        with pytest.raises(ValueError, match=rf"`decoder_attention_mask` has shape \(2, {width}\) but the decoder has "
+                                             r"2 rows of 4 tokens \(0 cached \+ 4 new\)"):
+            baseline(**inputs, decoder_attention_mask=torch.ones(2, width, dtype=torch.long))
+    empty = attention_mask.clone()
+    empty[1] = 0
+    with pytest.raises(ValueError, match=r"`attention_mask` row 1 is all zeros"):
+        baseline(**inputs | {"attention_mask": empty})
+    left = attention_mask.flip(1)
+    with pytest.raises(ValueError, match=r"`attention_mask` row 1 starts with padding, .* pad on the right"):
+        baseline(**inputs | {"attention_mask": left})
+    encoded = baseline.get_encoder()(input_ids, attention_mask=attention_mask)
+    with pytest.raises(ValueError, match=r"`attention_mask` has shape \(2, 5\) but the encoder outputs cover \(2, 6\)"):
+        baseline(encoder_outputs=SyntaxEncoderOutput(encoded.last_hidden_state), attention_mask=attention_mask[:, :5],
+                 decoder_input_ids=labels)
+
+
+@pytest.mark.parametrize(("bad_id", "message"), [
+    (45, r"ids from \d+ to 45 but the vocabulary has 40 \(0 .. 39\): were they made by another tokenizer"),
+    (-100, r"ids from -100 to \d+ .*: -100 marks ignored labels: pass the targets as `labels`"),
+])
+def test_decoder_input_ids_outside_the_vocabulary_are_named(baseline, bad_id, message):
+    input_ids, attention_mask, labels = _batch()
+    labels[0, -1] = bad_id
+    with pytest.raises(ValueError, match=rf"`decoder_input_ids` holds {message}"):
+        baseline(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
