@@ -167,6 +167,16 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
                     raise ValueError(f"column {key!r} of batch row {index} holds None at position "
                                      f"{list(values).index(None)}; every token needs a value (re-run the featurizer "
                                      f"on this example).")
+                text = next((value for value in values if isinstance(value, str)), None)
+                if text is not None:  # was torch's "too many dimensions 'str'", naming no column
+                    raise ValueError(f"column {key!r} of batch row {index} holds strings (e.g. {text!r}); feature "
+                                     f"columns are integer ids: map the labels to ids with the label vocabulary "
+                                     f"(hf_syntax.labels) or re-run the featurizer.")
+                if column.is_head and any(value >= length for value in values):
+                    raise ValueError(  # it pointed into the padding, whose loss is 1e37 or inf
+                        f"column {key!r} of batch row {index} holds head {max(values)} but the row has {length} "
+                        f"tokens: heads are 0-based positions within their own row (-100 for none); re-run the "
+                        f"featurizer on this example.")
                 fill = [pad_value] * (width - length)
                 if left:
                     shift = width - length

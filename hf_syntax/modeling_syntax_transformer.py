@@ -322,6 +322,10 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         return decoder.embed_tokens
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor):
+        missing = [name for name in ("pad_token_id", "decoder_start_token_id") if getattr(self.config, name) is None]
+        if missing:  # was a bare TypeError from torch's new_full / item assignment
+            raise ValueError(f"Shifting `labels` into decoder inputs needs config {' and '.join(missing)} (None here): "
+                             "set it to the target tokenizer's id, or pass `decoder_input_ids` yourself.")
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     @takes_syntax_columns
@@ -376,12 +380,19 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX,
                 label_smoothing=self.config.label_smoothing,
             )
+            # A batch without a supervised label: 0 (as the parse losses give), not the mean over nothing (NaN);
+            # chosen on the device, without a wait, and the mean itself is untouched.
+            translation_loss = torch.where((labels != IGNORE_INDEX).any(), translation_loss,
+                                           translation_loss.new_zeros(()))
             encoder_parse = encoder_parse_loss(self.config, outputs.encoder_parse_log_probs,
-                                               columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT,
+                                               attention_mask=attention_mask)
             decoder_parse = decoder_parse_loss(self.config, outputs.decoder_parse_log_probs,
-                                               columns.get(DBSA_PARSE_HEAD.gold_columns["decoder"]), labels)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["decoder"]), labels,
+                                               decoder_attention_mask)
             self_parse = self_parse_loss(self.config, outputs.encoder_self_parse_log_probs,
-                                         columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
+                                         columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT,
+                                         attention_mask)
             loss = translation_loss
             for weighted in self.weighted_parse_losses(encoder_parse, decoder_parse, self_parse):
                 loss = loss + weighted

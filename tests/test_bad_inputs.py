@@ -155,3 +155,64 @@ def test_decoder_input_ids_outside_the_vocabulary_are_named(baseline, bad_id, me
     labels[0, -1] = bad_id
     with pytest.raises(ValueError, match=rf"`decoder_input_ids` holds {message}"):
         baseline(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
+
+
+# 3, 8, 9: gold heads, label shifting and the losses.
+
+def test_heads_on_padding_or_of_the_wrong_shape_are_refused(dbsa):
+    input_ids, attention_mask, labels = _batch()
+    dep_heads = torch.zeros_like(input_ids)
+    decoder_dep_heads = torch.zeros_like(labels)
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    assert torch.isfinite(dbsa(**inputs, dep_heads=dep_heads, decoder_dep_heads=decoder_dep_heads).loss)
+    on_padding = dep_heads.clone()
+    on_padding[1, 2] = 5  # row 1 is padding from position 4 on
+    with pytest.raises(ValueError, match=r"dep_heads row 1, token 2 points at position 5, which attention_mask "
+                                         r"marks as padding"):
+        dbsa(**inputs, dep_heads=on_padding, decoder_dep_heads=decoder_dep_heads)
+    decoder_attention_mask = torch.ones_like(labels)
+    decoder_attention_mask[0, 2:] = 0
+    future = decoder_dep_heads.clone()
+    future[0, 3] = 2  # label 2 is decoder input 3, which the mask removes
+    with pytest.raises(ValueError, match=r"decoder_dep_heads row 0, token 3 points at position 2, which "
+                                         r"decoder_attention_mask \(shifted"):
+        dbsa(**inputs, decoder_attention_mask=decoder_attention_mask, dep_heads=dep_heads, decoder_dep_heads=future)
+    with pytest.raises(ValueError, match=r"dep_heads has shape \(1, 6\) but input_ids has \(2, 6\)"):
+        dbsa(**inputs, dep_heads=dep_heads[:1], decoder_dep_heads=decoder_dep_heads)
+    with pytest.raises(TypeError, match=r"`dep_heads` is a list, not a tensor"):
+        dbsa(**inputs, dep_heads=dep_heads.tolist(), decoder_dep_heads=decoder_dep_heads)
+
+
+def test_the_collator_refuses_heads_beyond_their_row_and_string_labels():
+    rows = [{"input_ids": [5, 6, 2], "dep_heads": [1, 1, -100]}, {"input_ids": [5, 2], "dep_heads": [2, -100]}]
+    with pytest.raises(ValueError, match=r"column 'dep_heads' of batch row 1 holds head 2 but the row has 2 tokens"):
+        pad_columns(rows, 0)
+    rows = [{"input_ids": [5, 6, 2], "pos_ids": ["NOUN", "VERB", "X"]}]
+    with pytest.raises(ValueError, match=r"column 'pos_ids' of batch row 0 holds strings \(e.g. 'NOUN'\); feature "
+                                         r"columns are integer ids: map the labels to ids"):
+        pad_columns(rows, 0)
+
+
+def test_labels_without_pad_or_start_id_are_named():
+    model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, pad_token_id=None)).eval()
+    input_ids, _, labels = _batch()
+    with pytest.raises(ValueError, match=r"needs config pad_token_id \(None here\)"):
+        model(input_ids=input_ids, labels=labels)
+
+
+def test_a_batch_without_supervised_labels_has_zero_loss_and_no_nan_gradient(baseline):
+    input_ids, attention_mask, labels = _batch()
+    output = baseline(input_ids=input_ids, attention_mask=attention_mask, labels=torch.full_like(labels, -100))
+    assert output.loss.item() == 0.0
+    output.loss.backward()
+    gradients = [parameter.grad for parameter in baseline.parameters() if parameter.grad is not None]
+    assert gradients and all(torch.isfinite(gradient).all() for gradient in gradients)
+    baseline.zero_grad(set_to_none=True)
+
+
+def test_a_negative_parse_loss_step_is_refused():
+    model = DbsaForConditionalGeneration(DbsaConfig(**TINY, parse_layer_encoder=2, parse_layer_decoder=1,
+                                                    parse_loss_warmup_steps=10))
+    model.parse_loss_step = -5
+    with pytest.raises(ValueError, match=r"parse_loss_step=-5: the optimizer step counts from 0"):
+        model.parse_loss_weights()
