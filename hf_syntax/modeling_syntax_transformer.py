@@ -205,6 +205,11 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
         reject_unknown_keywords(self, columns)
+        cache = _either_cache(cache, past_key_values)
+        if decoder_input_ids is not None and (cache is None or cache.get_seq_length() == 0):
+            # The ids' range on a first pass only (training, a decode's first step), not at every cached step; read
+            # here, before the encoder's work is queued, so the wait for the values costs nothing on a GPU.
+            check_token_ids("decoder_input_ids", decoder_input_ids, self.config.decoder_vocab_size)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
@@ -218,7 +223,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         decoder_outputs = self.decoder(
             decoder_input_ids, attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
-            cache=_either_cache(cache, past_key_values),
+            cache=cache,
             use_cache=self.config.use_cache if use_cache is None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
             **_side_columns(columns, "target"),

@@ -247,10 +247,8 @@ class SyntaxTransformerDecoder(nn.Module):
         **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
+        check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
         past_length = cache.get_seq_length() if cache is not None else 0
-        # Types and shapes always; the id range only on a first pass (training, a decode's first step), which reads
-        # the values once, not at every cached generation step.
-        check_token_ids("decoder_input_ids", input_ids, config.decoder_vocab_size if past_length == 0 else None)
         if encoder_hidden_states is not None:
             check_same_batch("decoder_input_ids", input_ids, "input_ids", encoder_hidden_states)
             if encoder_attention_mask is not None and encoder_attention_mask.shape != encoder_hidden_states.shape[:2]:
