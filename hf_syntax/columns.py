@@ -24,11 +24,21 @@ SUBWORD_HEAD_RULES = ("first", "last")
 """Which subword of its head word a word's final subword points to: DBSA's first one, or the last."""
 
 
-def check_integer_column(name: str, values, what: str) -> None:
-    """``values`` (a tensor) must hold integers. A float column (a forgotten cast, a dataset read through pandas with
-    a NaN in it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+def check_tensor(name: str, values) -> None:
+    """``values`` must be a tensor: a Python list was "'list' object has no attribute ..." deep inside the model."""
     import torch  # here, not at the top: the command line reads this module for its options without loading torch
 
+    if not isinstance(values, torch.Tensor):
+        raise TypeError(f"`{name}` is a {type(values).__name__}, not a tensor: tokenize with return_tensors='pt' "
+                        f"(or wrap it: torch.tensor({name})).")
+
+
+def check_integer_column(name: str, values, what: str) -> None:
+    """``values`` must be a tensor of integers. A float column (a forgotten cast, a dataset read through pandas with
+    a NaN in it) was otherwise cast silently (depths) or failed deep inside an embedding or a loss."""
+    import torch
+
+    check_tensor(name, values)
     if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
         raise ValueError(f"`{name}` holds {values.dtype} values; {what} are integers (torch.long).")
 
@@ -157,6 +167,16 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
                     raise ValueError(f"column {key!r} of batch row {index} holds None at position "
                                      f"{list(values).index(None)}; every token needs a value (re-run the featurizer "
                                      f"on this example).")
+                text = next((value for value in values if isinstance(value, str)), None)
+                if text is not None:  # was torch's "too many dimensions 'str'", naming no column
+                    raise ValueError(f"column {key!r} of batch row {index} holds strings (e.g. {text!r}); feature "
+                                     f"columns are integer ids: map the labels to ids with the label vocabulary "
+                                     f"(hf_syntax.labels) or re-run the featurizer.")
+                if column.is_head and any(value >= length for value in values):
+                    raise ValueError(  # it pointed into the padding, whose loss is 1e37 or inf
+                        f"column {key!r} of batch row {index} holds head {max(values)} but the row has {length} "
+                        f"tokens: heads are 0-based positions within their own row (-100 for none); re-run the "
+                        f"featurizer on this example.")
                 fill = [pad_value] * (width - length)
                 if left:
                     shift = width - length

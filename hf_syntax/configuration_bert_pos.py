@@ -5,16 +5,17 @@ Hub model knows exactly which ids it expects), how POS and token embeddings are 
 produces the tags when the model is used on raw text.
 """
 
-from __future__ import annotations
-
 from huggingface_hub.dataclasses import strict
 from transformers import BertConfig
 
+from .configuration_syntax_transformer import known_keys, reject_unknown_keys
 from .labels import UPOS_VOCAB, LabelVocab
 
 POS_COMBINE_MODES = ("sum", "concat")
 POS_INIT_MODES = ("normal", "zeros")
 LOADABLE_MODEL_TYPES = ("bert", "bert_pos")
+TASK_HEAD_KEYS = ("num_labels",)
+"""A keyword argument `PreTrainedConfig` reads for a task head though it is no field."""
 
 
 @strict
@@ -56,6 +57,7 @@ class BertPosConfig(BertConfig):
     pos_parser: str = "spacy:en_core_web_sm"
 
     def __post_init__(self, **kwargs):
+        reject_unknown_keys(type(self), kwargs, TASK_HEAD_KEYS)  # BertPosConfig(pos_combin=...) was accepted
         vocab = LabelVocab.from_dict(self.pos_vocab) if self.pos_vocab is not None else UPOS_VOCAB
         self.pos_vocab = vocab.to_dict()
         self.num_pos_tags = self.num_pos_tags or len(vocab)
@@ -97,7 +99,7 @@ class BertPosConfig(BertConfig):
             )
         if self.pos_embedding_size < 1:
             raise ValueError(f"BertPosConfig: pos_embedding_size must be positive; got {self.pos_embedding_size}.")
-        if not isinstance(self.pos_parser, str) or ":" not in self.pos_parser:
+        if ":" not in self.pos_parser:  # its type is checked by @strict
             raise ValueError(
                 f"BertPosConfig: pos_parser must be a parser spec such as 'spacy:en_core_web_sm' or 'stanza:en'; "
                 f"got {self.pos_parser!r}."
@@ -119,7 +121,14 @@ class BertPosConfig(BertConfig):
                 f"model. For another architecture, fine-tune it with its own classes."
             )
         config_dict["model_type"] = cls.model_type
-        return cls.from_dict(config_dict, **kwargs)
+        # Keys a checkpoint's file carries that are no BertConfig field (older BERTs' `gradient_checkpointing`) are
+        # kept as attributes, as transformers keeps them; only options passed by name are checked for typos.
+        known = known_keys(cls, TASK_HEAD_KEYS)
+        extras = {key: value for key, value in config_dict.items() if key not in known}
+        loaded = cls.from_dict({key: value for key, value in config_dict.items() if key in known}, **kwargs)
+        for key, value in extras.items():
+            setattr(loaded[0] if isinstance(loaded, tuple) else loaded, key, value)
+        return loaded
 
     @property
     def pos_label_vocab(self) -> LabelVocab:

@@ -45,6 +45,23 @@ _BOOKKEEPING_KEYS = {
 }
 
 
+def known_keys(config_class, extra: tuple[str, ...] = ()) -> set[str]:
+    """The keys `config_class` takes: its fields, transformers' bookkeeping, the generation parameters and `extra`
+    (keyword arguments a base class reads that are no field, e.g. a task head's `num_labels`)."""
+    return ({f.name for f in fields(config_class)} | _BOOKKEEPING_KEYS
+            | set(GenerationConfig._get_default_generation_params()) | set(extra))
+
+
+def reject_unknown_keys(config_class, kwargs, extra: tuple[str, ...] = ()) -> None:
+    """A misspelt option must fail loudly instead of silently training the wrong model."""
+    unknown = sorted(set(kwargs) - known_keys(config_class, extra))
+    if unknown:
+        raise ValueError(
+            f"{config_class.__name__} got unknown option(s) {unknown}. Check the spelling; the options are the fields "
+            f"listed in the {config_class.__name__} docstring."
+        )
+
+
 RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for name, default in kind.config_fields().items()}
 """Every relative attention term's config fields (clip, switches) with defaults, from its record."""
 
@@ -234,7 +251,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     source_segmenter: str | None = None
 
     def __post_init__(self, **kwargs):
-        self._reject_unknown_keys(kwargs)
+        reject_unknown_keys(type(self), kwargs)
         self.decoder_vocab_size = self.decoder_vocab_size or self.vocab_size
         self.source_features = list(self.source_features)
         if self.graph_new_groups is None:
@@ -249,19 +266,15 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         layer_type = config_dict.get("encoder_layer_type", getattr(cls, "encoder_layer_type", "standard"))
         if "transformers_version" in config_dict and "graph_new_groups" not in config_dict and layer_type == "graph":
             config_dict = {**config_dict, "graph_new_groups": "sum"}
-        return super().from_dict(config_dict, **kwargs)
-
-    @classmethod
-    def _reject_unknown_keys(cls, kwargs):
-        """A misspelt option must fail loudly instead of silently training the wrong model."""
-        known = {f.name for f in fields(cls)} | _BOOKKEEPING_KEYS
-        known |= set(GenerationConfig._get_default_generation_params())
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ValueError(
-                f"{cls.__name__} got unknown option(s) {unknown}. Check the spelling; the options are the fields "
-                f"listed in the {cls.__name__} docstring."
-            )
+        return_unused_kwargs = kwargs.pop("return_unused_kwargs", False)
+        config, unused = super().from_dict(config_dict, return_unused_kwargs=True, **kwargs)
+        if return_unused_kwargs:  # the caller (AutoModel's from_pretrained) hands them on and checks them
+            return config, unused
+        unknown = sorted(key for key in unused if not key.startswith("_"))
+        if unknown:  # from_pretrained(path, dropuot=0.3) dropped the misspelt option silently
+            raise ValueError(f"{cls.__name__}.from_pretrained/from_dict got unknown option(s) {unknown}: not "
+                             f"fields of {cls.__name__}. Check the spelling.")
+        return config
 
     def validate_syntax_options(self):
         """Called by `@strict` on construction: every option value is checked against what the model supports."""
@@ -286,6 +299,14 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         unknown_features = [f for f in self.source_features if f not in EMBEDDED_FEATURES]
         if unknown_features:
             raise ValueError(f"source_features {unknown_features} unknown; choose from {tuple(EMBEDDED_FEATURES)}.")
+        if len(set(self.source_features)) != len(self.source_features):  # was a bare error deep in the embedding
+            raise ValueError(f"source_features={self.source_features} names a feature twice; name each once.")
+        for column in EMBEDDED_FEATURES.values():  # an empty table failed at the first lookup
+            if getattr(self, column.size_field) < 1:
+                raise ValueError(f"{column.size_field} must be >= 1 (rows of the {column.feature} embedding table), "
+                                 f"got {getattr(self, column.size_field)}.")
+        if self.init_std < 0:  # weight_init="normal" failed inside torch's normal_
+            raise ValueError(f"init_std={self.init_std} is a standard deviation: it must be >= 0.")
         for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers",
                      "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim",
                      "max_position_embeddings"):
@@ -311,10 +332,24 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         for name in (*(kind.clip_field for kind in RELATIVE_TERMS.values()), "parse_loss_warmup_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 switches it off), got {getattr(self, name)}.")
+        for kind in RELATIVE_TERMS.values():
+            sides = [name for name in (kind.keys_field, kind.values_field) if name]
+            if getattr(self, kind.clip_field) > 0 and sides and not any(getattr(self, name) for name in sides):
+                raise ValueError(  # the term then had no table and did nothing, yet its column was still required
+                    f"{kind.clip_field}={getattr(self, kind.clip_field)} switches the term on but "
+                    f"{', '.join(f'{name}=False' for name in sides)} leave(s) it nothing to add: switch one of them "
+                    f"on, or set {kind.clip_field}=0."
+                )
         self._validate_self_parsing()
         self._validate_switched_options()
         if self.source_segmenter is not None:
             segmenter_requirements(self.source_segmenter)  # a spec it cannot load is an error now, not at inference
+        if self.share_encoder_decoder_embeddings and self.decoder_vocab_size != self.vocab_size:
+            raise ValueError(  # the shared table has vocab_size rows: labels beyond it were a bare IndexError
+                f"share_encoder_decoder_embeddings=True gives both sides one table of vocab_size={self.vocab_size} "
+                f"rows, but decoder_vocab_size={self.decoder_vocab_size}: drop decoder_vocab_size, or set "
+                f"share_encoder_decoder_embeddings=False (and tie_word_embeddings as wanted) for separate tables."
+            )
         if self.share_encoder_decoder_embeddings and not self.tie_word_embeddings:
             raise ValueError(
                 "share_encoder_decoder_embeddings=True ties source, target and output embeddings, so it needs "
@@ -420,4 +455,4 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         return self.source_parser
 
 
-__all__ = ["SyntaxTransformerConfig"]
+__all__ = ["SyntaxTransformerConfig", "known_keys", "reject_unknown_keys"]

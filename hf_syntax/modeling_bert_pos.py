@@ -24,6 +24,7 @@ from transformers import initialization as init
 from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
 from transformers.utils import is_torchdynamo_compiling
 
+from .columns import check_integer_column
 from .configuration_bert_pos import BertPosConfig
 from .saved_files import CheckedFromPretrained
 
@@ -195,13 +196,12 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
                 f"{type(self).__name__} needs `pos_ids` (one POS id per token, same shape as input_ids). "
                 + POS_FEATURIZER_HINT
             )
+        check_integer_column("pos_ids", pos_ids, "POS ids")  # a list was "'list' object has no attribute 'shape'"
         if pos_ids.shape != tokens.shape:
             raise ValueError(
                 f"`pos_ids` has shape {tuple(pos_ids.shape)} but the tokens have shape {tuple(tokens.shape)}; "
                 f"they must align one to one. " + POS_FEATURIZER_HINT
             )
-        if pos_ids.is_floating_point() or pos_ids.is_complex() or pos_ids.dtype == torch.bool:
-            raise ValueError(f"`pos_ids` holds {pos_ids.dtype} values; POS ids are integers (torch.long).")
         if is_torchdynamo_compiling() or not pos_ids.numel():
             return
         if not 0 <= int(pos_ids.min()) <= int(pos_ids.max()) < self.config.num_pos_tags:

@@ -92,6 +92,9 @@ def takes_syntax_columns(forward: Callable) -> Callable:
     return forward
 
 
+SYNTAX_COLUMN_NAMES = frozenset(name for side in SYNTAX_INPUTS.values() for name in side)
+"""What `forward`'s wildcard may hold (see `reject_unknown_keywords`)."""
+
 CUSTOM_CACHE_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE, GenerationMode.BEAM_SEARCH,
                       GenerationMode.BEAM_SAMPLE)
 """Decoding modes that only append to and reorder the cache, so a `decoding_cache` may replace transformers' own
@@ -201,6 +204,12 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         columns: the syntax columns the featurizer makes (`columns.SYNTAX_INPUTS`, named in the signature): the
             source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
+        reject_unknown_keywords(self, columns)
+        cache = _either_cache(cache, past_key_values)
+        if decoder_input_ids is not None and (cache is None or cache.get_seq_length() == 0):
+            # The ids' range on a first pass only (training, a decode's first step), not at every cached step; read
+            # here, before the encoder's work is queued, so the wait for the values costs nothing on a GPU.
+            check_token_ids("decoder_input_ids", decoder_input_ids, self.config.decoder_vocab_size)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
@@ -209,11 +218,12 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
         if decoder_input_ids is None:
-            raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
+            raise ValueError(f"{type(self).__name__} needs `decoder_input_ids`: it has no output layer, so it takes no "
+                             "`labels` (SyntaxTransformerForConditionalGeneration shifts labels right itself).")
         decoder_outputs = self.decoder(
             decoder_input_ids, attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
-            cache=_either_cache(cache, past_key_values),
+            cache=cache,
             use_cache=self.config.use_cache if use_cache is None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
             **_side_columns(columns, "target"),
@@ -317,6 +327,10 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         return decoder.embed_tokens
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor):
+        missing = [name for name in ("pad_token_id", "decoder_start_token_id") if getattr(self.config, name) is None]
+        if missing:  # was a bare TypeError from torch's new_full / item assignment
+            raise ValueError(f"Shifting `labels` into decoder inputs needs config {' and '.join(missing)} (None here): "
+                             "set it to the target tokenizer's id, or pass `decoder_input_ids` yourself.")
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     @takes_syntax_columns
@@ -346,6 +360,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             needed by the dependency relative-depth attention term.
             pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
+        reject_unknown_keywords(self, columns)
+        if labels is None and decoder_input_ids is None:
+            raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
         if labels is not None:
             check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
             if input_ids is not None:
@@ -368,12 +385,19 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
                 logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX,
                 label_smoothing=self.config.label_smoothing,
             )
+            # A batch without a supervised label: 0 (as the parse losses give), not the mean over nothing (NaN);
+            # chosen on the device, without a wait, and the mean itself is untouched.
+            translation_loss = torch.where((labels != IGNORE_INDEX).any(), translation_loss,
+                                           translation_loss.new_zeros(()))
             encoder_parse = encoder_parse_loss(self.config, outputs.encoder_parse_log_probs,
-                                               columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT,
+                                               attention_mask=attention_mask)
             decoder_parse = decoder_parse_loss(self.config, outputs.decoder_parse_log_probs,
-                                               columns.get(DBSA_PARSE_HEAD.gold_columns["decoder"]), labels)
+                                               columns.get(DBSA_PARSE_HEAD.gold_columns["decoder"]), labels,
+                                               decoder_attention_mask)
             self_parse = self_parse_loss(self.config, outputs.encoder_self_parse_log_probs,
-                                         columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT)
+                                         columns.get(DBSA_PARSE_HEAD.gold_columns["encoder"]), FEATURIZER_HINT,
+                                         attention_mask)
             loss = translation_loss
             for weighted in self.weighted_parse_losses(encoder_parse, decoder_parse, self_parse):
                 loss = loss + weighted
@@ -401,6 +425,17 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         weights = self.parse_loss_weights() if has_dbsa else (0.0, 0.0)
         return weighted_parse_losses(weights, encoder_parse, decoder_parse,
                                      self_parse, getattr(self.config, "self_parse_loss_weight", 0.0))
+
+
+def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
+    """`forward`'s wildcard takes the syntax columns only: a misspelt keyword (`attention_masks=`) was dropped
+    silently and the model ran without it."""
+    unknown = sorted(set(columns) - SYNTAX_COLUMN_NAMES)
+    if unknown:
+        accepted = [parameter.name for parameter in inspect.signature(type(model).forward).parameters.values()
+                    if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+        raise TypeError(f"{type(model).__name__}.forward() got unexpected keyword argument(s) {unknown}; it takes "
+                        f"{accepted}. Check the spelling.")
 
 
 def _side_columns(columns: dict, side: str) -> dict:

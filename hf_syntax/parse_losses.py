@@ -39,10 +39,17 @@ def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.
     return F.nll_loss(log_probs, heads, ignore_index=IGNORE_INDEX, reduction="sum") / denominator.clamp(min=1)
 
 
-def check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
-    if heads.shape[-1] != length:
-        raise ValueError(f"{name} has length {heads.shape[-1]} but {column_of} has {length}: align them per token.")
+def check_heads(name: str, heads, shape: tuple[int, int], column_of: str, keep: torch.Tensor | None = None,
+                 mask_name: str = "attention_mask"):
+    """`heads` must be a (batch, length) tensor of head indices in [0, length) or -100, as `shape` (that of
+    `column_of`) says, and, where a mask `keep` (1 = a token) is given, point only at kept positions: a head on a
+    padded position scored the masked-out key, a loss of 1e37 or inf. `keep` is indexed by the same positions as the
+    heads (the caller shifts it for the decoder)."""
     check_integer_column(name, heads, "head indices")
+    batch, length = shape
+    if heads.shape != (batch, length):  # a wrong row count was a bare size mismatch inside nll_loss
+        raise ValueError(f"{name} has shape {tuple(heads.shape)} but {column_of} has {(batch, length)}: one head "
+                         "per token of each sentence; align them per token.")
     if is_torchdynamo_compiling():  # reading the values would break the graph; a bad index fails in the loss
         return
     bad = (heads != IGNORE_INDEX) & ((heads < 0) | (heads >= length))
@@ -51,11 +58,22 @@ def check_heads(name: str, heads: torch.Tensor, length: int, column_of: str):
             f"{name} holds head indices outside [0, {length}) (e.g. {heads[bad][0].item()}); heads are 0-based "
             "token indices within the same sequence, -100 for unsupervised tokens."
         )
+    if keep is None:
+        return
+    supervised = heads != IGNORE_INDEX
+    masked = supervised & (keep.gather(1, heads.clamp(min=0)) == 0)
+    if masked.any():
+        row, token = (int(index) for index in masked.nonzero()[0])
+        raise ValueError(
+            f"{name} row {row}, token {token} points at position {int(heads[row, token])}, which {mask_name} marks "
+            f"as padding: a head must be a token of the same sentence (re-run the featurizer, or check the mask)."
+        )
 
 
 def encoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, featurizer_hint: str,
-                       field: str = "parse_layer_encoder", head: str = "a DBSA encoder parse head"):
-    """The encoder parse head's loss (None for a model without one)."""
+                       field: str = "parse_layer_encoder", head: str = "a DBSA encoder parse head",
+                       attention_mask: torch.Tensor | None = None):
+    """The encoder parse head's loss (None for a model without one); `attention_mask` is the source one."""
     if log_probs is None:
         return None
     if heads is None:
@@ -63,19 +81,23 @@ def encoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tens
             f"This model has {head} ({field}={getattr(config, field)}); training it needs `dep_heads`. "
             f"{featurizer_hint}"
         )
-    check_heads("dep_heads", heads, log_probs.shape[-1], "input_ids")
+    check_heads("dep_heads", heads, log_probs.shape[:2], "input_ids", attention_mask)
     return parse_loss(log_probs, heads)
 
 
-def self_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, featurizer_hint: str):
+def self_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, featurizer_hint: str,
+                    attention_mask: torch.Tensor | None = None):
     """The loss of a self-parsing model's bottom parser (`self_parse.py`) on the gold `dep_heads` (None for a model
     without one); weighted by `self_parse_loss_weight`, without the DBSA warm-up."""
-    return encoder_parse_loss(config, log_probs, heads, featurizer_hint, "self_parse_layers", "an encoder parser")
+    return encoder_parse_loss(config, log_probs, heads, featurizer_hint, "self_parse_layers", "an encoder parser",
+                              attention_mask)
 
 
-def decoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, labels: torch.Tensor):
+def decoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, labels: torch.Tensor,
+                       decoder_attention_mask: torch.Tensor | None = None):
     """The decoder parse head's loss over the rows whose head is at or before them, normalised as
-    `config.decoder_parse_loss_normalizer` says (None for a model without one)."""
+    `config.decoder_parse_loss_normalizer` says (None for a model without one). `decoder_attention_mask` is over
+    the decoder inputs, where label h is input h + 1."""
     if log_probs is None:
         return None
     if heads is None:
@@ -84,7 +106,11 @@ def decoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tens
             f"{config.parse_layer_decoder}); training it needs `decoder_dep_heads` aligned to `labels` "
             "(parse the target side too: `parse_and_align(..., tgt_parser=...)`)."
         )
-    check_heads("decoder_dep_heads", heads, labels.shape[-1], "labels")
+    keep = None
+    if decoder_attention_mask is not None:  # label h is decoder input h + 1; the last label is no input
+        keep = torch.cat([decoder_attention_mask[:, 1:], decoder_attention_mask.new_ones(labels.shape[0], 1)], dim=1)
+    check_heads("decoder_dep_heads", heads, labels.shape, "labels", keep, "decoder_attention_mask (shifted: label h "
+                "is decoder input h + 1)")
     denominator = None
     if config.decoder_parse_loss_normalizer == "all_pairs":
         denominator = (heads != IGNORE_INDEX).sum()  # every target token with a head, future heads included
@@ -107,6 +133,8 @@ def parse_loss_weights(config, step: int | None, training: bool) -> tuple[float,
                 "callbacks (the translation recipe adds it)."
             )
         return weights
+    if step < 0:  # a negative lambda would train the model to parse badly
+        raise ValueError(f"parse_loss_step={step}: the optimizer step counts from 0.")
     ramp = min(1.0, step / config.parse_loss_warmup_steps)
     return weights[0] * ramp, weights[1] * ramp
 

@@ -19,7 +19,7 @@ from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPa
 from transformers.utils import is_torchdynamo_compiling
 
 from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
-from .columns import check_integer_column
+from .columns import IGNORE_INDEX, check_integer_column, check_tensor
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -73,9 +73,7 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None,
     e.g. -100 in labels): a single unbatched row, float ids or ids of another tokenizer are refused here with what to
     change, instead of an IndexError inside an embedding. The value range is read only eagerly (a compiled graph
     cannot branch on values)."""
-    if not isinstance(ids, torch.Tensor):  # a list was "'list' object has no attribute 'dim'"
-        raise TypeError(f"`{name}` is a {type(ids).__name__}, not a tensor: tokenize with return_tensors='pt' "
-                        f"(or wrap it: torch.tensor({name})).")
+    check_tensor(name, ids)
     if ids.dim() != 2:
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): add the batch "
                          f"dimension ({name}[None]) or tokenize with return_tensors='pt'.")
@@ -86,8 +84,29 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None,
     low, high = int(values.min()), int(values.max())
     if low < 0 or high >= vocab_size:
         allowed = f" (or {ignore})" if ignore is not None else ""
+        cause = ("-100 marks ignored labels: pass the targets as `labels`, which the model shifts into decoder inputs"
+                 if low == IGNORE_INDEX and ignore is None else "were they made by another tokenizer than this model's?")
         raise ValueError(f"`{name}` holds ids from {low} to {high} but the vocabulary has {vocab_size} (0 .. "
-                         f"{vocab_size - 1}{allowed}): were they made by another tokenizer than this model's?")
+                         f"{vocab_size - 1}{allowed}): {cause}")
+
+
+def check_padding_mask(attention_mask: torch.Tensor | None, absolute_positions: bool) -> None:
+    """Every source row must hold a token (an all-padding row gave a finite output, and generate translated the
+    padding), and with absolute positions padding must be on the right: they count from the row's first column, so a
+    left-padded sentence was encoded at other positions than the same sentence alone. Values are read only eagerly,
+    and only for a mask with padding (`padding_mask` reads `all()` there already)."""
+    if attention_mask is None or is_torchdynamo_compiling() or attention_mask.all():
+        return
+    empty = (~attention_mask.bool().any(dim=1)).nonzero()
+    if len(empty):
+        raise ValueError(f"`attention_mask` row {int(empty[0])} is all zeros: that sentence has no token to encode. "
+                         "Drop empty sentences from the batch.")
+    if absolute_positions:
+        left = (attention_mask[:, 0] == 0).nonzero()
+        if len(left):
+            raise ValueError(f"`attention_mask` row {int(left[0])} starts with padding, but this model's absolute "
+                             "positions count from the first column, so left padding changes its output: pad on the "
+                             "right (tokenizer.padding_side = 'right').")
 
 
 def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
@@ -107,6 +126,7 @@ def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict
         if column is None:
             raise ValueError(f"This model reads the {side} columns {list(needed)} but `{name}` was not given. "
                              f"{FEATURIZER_HINT}")
+        check_tensor(name, column)
         if column.shape != reference.shape:
             raise ValueError(f"{name} has shape {tuple(column.shape)} but the {side} ids have "
                              f"{tuple(reference.shape)}: feature columns must be aligned to the subwords.")
@@ -158,6 +178,7 @@ class SyntaxTransformerEncoder(nn.Module):
         if attention_mask is not None and attention_mask.shape != input_ids.shape:
             raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but `input_ids` "
                              f"{tuple(input_ids.shape)}: one value per source token (1 = a token, 0 = padding).")
+        check_padding_mask(attention_mask, config.absolute_positions)
         length = input_ids.shape[1]
         if config.absolute_positions and length > config.max_position_embeddings:
             raise ValueError(
@@ -226,14 +247,24 @@ class SyntaxTransformerDecoder(nn.Module):
         **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
-        check_token_ids("decoder_input_ids", input_ids)  # shape and type only: this runs at every generation step
+        check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
+        past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
             check_same_batch("decoder_input_ids", input_ids, "input_ids", encoder_hidden_states)
+            if encoder_attention_mask is not None and encoder_attention_mask.shape != encoder_hidden_states.shape[:2]:
+                raise ValueError(f"`attention_mask` has shape {tuple(encoder_attention_mask.shape)} but the encoder "
+                                 f"outputs cover {tuple(encoder_hidden_states.shape[:2])}: pass the source mask the "
+                                 "encoder outputs were computed with.")
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
-        past_length = cache.get_seq_length() if cache is not None else 0
         length = input_ids.shape[1]
         total = past_length + length
+        if attention_mask is not None and attention_mask.shape != (input_ids.shape[0], total):
+            raise ValueError(  # a longer mask was cut to its last columns silently, a shorter one a size mismatch
+                f"`decoder_attention_mask` has shape {tuple(attention_mask.shape)} but the decoder has "
+                f"{input_ids.shape[0]} rows of {total} tokens ({past_length} cached + {length} new): one value per "
+                "decoder token, the cached ones included."
+            )
         if config.absolute_positions and total > config.max_position_embeddings:
             raise ValueError(
                 f"The target reached {total} tokens but max_position_embeddings={config.max_position_embeddings}: "
