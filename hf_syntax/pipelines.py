@@ -130,11 +130,14 @@ class SyntaxTranslationPipeline(Pipeline):
         return featurizer
 
     def __call__(self, inputs, **kwargs):
-        """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text. Anything else is
-        refused in one line (``check_sources``)."""
+        """A text gives ``[{"translation_text": ...}]``; a list of texts (or of ``read`` results) one such dict per
+        text. Anything else is refused in one line (``check_sources``)."""
         if isinstance(inputs, (list, tuple)):
-            # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text.
-            results = super().__call__(self.reader.read_batch(inputs, kwargs.get("pretokenized")), **kwargs)
+            # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text. Readings
+            # already made (the Endpoint handler checks their length first) are translated as they are.
+            readings = inputs if inputs and all(isinstance(item, SourceReading) for item in inputs) else \
+                self.reader.read_batch(inputs, kwargs.get("pretokenized"))
+            results = super().__call__(readings, **kwargs)
             return [result[0] for result in results] if all(len(result) == 1 for result in results) else results
         check_sources(inputs)
         return super().__call__(inputs, **kwargs)

@@ -86,14 +86,28 @@ class EndpointHandler:
             return {"error": str(error)}
         try:
             if self.is_translation:
-                if isinstance(inputs, list):
-                    return self.pipeline(inputs, batch_size=len(inputs), **parameters)
-                return self.pipeline(inputs, **parameters)
+                return self._translate(inputs, parameters)
             results = self.pipeline(inputs, **parameters)
+        except BadRequest as error:
+            return {"error": str(error)}
         except ValueError as error:  # the pipeline's own input errors (texts it cannot parse or align)
             return {"error": f"the model cannot read this input: {error}"}
         # The stock classification pipeline returns a bare dict for one input; the contract is a list.
         return [results] if isinstance(results, dict) else results
+
+    def _translate(self, inputs, parameters: dict) -> list:
+        """Read the texts as the model reads them (segmented, for a model trained on pre-split words), refuse one
+        longer than the model reads (the pipeline would translate its first tokens only), then translate those
+        readings: the length counted is that of what the model is given, and the texts are parsed once."""
+        texts = inputs if isinstance(inputs, list) else [inputs]
+        readings = self.pipeline.reader.read_batch(texts, parameters.get("pretokenized"))
+        for index, reading in enumerate(readings):
+            length = len(self.pipeline.tokenizer(reading.text, verbose=False)["input_ids"])
+            if length > self.max_source_tokens:
+                where = f"inputs[{index}]" if isinstance(inputs, list) else "inputs"
+                raise BadRequest(f"{where} is {length} tokens long; this model reads at most "
+                                 f"{self.max_source_tokens}. Split it into shorter sentences.")
+        return self.pipeline(readings, batch_size=len(readings), **parameters)
 
     # --------------------------------------------------------------------------------------------- validation
     def _read_request(self, data):
@@ -146,6 +160,8 @@ class EndpointHandler:
             except UnicodeEncodeError as error:  # JSON can carry a lone surrogate ("\\ud800"); no tokenizer encodes it
                 raise BadRequest(f"{where} {name} has a lone surrogate (\\u{ord(value[error.start]):04x} at character "
                                  f"{error.start}), which is not valid Unicode; send UTF-8 text.") from None
+        if self.is_translation:
+            return  # counted as the model reads it, after segmenting (``_translate``)
         length = len(self.pipeline.tokenizer(text, pair)["input_ids"])
         if length > self.max_source_tokens:
             raise BadRequest(f"{where} is {length} tokens long; this model reads at most {self.max_source_tokens}. "

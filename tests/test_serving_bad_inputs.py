@@ -1,0 +1,50 @@
+"""Bad input on the serving surfaces (Endpoint handler, command line, pipelines): each is refused with a message that
+says what was wrong and what to do, and nothing is cut or invented silently."""
+
+import logging
+
+import pytest
+from hub_support import tiny_model, tiny_tokenizer
+
+from hf_syntax.hub.export import export
+from hf_syntax.serving.endpoint_handler import EndpointHandler
+
+RESULTS = {"results": [{"metric": "loss", "value": 1.0, "split": "train"}]}
+UNSEGMENTED = "私は昨日本屋で面白い本を二冊買いました。" * 2
+"""42 tokens as one unsegmented string, 71 once sudachi splits it into words: longer than the 64 the model reads."""
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def japanese_folder(tokenizer, tmp_path_factory):
+    """An exported model trained on pre-split Japanese (segmented by sudachi) that forces its end token, as every
+    recipe model does."""
+    pytest.importorskip("sudachipy", reason="needs SudachiPy: pip install sudachipy sudachidict-core")
+    model = tiny_model("baseline", tokenizer).eval()
+    model.config.source_pretokenized = True
+    model.config.source_segmenter = "sudachi:C"
+    model.generation_config.update(num_beams=1, max_new_tokens=3, forced_eos_token_id=tokenizer.eos_token_id)
+    return export(model, tokenizer, tmp_path_factory.mktemp("japanese") / "exported", RESULTS)
+
+
+@pytest.fixture(scope="module")
+def japanese_handler(japanese_folder):
+    return EndpointHandler(str(japanese_folder))
+
+
+def test_the_endpoint_counts_the_tokens_of_the_segmented_text_it_translates(japanese_handler, tokenizer, caplog):
+    """The raw text passed the length check (42 tokens), then the pipeline split it into 71 and cut it to 64."""
+    assert len(tokenizer(UNSEGMENTED)["input_ids"]) <= 64
+    with caplog.at_level(logging.WARNING):
+        answer = japanese_handler({"inputs": UNSEGMENTED})
+        listed = japanese_handler({"inputs": ["猫が好きです。", UNSEGMENTED]})
+    assert answer == {"error": "inputs is 71 tokens long; this model reads at most 64. Split it into shorter "
+                               "sentences."}
+    assert listed["error"].startswith("inputs[1] is 71 tokens long")
+    assert not [message for message in caplog.messages if "was cut" in message]
+    (translation,) = japanese_handler({"inputs": "猫が好きです。"})
+    assert set(translation) == {"translation_text"}
