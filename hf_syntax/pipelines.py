@@ -152,9 +152,11 @@ class SyntaxTranslationPipeline(Pipeline):
         for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation")):
             value = generate_kwargs.get(name)  # generate failed on 0 beams with a ZeroDivisionError, and on a str
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
+                raise GenerationSettingError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
         check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
+        check_room_for_words(generate_kwargs.get("max_new_tokens"),
+                             generate_kwargs.get("forced_eos_token_id", getattr(saved, "forced_eos_token_id", None)))
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
                 and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
             # The model limits its output by max_length (as the recipe saves it): say the caller's limit the same
@@ -315,6 +317,21 @@ def check_pretokenized(value) -> None:
                         f"False (the parser splits it) or leave it unset.")
 
 
+class GenerationSettingError(ValueError):
+    """A generation setting the model cannot translate with; the message says which values work."""
+
+
+def check_room_for_words(max_new_tokens: int | None, forced_eos_token_id: int | None) -> None:
+    """Refuse ``max_new_tokens`` < 2 for a model that forces its end token (every recipe model does): the end token
+    takes the last place, so no word fits. PyTorch then wrote empty translations and CTranslate2 failed with
+    "maximum decoding length must be > 0"; both backends check here."""
+    if forced_eos_token_id is not None and max_new_tokens is not None and max_new_tokens < 2:
+        raise GenerationSettingError(
+            f"max_new_tokens={max_new_tokens} leaves room for no word: this model ends every translation with its "
+            f"end token (generation_config.forced_eos_token_id), which takes the last of those places, so the "
+            f"translation would be empty. Give max_new_tokens >= 2.")
+
+
 def visible_text(text: str | None) -> str | None:
     """``text`` without hidden characters (format characters such as a zero-width space, control characters such as
     NUL: ``text_checks.is_hidden``) and outer whitespace. BERT's tokenizer drops them, but the parser read
@@ -386,10 +403,12 @@ def save_pipeline(pipe: Pipeline, folder) -> None:
 
 __all__ = [
     "EmptyInputError",
+    "GenerationSettingError",
     "InvalidTextError",
     "PosTextClassificationPipeline",
     "SourceReading",
     "SyntaxTranslationPipeline",
+    "check_room_for_words",
     "check_texts",
     "save_pipeline",
     "syntax_pipeline",

@@ -1,12 +1,16 @@
 """Bad input on the serving surfaces (Endpoint handler, command line, pipelines): each is refused with a message that
 says what was wrong and what to do, and nothing is cut or invented silently."""
 
+import io
 import logging
+import sys
 
 import pytest
 from hub_support import tiny_model, tiny_tokenizer
 
+from hf_syntax.cli import main
 from hf_syntax.hub.export import export
+from hf_syntax.pipelines import GenerationSettingError, syntax_pipeline
 from hf_syntax.serving.endpoint_handler import EndpointHandler
 
 RESULTS = {"results": [{"metric": "loss", "value": 1.0, "split": "train"}]}
@@ -48,3 +52,37 @@ def test_the_endpoint_counts_the_tokens_of_the_segmented_text_it_translates(japa
     assert not [message for message in caplog.messages if "was cut" in message]
     (translation,) = japanese_handler({"inputs": "猫が好きです。"})
     assert set(translation) == {"translation_text"}
+
+
+def test_max_new_tokens_1_beside_a_forced_end_token_is_refused_everywhere(japanese_handler, japanese_folder,
+                                                                           tokenizer, monkeypatch, capsys):
+    """PyTorch wrote empty translations, CTranslate2 failed with "maximum decoding length must be > 0"."""
+    answer = japanese_handler({"inputs": "猫が好きです。", "parameters": {"max_new_tokens": 1}})
+    assert "error" in answer and "max_new_tokens=1 leaves room for no word" in answer["error"]
+    assert "cannot read this input" not in answer["error"], "the text is not at fault"
+    (two,) = japanese_handler({"inputs": "猫が好きです。", "parameters": {"max_new_tokens": 2}})
+    assert set(two) == {"translation_text"}
+    pipe = syntax_pipeline(japanese_handler.pipeline.model, tokenizer)
+    with pytest.raises(GenerationSettingError, match=r"max_new_tokens=1 leaves room for no word: .* Give "
+                                                     r"max_new_tokens >= 2"):
+        pipe("猫 が 好き", max_new_tokens=1)
+    for backend in ("pytorch", "ctranslate2"):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("猫 が 好き\n"))
+        with pytest.raises(SystemExit) as stopped:
+            main(["translate", "--model", str(japanese_folder), "--quiet", "--max-new-tokens", "1",
+                  "--backend", backend])
+        assert stopped.value.code == 2, backend
+        assert "max_new_tokens=1 leaves room for no word" in capsys.readouterr().err, backend
+
+
+def test_the_ctranslate2_model_refuses_a_limit_with_no_room_for_a_word(japanese_folder):
+    """Called without the pipeline, the CTranslate2 model applies the same check."""
+    pytest.importorskip("ctranslate2")
+    from hf_syntax.fast_inference import load_model
+
+    model, tokenizer = load_model(japanese_folder, backend="ctranslate2")
+    encoded = tokenizer(["猫 が 好き"], return_tensors="pt")
+    ids = {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+    with pytest.raises(GenerationSettingError, match="max_new_tokens=1 leaves room for no word"):
+        model.generate(**ids, max_new_tokens=1)
+    assert model.generate(**ids, max_new_tokens=2).shape[0] == 1

@@ -190,6 +190,10 @@ class EndpointHandler:
         if longest and parameters.get("max_new_tokens", 0) > longest:
             raise BadRequest(f"parameter max_new_tokens is {parameters['max_new_tokens']}; this model writes at most "
                              f"{longest} tokens.")
+        try:  # the pipeline's own checks, e.g. a max_new_tokens that leaves no room beside a forced end token
+            self.pipeline._sanitize_parameters(**parameters)
+        except (TypeError, ValueError) as error:
+            raise BadRequest(f"bad parameters: {error}") from None
         return dict(parameters)
 
 
