@@ -302,12 +302,30 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
                      for each in map(visible_text, (text, pair)))
 
     def encode(self, trees: tuple[WordTree, WordTree | None]) -> dict:
-        """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here)."""
+        """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here). A text
+        longer than the model reads is cut to its first wordpieces, and the log says so (``cut_notice``)."""
         tree, pair_tree = trees
         encoded = self.featurizer(trees=[tree], pair_trees=None if pair_tree is None else [pair_tree],
                                   return_tensors="pt")
+        notice = self.cut_notice(trees) if encoded["input_ids"].shape[-1] >= self.featurizer.max_length else None
+        if notice:
+            logger.warning(notice)
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}
+
+    def cut_notice(self, trees: tuple[WordTree, WordTree | None]) -> str | None:
+        """What the model does not read of a text (pair) longer than its wordpiece limit (None when it reads all of
+        it): the label is that of the first wordpieces only, so the log (and the Space's page) say so, as the
+        translation pipeline's ``cut_notice`` does for a translation."""
+        tree, pair_tree = trees
+        limit = self.featurizer.max_length
+        ids = self.tokenizer(tree.text, None if pair_tree is None else pair_tree.text, verbose=False)["input_ids"]
+        if len(ids) <= limit:
+            return None
+        what = "text pair" if pair_tree is not None else "text"
+        return (f"a {what} of {len(ids)} wordpieces ({tree.text[:30]!r}...) was cut to the {limit} this model reads: "
+                f"the label is for its first {limit} wordpieces, its last {len(ids) - limit} are not read. Shorten "
+                f"it (classify its sentences one by one) to have all of it read.")
 
 
 def check_pretokenized(value) -> None:

