@@ -10,8 +10,9 @@ from hub_support import tiny_model, tiny_tokenizer
 
 from hf_syntax.cli import main
 from hf_syntax.hub.export import export
-from hf_syntax.pipelines import GenerationSettingError, syntax_pipeline
+from hf_syntax.pipelines import GenerationSettingError, syntax_pipeline, visible_text
 from hf_syntax.serving.endpoint_handler import EndpointHandler
+from hf_syntax.text_checks import is_blank, is_hidden
 
 RESULTS = {"results": [{"metric": "loss", "value": 1.0, "split": "train"}]}
 UNSEGMENTED = "私は昨日本屋で面白い本を二冊買いました。" * 2
@@ -113,3 +114,23 @@ def test_the_classifier_says_when_it_cuts_a_long_text(caplog):
     assert cut[0].startswith(f"a text of {total} wordpieces ('The cat sleeps on the sofa. Th'...) was cut to the "
                              f"512 this model reads")
     assert f"its last {total - 512} are not read" in cut[0] and cut[1].startswith("a text pair of ")
+
+
+@pytest.mark.parametrize("invisible", ["\ufe0f", "\u2800", "\u3164", "\U000e0100", "\u034f \u180b", "\ufe0f\u200b"])
+def test_invisible_characters_that_are_not_format_characters_are_an_empty_text(japanese_handler, invisible):
+    """A variation selector, a Hangul filler or the braille blank alone was translated into made-up text."""
+    assert is_blank(invisible)
+    assert japanese_handler({"inputs": invisible}) == {"error": "inputs has an empty text; there is nothing to "
+                                                                "translate."}
+    with pytest.raises(ValueError, match="the text is an empty string"):  # the folder's own EmptyInputError
+        japanese_handler.pipeline(invisible)
+
+
+def test_an_emoji_with_its_variation_selector_is_still_read(japanese_handler):
+    """"I ❤️ cats" is ❤ + U+FE0F: the selector is hidden (dropped where the tokenizer has no token for it), the
+    heart and the words stay."""
+    text = "I \u2764\ufe0f cats"
+    assert not is_blank(text) and is_hidden("\ufe0f") and not is_hidden("\u2764")
+    assert japanese_handler.pipeline.read(text).text in ("I \u2764 cats", text)
+    assert visible_text(text) == "I \u2764 cats"
+    assert set(japanese_handler({"inputs": text})[0]) == {"translation_text"}

@@ -22,7 +22,6 @@ or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` insta
 from __future__ import annotations
 
 import os
-import unicodedata
 
 from transformers import AutoConfig, pipeline
 from transformers.dynamic_module_utils import get_class_from_dynamic_module
@@ -73,6 +72,9 @@ class EndpointHandler:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)} (HF_SYNTAX_BACKEND).")
         check_saved_files(path)
+        # blank as the pipeline counts it (whitespace, zero-width, control and other invisible characters only): the
+        # folder's own text_checks.py, since this standalone file cannot import hf_syntax
+        self.is_blank = get_class_from_dynamic_module("text_checks.is_blank", path)
         self.config = AutoConfig.from_pretrained(path, trust_remote_code=True)
         self.pipeline = BACKENDS[backend](path)
         self.is_translation = bool(getattr(self.config, "is_encoder_decoder", False))
@@ -150,9 +152,7 @@ class EndpointHandler:
         for name, value in (("text", text), ("text_pair", pair)):
             if value is None:
                 continue
-            # blank as the pipeline counts it (text_checks.is_blank, which this standalone file cannot import):
-            # whitespace, invisible format characters such as zero-width spaces and control characters only
-            if all(character.isspace() or unicodedata.category(character) in ("Cf", "Cc") for character in value):
+            if self.is_blank(value):
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "
                                  f"{'translate' if self.is_translation else 'classify'}.")
             try:
