@@ -3,6 +3,7 @@ says what was wrong and what to do, and nothing is cut or invented silently."""
 
 import io
 import logging
+import re
 import sys
 
 import pytest
@@ -134,3 +135,25 @@ def test_an_emoji_with_its_variation_selector_is_still_read(japanese_handler):
     assert japanese_handler.pipeline.read(text).text in ("I \u2764 cats", text)
     assert visible_text(text) == "I \u2764 cats"
     assert set(japanese_handler({"inputs": text})[0]) == {"translation_text"}
+
+
+def test_the_translate_command_names_the_line_it_cannot_read(japanese_folder, monkeypatch, capsys):
+    """A line too long for SudachiPy after 40 good ones stopped the command with an error that named no line."""
+    long_line = "猫が好きです。" * 2600  # 54,600 UTF-8 bytes; SudachiPy reads 49,149
+    monkeypatch.setattr(sys, "stdin", io.StringIO("猫が好きです。\n" * 40 + long_line + "\n猫が好きです。\n"))
+    with pytest.raises(SystemExit) as stopped:
+        main(["translate", "--model", str(japanese_folder), "--quiet"])
+    assert stopped.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.fullmatch(r"error: input line 41: a text of 54600 UTF-8 bytes .* is longer than SudachiPy reads "
+                        r"\(49149\).*\. Nothing was translated: split or remove that line and run again\.\n", err), err
+
+    # evaluate, with an empty pair skipped before it: the line's number in the --source file
+    source, reference = japanese_folder.parent / "source.ja", japanese_folder.parent / "reference.en"
+    source.write_text("猫が好きです。\n\n" + long_line + "\n", encoding="utf-8")
+    reference.write_text("I like cats.\nEmpty.\nLong.\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--model", str(japanese_folder), "--source", str(source), "--reference", str(reference),
+              "--skip-empty"])
+    assert f"\nerror: --source {source} line 3: a text of 54600 UTF-8 bytes" in capsys.readouterr().err
