@@ -13,6 +13,7 @@ Templates ship inside the package as ``hf_syntax/hub/model_card_templates`` (a l
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -280,7 +281,9 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
         "model_id": context.model_id,
         "untrained_warning": "" if context.results else UNTRAINED_WARNING,
         "parser_section": parser_section(config),
-        "example": widget[0]["text"].replace('"', '\\"'),
+        # the inside of the template's "..." Python string: JSON's escapes are Python's (a backslash, as in C:\new,
+        # or a quote no longer breaks the usage snippet), and ensure_ascii=False keeps the text readable
+        "example": json.dumps(widget[0]["text"], ensure_ascii=False)[1:-1],
         "training_data": _training_data(context),
         "training_settings": _settings_list({**model_settings(config, variant), **context.training_settings}),
         "attention_terms": attention_terms_text(config),
