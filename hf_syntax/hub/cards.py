@@ -130,11 +130,12 @@ class CardContext:
                             f"configuration of no dataset; give the dataset too, e.g. --dataset nyu-mll/glue "
                             f"--dataset-config rte.")
         for index, example in enumerate(context.widget or []):
-            text = example.get("text") if isinstance(example, dict) else example
-            if not isinstance(text, str) or is_blank(text):
+            texts = [example.get("text"), *([example["text_pair"]] if "text_pair" in example else [])] \
+                if isinstance(example, dict) else [example]
+            if not all(isinstance(text, str) and not is_blank(text) for text in texts):
                 raise CardError(f"widget example {index + 1} ({example!r}; --widget, card_context widget) is not a "
                                 f"sentence; each is a text in the model's input language (a str, or a dict with "
-                                f"'text').")
+                                f"'text' and, for a pair, 'text_pair').")
         return context
 
 

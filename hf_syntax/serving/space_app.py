@@ -161,8 +161,9 @@ def build(demo: Demo) -> gr.Blocks:
             gr.Markdown("### POS tags given to the model")
             tags = gr.HTML(elem_id="pos-tags")
             button.click(demo.classify, inputs=[text, pair], outputs=[scores, tags])
-            if EXAMPLES:
-                gr.Examples(EXAMPLES, inputs=text)
+            if EXAMPLES:  # a pair fills both boxes, a single text the first
+                gr.Examples([example if isinstance(example, list) else [example, ""] for example in EXAMPLES],
+                            inputs=[text, pair])
     return page
 
 
