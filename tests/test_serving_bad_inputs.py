@@ -176,3 +176,82 @@ def test_the_cards_usage_snippet_is_python_whatever_the_widget_text():
                  and isinstance(node.args[0], ast.Constant) and node.args[0].value == text]
         assert calls, snippet
         assert "ünïcode" in snippet, "written as it is, not as \\u escapes"
+
+
+@pytest.fixture(scope="module")
+def bad_folders(tokenizer, tmp_path_factory):
+    """A saved model folder, its CTranslate2 export and a stock BERT folder, to damage copies of."""
+    pytest.importorskip("ctranslate2")
+    from transformers import BertConfig, BertModel
+
+    from hf_syntax.fast_inference import export_ctranslate2
+
+    root = tmp_path_factory.mktemp("bad_folders")
+    model = tiny_model("baseline", tokenizer).eval()
+    model.generation_config.update(num_beams=1, max_new_tokens=3)
+    model.save_pretrained(root / "model")
+    tokenizer.save_pretrained(root / "model")
+    export_ctranslate2(model, tokenizer, root / "ct2")
+    BertModel(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+              ).save_pretrained(root / "bert")
+    tokenizer.save_pretrained(root / "bert")
+    return root
+
+
+def copy_without(folder, tmp_path, *names):
+    import shutil
+
+    copy = tmp_path / f"{folder.name}_without_{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(folder, copy)
+    for name in names:
+        (copy / name).unlink()
+    return copy
+
+
+def error_line(capsys, argv, stdin="The cat sleeps.\n") -> str:
+    """The one ``error:`` line a command ends with (exit status 2), never a traceback."""
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+    finally:
+        sys.stdin = sys.__stdin__
+    assert stopped.value.code == 2, argv
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("error: "), err
+    return err
+
+
+def test_bad_model_folders_are_named_with_what_to_do(bad_folders, tmp_path, capsys):
+    model, ct2, bert = bad_folders / "model", bad_folders / "ct2", bad_folders / "bert"
+    translate = ["translate", "--quiet", "--model"]
+    assert "quantization 'int8_float32' is not one of the PyTorch backend's (float32, int8)" in error_line(
+        capsys, [*translate, str(model), "--quantization", "int8_float32"])
+    no_weights = copy_without(model, tmp_path, "model.safetensors")
+    assert f"no *.safetensors weights in {no_weights}" in error_line(capsys, [*translate, str(no_weights)])
+    no_tokenizer = copy_without(model, tmp_path, "tokenizer.json", "tokenizer_config.json")
+    assert re.search(rf"{no_tokenizer}: its tokenizer does not load .* tokenizer files \(tokenizer.json",
+                     error_line(capsys, [*translate, str(no_tokenizer)]))
+    for argv in (["export", str(ct2), str(tmp_path / "out")], ["parse", "--model", str(ct2)]):
+        assert f"{ct2} is a CTranslate2 export (model.bin); it has no PyTorch weights" in error_line(capsys, argv)
+    for argv in ([*translate, str(bert)], ["export", str(bert), str(tmp_path / "out")]):
+        assert f"{bert} holds a model of type 'bert' (config.json model_type), not an hf_syntax model" in \
+            error_line(capsys, argv)
+    no_metadata = copy_without(ct2, tmp_path, "hf_syntax_ctranslate2.json")
+    assert "(and its hf_syntax_ctranslate2.json is missing" in error_line(capsys, [*translate, str(no_metadata)])
+    no_search = copy_without(ct2, tmp_path, "generation_config.json")
+    assert f"{no_search} has no generation_config.json" in error_line(capsys, [*translate, str(no_search)])
+    no_ct2_tokenizer = copy_without(ct2, tmp_path, "tokenizer.json", "tokenizer_config.json")
+    assert "its tokenizer does not load" in error_line(capsys, [*translate, str(no_ct2_tokenizer)])
+    cut = copy_without(ct2, tmp_path)
+    (cut / "model.bin").write_bytes((ct2 / "model.bin").read_bytes()[:5000])
+    assert f"{cut / 'model.bin'} does not load in CTranslate2" in error_line(capsys, [*translate, str(cut)])
+
+
+def test_the_endpoint_names_a_folder_without_weights(japanese_folder, tmp_path):
+    """transformers' pipeline() buried it in a list of tracebacks, one per model class it tried."""
+    folder = copy_without(japanese_folder, tmp_path, "model.safetensors")
+    with pytest.raises(OSError, match=re.escape(f"no *.safetensors weights in {folder}")) as raised:
+        EndpointHandler(str(folder))
+    assert type(raised.value).__name__ == "DamagedFileError" and "Traceback" not in str(raised.value)
+

@@ -68,6 +68,7 @@ def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | No
     from transformers.utils import logging as transformers_logging
 
     from hf_syntax.fast_inference import NotExpressibleError
+    from hf_syntax.fast_inference.torch_path import QuantizationError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
     from hf_syntax.pipelines import GenerationSettingError
@@ -80,7 +81,7 @@ def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | No
         return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,
                              **generate_kwargs)
     except (ModelFolderError, ParserNotAvailableError, NotExpressibleError, GenerationSettingError,
-            ImportError) as error:
+            QuantizationError, ImportError) as error:
         raise CliError(str(error)) from error
     finally:
         if hide_loading_bar:
