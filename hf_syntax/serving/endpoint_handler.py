@@ -6,7 +6,8 @@ Inference Endpoints call ``EndpointHandler(path)(data)`` with ``data = {"inputs"
   ``parameters``: ``num_beams``, ``max_new_tokens``, ``pretokenized`` (input words separated by spaces are parsed
   as given; default: as the model was trained).
 * BERT+POS classifiers: ``inputs`` is a text, ``{"text": ..., "text_pair": ...}`` or a list of them ->
-  ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``.
+  ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``, which makes each input's
+  item a list of its ``top_k`` best labels, ``[[{"label": ..., "score": ...}, ...]]``, for one input too.
 
 A bad request (missing ``inputs``, wrong types, an empty text, a text that is not valid Unicode, a text longer than
 the model reads, an unknown parameter) is answered with ``{"error": "..."}`` saying what to change, never with a
@@ -94,8 +95,10 @@ class EndpointHandler:
             return {"error": str(error)}
         except ValueError as error:  # the pipeline's own input errors (texts it cannot parse or align)
             return {"error": f"the model cannot read this input: {error}"}
-        # The stock classification pipeline returns a bare dict for one input; the contract is a list.
-        return [results] if isinstance(results, dict) else results
+        # The stock classification pipeline returns a bare dict for one input, and with top_k one input's list of
+        # labels, which read as one label per input; the contract is one item per input.
+        return [results] if isinstance(results, dict) or ("top_k" in parameters and not isinstance(inputs, list)) \
+            else results
 
     def _translate(self, inputs, parameters: dict) -> list:
         """Read the texts as the model reads them (segmented, for a model trained on pre-split words), refuse one
