@@ -130,11 +130,14 @@ class SyntaxTranslationPipeline(Pipeline):
         return featurizer
 
     def __call__(self, inputs, **kwargs):
-        """A text gives ``[{"translation_text": ...}]``; a list of texts one such dict per text. Anything else is
-        refused in one line (``check_sources``)."""
+        """A text gives ``[{"translation_text": ...}]``; a list of texts (or of ``read`` results) one such dict per
+        text. Anything else is refused in one line (``check_sources``)."""
         if isinstance(inputs, (list, tuple)):
-            # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text.
-            results = super().__call__(self.reader.read_batch(inputs, kwargs.get("pretokenized")), **kwargs)
+            # The whole list is read (checked, segmented, parsed) here: one parser call, not one per text. Readings
+            # already made (the Endpoint handler checks their length first) are translated as they are.
+            readings = inputs if inputs and all(isinstance(item, SourceReading) for item in inputs) else \
+                self.reader.read_batch(inputs, kwargs.get("pretokenized"))
+            results = super().__call__(readings, **kwargs)
             return [result[0] for result in results] if all(len(result) == 1 for result in results) else results
         check_sources(inputs)
         return super().__call__(inputs, **kwargs)
@@ -149,9 +152,11 @@ class SyntaxTranslationPipeline(Pipeline):
         for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation")):
             value = generate_kwargs.get(name)  # generate failed on 0 beams with a ZeroDivisionError, and on a str
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
+                raise GenerationSettingError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
         check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
+        check_room_for_words(generate_kwargs.get("max_new_tokens"),
+                             generate_kwargs.get("forced_eos_token_id", getattr(saved, "forced_eos_token_id", None)))
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
                 and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
             # The model limits its output by max_length (as the recipe saves it): say the caller's limit the same
@@ -297,12 +302,30 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
                      for each in map(visible_text, (text, pair)))
 
     def encode(self, trees: tuple[WordTree, WordTree | None]) -> dict:
-        """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here)."""
+        """The model's input tensors (a batch of one) from the parses ``read`` returned (no parsing here). A text
+        longer than the model reads is cut to its first wordpieces, and the log says so (``cut_notice``)."""
         tree, pair_tree = trees
         encoded = self.featurizer(trees=[tree], pair_trees=None if pair_tree is None else [pair_tree],
                                   return_tensors="pt")
+        notice = self.cut_notice(trees) if encoded["input_ids"].shape[-1] >= self.featurizer.max_length else None
+        if notice:
+            logger.warning(notice)
         names = ("input_ids", "token_type_ids", "attention_mask", "pos_ids")
         return {name: encoded[name] for name in names if name in encoded}
+
+    def cut_notice(self, trees: tuple[WordTree, WordTree | None]) -> str | None:
+        """What the model does not read of a text (pair) longer than its wordpiece limit (None when it reads all of
+        it): the label is that of the first wordpieces only, so the log (and the Space's page) say so, as the
+        translation pipeline's ``cut_notice`` does for a translation."""
+        tree, pair_tree = trees
+        limit = self.featurizer.max_length
+        ids = self.tokenizer(tree.text, None if pair_tree is None else pair_tree.text, verbose=False)["input_ids"]
+        if len(ids) <= limit:
+            return None
+        what = "text pair" if pair_tree is not None else "text"
+        return (f"a {what} of {len(ids)} wordpieces ({tree.text[:30]!r}...) was cut to the {limit} this model reads: "
+                f"the label is for its first {limit} wordpieces, its last {len(ids) - limit} are not read. Shorten "
+                f"it (classify its sentences one by one) to have all of it read.")
 
 
 def check_pretokenized(value) -> None:
@@ -310,6 +333,21 @@ def check_pretokenized(value) -> None:
     if value is not None and not isinstance(value, bool):
         raise TypeError(f"pretokenized={value!r}: give True (the text is space-separated words, parsed as given), "
                         f"False (the parser splits it) or leave it unset.")
+
+
+class GenerationSettingError(ValueError):
+    """A generation setting the model cannot translate with; the message says which values work."""
+
+
+def check_room_for_words(max_new_tokens: int | None, forced_eos_token_id: int | None) -> None:
+    """Refuse ``max_new_tokens`` < 2 for a model that forces its end token (every recipe model does): the end token
+    takes the last place, so no word fits. PyTorch then wrote empty translations and CTranslate2 failed with
+    "maximum decoding length must be > 0"; both backends check here."""
+    if forced_eos_token_id is not None and max_new_tokens is not None and max_new_tokens < 2:
+        raise GenerationSettingError(
+            f"max_new_tokens={max_new_tokens} leaves room for no word: this model ends every translation with its "
+            f"end token (generation_config.forced_eos_token_id), which takes the last of those places, so the "
+            f"translation would be empty. Give max_new_tokens >= 2.")
 
 
 def visible_text(text: str | None) -> str | None:
@@ -383,10 +421,12 @@ def save_pipeline(pipe: Pipeline, folder) -> None:
 
 __all__ = [
     "EmptyInputError",
+    "GenerationSettingError",
     "InvalidTextError",
     "PosTextClassificationPipeline",
     "SourceReading",
     "SyntaxTranslationPipeline",
+    "check_room_for_words",
     "check_texts",
     "save_pipeline",
     "syntax_pipeline",

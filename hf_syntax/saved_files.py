@@ -69,12 +69,16 @@ def safetensors_problem(path: Path) -> str | None:
 
 def check_model_files(folder) -> None:
     """Raise ``DamagedFileError`` for a local model folder whose ``config.json`` or ``*.safetensors`` weights cannot
-    be read (anything that is not a local folder, such as a Hub id, is left to transformers)."""
+    be read, or that has a config but no weights (anything that is not a local folder, such as a Hub id, is left to
+    transformers, whose own errors for a missing file named no folder or came as a list of tracebacks)."""
     if not isinstance(folder, (str, os.PathLike)) or not os.path.isdir(folder):
         return
     folder = Path(folder)
     if (folder / "config.json").is_file():
         check_config_file(folder / "config.json")
+        if not any(folder.glob("*.safetensors")) and not any(folder.glob("pytorch_model*.bin")):
+            raise DamagedFileError(f"no *.safetensors weights in {folder} (e.g. model.safetensors): they were not "
+                                   f"saved or not copied with the config; {SAVE_AGAIN}.")
     for path in sorted(folder.glob("*.safetensors")):
         problem = safetensors_problem(path)
         if problem:

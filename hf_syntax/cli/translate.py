@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 
@@ -29,24 +30,44 @@ def _batches(items: list, size: int):
         yield items[start : start + size]
 
 
-def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool | None = None
-                    ) -> list[str]:
+def translate_lines(pipe, lines: list[str], batch_size: int, progress: bool = True, pretokenized: bool | None = None,
+                    where: str = "input", line_numbers: list[int] | None = None) -> list[str]:
     """Translate lines in batches (empty lines stay empty: also those of only zero-width characters) with a progress
-    bar on stderr."""
+    bar on stderr. Every line is read (segmented, parsed) before any is translated, so a line the model cannot read
+    is named at once (as ``{where} line N``; ``line_numbers``: each line's number in its file, when some lines of
+    the file were left out), not after the lines before it were translated and lost."""
     from tqdm.auto import tqdm
 
     from hf_syntax.text_checks import is_blank
 
     texts = ["" if is_blank(line) else line.strip() for line in lines]
-    todo = [text for text in texts if text]
+    numbered = [(number, text) for number, text in zip(line_numbers or range(1, len(texts) + 1), texts) if text]
+    readings = []
+    for batch in _batches(numbered, batch_size):
+        readings += read_numbered_lines(pipe, batch, pretokenized, where)
     translations = []
-    with tqdm(total=len(todo), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:
-        for batch in _batches(todo, batch_size):
+    with tqdm(total=len(readings), desc="Translating", unit="sent", disable=not progress, file=sys.stderr) as bar:
+        for batch in _batches(readings, batch_size):
             results = pipe(batch, batch_size=len(batch), pretokenized=pretokenized)
             translations += [result["translation_text"] for result in results]
             bar.update(len(batch))
     found = iter(translations)
     return [next(found) if text else "" for text in texts]
+
+
+def read_numbered_lines(pipe, batch: list[tuple[int, str]], pretokenized: bool | None, where: str) -> list:
+    """The pipeline's readings of ``(line number, text)`` pairs, read together (one parser call); a text it cannot
+    read (too long for the parser, not alignable, ...) is a user error naming its line of ``where``."""
+    try:
+        return pipe.reader.read_batch([text for _, text in batch], pretokenized)
+    except ValueError:
+        for number, text in batch:  # which line: read one by one
+            try:
+                pipe.reader.read_batch([text], pretokenized)
+            except ValueError as error:
+                raise CliError(f"{where} line {number}: {str(error).rstrip('.')}. Nothing was translated: split or "
+                               f"remove that line and run again.") from error
+        raise
 
 
 def command_evaluate(options) -> None:
@@ -73,7 +94,10 @@ def command_evaluate(options) -> None:
         if read.empty_pairs_skipped:
             scores["empty_pairs_skipped"] = read.empty_pairs_skipped
         if "bleu" in options.metrics:
-            scores.update(translation_scores(pipe, columns, options))
+            skipped = set(read.skipped_line_numbers)  # --skip-empty: name lines by their number in the file
+            kept = (number for number in itertools.count(1) if number not in skipped)
+            line_numbers = list(itertools.islice(kept, len(columns["source"])))
+            scores.update(translation_scores(pipe, columns, options, line_numbers))
         if "cross-entropy" in options.metrics:
             from hf_syntax.metrics.reference_likelihood import reference_cross_entropy
 
@@ -89,11 +113,13 @@ def command_evaluate(options) -> None:
     print(json.dumps(scores, indent=2))
 
 
-def translation_scores(pipe, columns: dict[str, list[str]], options) -> dict[str, float]:
-    """BLEU and chrF of the model's translations of ``columns["source"]`` against ``columns["target"]``."""
+def translation_scores(pipe, columns: dict[str, list[str]], options, line_numbers: list[int]) -> dict[str, float]:
+    """BLEU and chrF of the model's translations of ``columns["source"]`` (at ``line_numbers`` of ``--source``)
+    against ``columns["target"]``."""
     from hf_syntax.metrics.translation import score_translations
 
-    hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized)
+    hypotheses = translate_lines(pipe, columns["source"], options.batch_size, pretokenized=options.pretokenized,
+                                 where=f"--source {options.source}", line_numbers=line_numbers)
     pretokenized = options.pretokenized
     if pretokenized is None:
         pretokenized = bool(getattr(pipe.model.config, "source_pretokenized", False))

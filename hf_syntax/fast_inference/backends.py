@@ -18,7 +18,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..hub.model_folder import ModelFolderError
+from ..hub.model_folder import ModelFolderError, load_folder_tokenizer
 
 BACKENDS = ("auto", "pytorch", "ctranslate2")
 
@@ -31,8 +31,6 @@ def load_model(model_dir, backend: str = "auto", quantization: str | None = None
     was exported with), for PyTorch None or "int8". ``workers``: how many parts each batch is split into, decoded in
     parallel (throughput on several cores; 1 for the latency of single sentences).
     """
-    from transformers import AutoTokenizer
-
     from .ctranslate2_model import CTranslate2Seq2SeqModel, is_ctranslate2_folder
 
     if backend not in BACKENDS:
@@ -50,12 +48,14 @@ def load_model(model_dir, backend: str = "auto", quantization: str | None = None
             temporary = tempfile.TemporaryDirectory(prefix="hf_syntax_ct2_")
             _convert_folder(model_dir, Path(temporary.name))
             model_dir = Path(temporary.name)
+        tokenizer = load_folder_tokenizer(model_dir)
         model = CTranslate2Seq2SeqModel(model_dir, compute_type=quantization or "default", workers=workers)
         model.temporary_folder = temporary
-        return model, AutoTokenizer.from_pretrained(model_dir)
+        return model, tokenizer
     from hf_syntax.hub.model_folder import load_model_folder
-    from .torch_path import optimize_for_cpu
+    from .torch_path import check_torch_quantization, optimize_for_cpu
 
+    check_torch_quantization(quantization)  # before the weights load
     model, tokenizer = load_model_folder(model_dir)
     return optimize_for_cpu(model, quantization, workers), tokenizer
 

@@ -15,6 +15,8 @@ import torch
 from transformers import AutoConfig, GenerationConfig
 
 from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
+from ..hub.model_folder import ModelFolderError
+from ..pipelines import check_room_for_words
 from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
 from .parallel_generation import check_workers
@@ -36,6 +38,10 @@ identical on 500/500 dev sentences of the converged ja->en baseline, 492/500 wit
 benchmarks/results/ctranslate2_agreement/baseline.md). ``"never"`` has no counterpart and is refused."""
 
 
+GENERATION_CONFIG_FILE = "generation_config.json"
+EXPORT_AGAIN = "export the folder again (hf-syntax export MODEL_DIR OUT --format ctranslate2) or copy it whole."
+
+
 def is_ctranslate2_folder(path) -> bool:
     return (Path(path) / CTRANSLATE2_METADATA_FILE).is_file() and (Path(path) / CTRANSLATE2_WEIGHTS_FILE).is_file()
 
@@ -45,7 +51,7 @@ def _read_vocabulary(folder: Path, names: tuple[str, ...]) -> list[str]:
         path = folder / f"{name}_vocabulary.json"
         if path.is_file():
             return json.loads(path.read_text(encoding="utf-8"))
-    raise FileNotFoundError(f"{folder} has none of {[f'{name}_vocabulary.json' for name in names]}.")
+    raise ModelFolderError(f"{folder} has none of {[f'{name}_vocabulary.json' for name in names]}; {EXPORT_AGAIN}")
 
 
 class CTranslate2Seq2SeqModel:
@@ -69,23 +75,34 @@ class CTranslate2Seq2SeqModel:
             raise ValueError(f"{folder} is not a CTranslate2 export (no {CTRANSLATE2_METADATA_FILE} and "
                              f"{CTRANSLATE2_WEIGHTS_FILE}); write one with `hf-syntax export MODEL_DIR OUT --format "
                              f"ctranslate2`.")
-        metadata = json.loads((folder / CTRANSLATE2_METADATA_FILE).read_text())
         import hf_syntax  # noqa: F401  (registers our config classes with AutoConfig)
 
-        model_config = dict(metadata["model_config"])
-        self.config = AutoConfig.for_model(model_config.pop("model_type"), **model_config)
+        try:
+            metadata = json.loads((folder / CTRANSLATE2_METADATA_FILE).read_text(encoding="utf-8"))
+            model_config = dict(metadata["model_config"])
+            self.config = AutoConfig.for_model(model_config.pop("model_type"), **model_config)
+            self.quantization = metadata["quantization"]
+            self.streams = [FeatureStream(**stream) for stream in metadata["feature_streams"]]
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            raise ModelFolderError(f"{folder / CTRANSLATE2_METADATA_FILE} cannot be read ({type(error).__name__}: "
+                                   f"{error}); {EXPORT_AGAIN}") from None
         self.config._name_or_path = self.name_or_path = str(folder)
+        if not (folder / GENERATION_CONFIG_FILE).is_file():
+            raise ModelFolderError(f"{folder} has no {GENERATION_CONFIG_FILE} (the model's search settings); "
+                                   f"{EXPORT_AGAIN}")
         self.generation_config = GenerationConfig.from_pretrained(folder)
-        self.quantization = metadata["quantization"]
-        self.streams = [FeatureStream(**stream) for stream in metadata["feature_streams"]]
         shared = ("shared",)
         self.source_tokens = _read_vocabulary(folder, shared + (("source_1",) if self.streams else ("source",)))
         self.target_tokens = _read_vocabulary(folder, shared + ("target",))
         self.target_ids = {token: index for index, token in enumerate(self.target_tokens)}
         self.workers = check_workers(workers)
         threads = intra_threads if intra_threads is not None else max(1, torch.get_num_threads() // workers)
-        self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
-                                                 inter_threads=workers, intra_threads=threads)
+        try:
+            self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
+                                                     inter_threads=workers, intra_threads=threads)
+        except RuntimeError as error:  # e.g. "invalid payload size" for a model.bin cut off while copied
+            raise ModelFolderError(f"{folder / CTRANSLATE2_WEIGHTS_FILE} does not load in CTranslate2 ({error}); it "
+                                   f"was probably cut off while being written or copied: {EXPORT_AGAIN}") from None
 
     # The parts of the PreTrainedModel interface that pipelines touch.
     def to(self, device):
@@ -159,6 +176,7 @@ class CTranslate2Seq2SeqModel:
             if forced_end != self.config.eos_token_id:
                 raise ValueError(f"forced_eos_token_id={forced_end} differs from the end token "
                                  f"{self.config.eos_token_id}; the CTranslate2 backend can only force the end token.")
+            check_room_for_words(max_new, forced_end)
             max_new -= 1  # the last position is the forced end token
         early_stopping = value("early_stopping")
         if early_stopping not in PATIENCE_FOR_EARLY_STOPPING:

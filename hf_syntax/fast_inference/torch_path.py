@@ -34,14 +34,27 @@ def quantize_int8(model: nn.Module) -> nn.Module:
     return quantized.eval()
 
 
+class QuantizationError(ValueError):
+    """A quantization the chosen backend does not have; the message names the ones it has."""
+
+
+def check_torch_quantization(quantization: str | None) -> None:
+    """Refuse a quantization the PyTorch path does not have (a CTranslate2 compute type such as int8_float32, asked
+    of a PyTorch model folder), naming the ones it has and the backend that has the others."""
+    if quantization not in (None, "float32", *TORCH_QUANTIZATIONS):
+        raise QuantizationError(
+            f"quantization {quantization!r} is not one of the PyTorch backend's (float32, "
+            f"{', '.join(TORCH_QUANTIZATIONS)}), which runs a PyTorch model folder: choose one of those, or for a "
+            f"CTranslate2 compute type such as int8_float32 decode with CTranslate2 (backend 'ctranslate2', "
+            f"--backend ctranslate2).")
+
+
 def optimize_for_cpu(model: nn.Module, quantization: str | None = None, workers: int = 1) -> nn.Module:
     """``model`` ready for CPU generation: eval mode, ``DecodingCache`` for a translation model of ours, int8
     linear layers with ``quantization="int8"`` (a quantized copy; in float32 the model itself is changed), and with
     ``workers`` > 1 a ``generate`` that splits the batch over that many single-threaded workers (throughput on
     several cores; one sentence still decodes on one thread, so keep 1 for the latency of single requests)."""
-    if quantization not in (None, "float32", *TORCH_QUANTIZATIONS):
-        raise ValueError(f"quantization={quantization!r} is not supported by the PyTorch path; choose None "
-                         f"(float32) or one of {TORCH_QUANTIZATIONS}.")
+    check_torch_quantization(quantization)
     model = quantize_int8(model) if quantization == "int8" else model.eval()
     if hasattr(model, "decoding_cache"):  # our translation models; BERT+POS classifiers do not generate
         model.decoding_cache = DecodingCache
@@ -50,4 +63,5 @@ def optimize_for_cpu(model: nn.Module, quantization: str | None = None, workers:
     return model
 
 
-__all__ = ["TORCH_QUANTIZATIONS", "optimize_for_cpu", "quantize_int8"]
+__all__ = ["QuantizationError", "TORCH_QUANTIZATIONS", "check_torch_quantization", "optimize_for_cpu",
+           "quantize_int8"]

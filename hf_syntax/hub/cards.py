@@ -13,6 +13,7 @@ Templates ship inside the package as ``hf_syntax/hub/model_card_templates`` (a l
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -129,11 +130,12 @@ class CardContext:
                             f"configuration of no dataset; give the dataset too, e.g. --dataset nyu-mll/glue "
                             f"--dataset-config rte.")
         for index, example in enumerate(context.widget or []):
-            text = example.get("text") if isinstance(example, dict) else example
-            if not isinstance(text, str) or is_blank(text):
+            texts = [example.get("text"), *([example["text_pair"]] if "text_pair" in example else [])] \
+                if isinstance(example, dict) else [example]
+            if not all(isinstance(text, str) and not is_blank(text) for text in texts):
                 raise CardError(f"widget example {index + 1} ({example!r}; --widget, card_context widget) is not a "
                                 f"sentence; each is a text in the model's input language (a str, or a dict with "
-                                f"'text').")
+                                f"'text' and, for a pair, 'text_pair').")
         return context
 
 
@@ -280,7 +282,9 @@ def render_card(config, context: CardContext | dict | None, template_dir: Path |
         "model_id": context.model_id,
         "untrained_warning": "" if context.results else UNTRAINED_WARNING,
         "parser_section": parser_section(config),
-        "example": widget[0]["text"].replace('"', '\\"'),
+        # the inside of the template's "..." Python string: JSON's escapes are Python's (a backslash, as in C:\new,
+        # or a quote no longer breaks the usage snippet), and ensure_ascii=False keeps the text readable
+        "example": json.dumps(widget[0]["text"], ensure_ascii=False)[1:-1],
         "training_data": _training_data(context),
         "training_settings": _settings_list({**model_settings(config, variant), **context.training_settings}),
         "attention_terms": attention_terms_text(config),

@@ -11,13 +11,24 @@ class ModelFolderError(ValueError):
 
 
 def load_model_config(model_dir: Path):
-    """The config of a saved hf_syntax model folder, without its weights (which are checked to be whole: a folder
-    cut off while saving is named here, before any work)."""
+    """The config of a saved hf_syntax model folder, without its weights (which are checked to be there and whole:
+    a folder cut off while saving is named here, before any work). A CTranslate2 export or another library's model
+    (a stock BERT) is refused with what to give instead: transformers failed on them with "Unrecognized model" or
+    an AttributeError deep in the export."""
     from transformers import AutoConfig
 
+    from hf_syntax import BertPosConfig, SyntaxTransformerConfig
+    from hf_syntax.folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
     from hf_syntax.saved_files import DamagedFileError, check_model_files
 
     model_dir = Path(model_dir)
+    if (model_dir / CTRANSLATE2_WEIGHTS_FILE).is_file():
+        metadata = "" if (model_dir / CTRANSLATE2_METADATA_FILE).is_file() else (
+            f" (and its {CTRANSLATE2_METADATA_FILE} is missing, which translate needs to read it: export it again "
+            f"with hf-syntax export MODEL_DIR OUT --format ctranslate2)")
+        raise ModelFolderError(
+            f"{model_dir} is a CTranslate2 export ({CTRANSLATE2_WEIGHTS_FILE}){metadata}; it has no PyTorch weights, "
+            f"which this reads: give the model folder it was exported from.")
     if not (model_dir / "config.json").is_file():
         raise ModelFolderError(
             f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
@@ -25,16 +36,42 @@ def load_model_config(model_dir: Path):
         check_model_files(model_dir)
     except DamagedFileError as error:
         raise ModelFolderError(str(error)) from None
-    return AutoConfig.from_pretrained(model_dir)
+    try:
+        config = AutoConfig.from_pretrained(model_dir)
+    except ValueError:  # a model_type transformers does not know, or none
+        config = None
+    if not isinstance(config, (SyntaxTransformerConfig, BertPosConfig)):
+        model_type = getattr(config, "model_type", None) or "none"
+        raise ModelFolderError(
+            f"{model_dir} holds a model of type {model_type!r} (config.json model_type), not an hf_syntax model "
+            f"({SyntaxTransformerConfig.model_type!r}, its variants, or {BertPosConfig.model_type!r}): give a folder "
+            f"that hf_syntax saved (the recipe, save_pretrained of an hf_syntax model, hf-syntax export); to start "
+            f"from a stock BERT, fine-tune BERT+POS from it (BertPosForSequenceClassification.from_pretrained).")
+    return config
+
+
+def load_folder_tokenizer(model_dir: Path):
+    """The tokenizer saved in a model folder; a missing or broken one is a ``ModelFolderError`` saying so (the
+    tokenizers library said "Couldn't instantiate the backend tokenizer", naming no folder)."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(model_dir)
+    except (OSError, ValueError) as error:
+        raise ModelFolderError(
+            f"{model_dir}: its tokenizer does not load ({str(error).splitlines()[0]}); the folder needs the "
+            f"tokenizer files (tokenizer.json, tokenizer_config.json) saved with the model: copy them in, or give "
+            f"the folder the recipe or export wrote, which holds them.") from None
 
 
 def load_model_folder(model_dir: Path):
     """A saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
-    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     config = load_model_config(model_dir)
+    tokenizer = load_folder_tokenizer(model_dir)  # before the weights: a missing tokenizer fails in a second
     auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
-    return auto_class.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
+    return auto_class.from_pretrained(model_dir), tokenizer
 
 
 def load_target_tokenizer(model_dir: Path):
@@ -47,4 +84,5 @@ def load_target_tokenizer(model_dir: Path):
     return AutoTokenizer.from_pretrained(target_dir) if target_dir.is_dir() else None
 
 
-__all__ = ["ModelFolderError", "load_model_config", "load_model_folder", "load_target_tokenizer"]
+__all__ = ["ModelFolderError", "load_folder_tokenizer", "load_model_config", "load_model_folder",
+           "load_target_tokenizer"]

@@ -6,7 +6,8 @@ Inference Endpoints call ``EndpointHandler(path)(data)`` with ``data = {"inputs"
   ``parameters``: ``num_beams``, ``max_new_tokens``, ``pretokenized`` (input words separated by spaces are parsed
   as given; default: as the model was trained).
 * BERT+POS classifiers: ``inputs`` is a text, ``{"text": ..., "text_pair": ...}`` or a list of them ->
-  ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``.
+  ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``, which makes each input's
+  item a list of its ``top_k`` best labels, ``[[{"label": ..., "score": ...}, ...]]``, for one input too.
 
 A bad request (missing ``inputs``, wrong types, an empty text, a text that is not valid Unicode, a text longer than
 the model reads, an unknown parameter) is answered with ``{"error": "..."}`` saying what to change, never with a
@@ -22,7 +23,6 @@ or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` insta
 from __future__ import annotations
 
 import os
-import unicodedata
 
 from transformers import AutoConfig, pipeline
 from transformers.dynamic_module_utils import get_class_from_dynamic_module
@@ -73,6 +73,9 @@ class EndpointHandler:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)} (HF_SYNTAX_BACKEND).")
         check_saved_files(path)
+        # blank as the pipeline counts it (whitespace, zero-width, control and other invisible characters only): the
+        # folder's own text_checks.py, since this standalone file cannot import hf_syntax
+        self.is_blank = get_class_from_dynamic_module("text_checks.is_blank", path)
         self.config = AutoConfig.from_pretrained(path, trust_remote_code=True)
         self.pipeline = BACKENDS[backend](path)
         self.is_translation = bool(getattr(self.config, "is_encoder_decoder", False))
@@ -86,14 +89,30 @@ class EndpointHandler:
             return {"error": str(error)}
         try:
             if self.is_translation:
-                if isinstance(inputs, list):
-                    return self.pipeline(inputs, batch_size=len(inputs), **parameters)
-                return self.pipeline(inputs, **parameters)
+                return self._translate(inputs, parameters)
             results = self.pipeline(inputs, **parameters)
+        except BadRequest as error:
+            return {"error": str(error)}
         except ValueError as error:  # the pipeline's own input errors (texts it cannot parse or align)
             return {"error": f"the model cannot read this input: {error}"}
-        # The stock classification pipeline returns a bare dict for one input; the contract is a list.
-        return [results] if isinstance(results, dict) else results
+        # The stock classification pipeline returns a bare dict for one input, and with top_k one input's list of
+        # labels, which read as one label per input; the contract is one item per input.
+        return [results] if isinstance(results, dict) or ("top_k" in parameters and not isinstance(inputs, list)) \
+            else results
+
+    def _translate(self, inputs, parameters: dict) -> list:
+        """Read the texts as the model reads them (segmented, for a model trained on pre-split words), refuse one
+        longer than the model reads (the pipeline would translate its first tokens only), then translate those
+        readings: the length counted is that of what the model is given, and the texts are parsed once."""
+        texts = inputs if isinstance(inputs, list) else [inputs]
+        readings = self.pipeline.reader.read_batch(texts, parameters.get("pretokenized"))
+        for index, reading in enumerate(readings):
+            length = len(self.pipeline.tokenizer(reading.text, verbose=False)["input_ids"])
+            if length > self.max_source_tokens:
+                where = f"inputs[{index}]" if isinstance(inputs, list) else "inputs"
+                raise BadRequest(f"{where} is {length} tokens long; this model reads at most "
+                                 f"{self.max_source_tokens}. Split it into shorter sentences.")
+        return self.pipeline(readings, batch_size=len(readings), **parameters)
 
     # --------------------------------------------------------------------------------------------- validation
     def _read_request(self, data):
@@ -136,9 +155,7 @@ class EndpointHandler:
         for name, value in (("text", text), ("text_pair", pair)):
             if value is None:
                 continue
-            # blank as the pipeline counts it (text_checks.is_blank, which this standalone file cannot import):
-            # whitespace, invisible format characters such as zero-width spaces and control characters only
-            if all(character.isspace() or unicodedata.category(character) in ("Cf", "Cc") for character in value):
+            if self.is_blank(value):
                 raise BadRequest(f"{where} has an empty {name}; there is nothing to "
                                  f"{'translate' if self.is_translation else 'classify'}.")
             try:
@@ -146,6 +163,8 @@ class EndpointHandler:
             except UnicodeEncodeError as error:  # JSON can carry a lone surrogate ("\\ud800"); no tokenizer encodes it
                 raise BadRequest(f"{where} {name} has a lone surrogate (\\u{ord(value[error.start]):04x} at character "
                                  f"{error.start}), which is not valid Unicode; send UTF-8 text.") from None
+        if self.is_translation:
+            return  # counted as the model reads it, after segmenting (``_translate``)
         length = len(self.pipeline.tokenizer(text, pair)["input_ids"])
         if length > self.max_source_tokens:
             raise BadRequest(f"{where} is {length} tokens long; this model reads at most {self.max_source_tokens}. "
@@ -174,6 +193,10 @@ class EndpointHandler:
         if longest and parameters.get("max_new_tokens", 0) > longest:
             raise BadRequest(f"parameter max_new_tokens is {parameters['max_new_tokens']}; this model writes at most "
                              f"{longest} tokens.")
+        try:  # the pipeline's own checks, e.g. a max_new_tokens that leaves no room beside a forced end token
+            self.pipeline._sanitize_parameters(**parameters)
+        except (TypeError, ValueError) as error:
+            raise BadRequest(f"bad parameters: {error}") from None
         return dict(parameters)
 
 

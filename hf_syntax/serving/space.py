@@ -34,7 +34,7 @@ class SpaceError(ValueError):
 def write_space(space_dir, model_id: str, model_folder, examples=(), overwrite: bool = False) -> Path:
     """Write the Space for the model ``model_id`` exported in ``model_folder`` (its ``requirements.txt`` is reused,
     its card's readable ``model_name`` heads the Space's README); returns the folder. ``examples``: inputs shown
-    under the text box."""
+    under the text box (a pair classifier's as ``[text, text_pair]``, which fill both boxes)."""
     try:
         gradio_version = metadata.version("gradio")
     except metadata.PackageNotFoundError as error:

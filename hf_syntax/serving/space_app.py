@@ -123,6 +123,9 @@ class Demo:
             trees = self.pipe.read(item)  # the one parse of each text: the model's POS ids and the table come from it
         except ValueError as error:
             raise gr.Error(str(error)) from None
+        notice = self.pipe.cut_notice(trees)
+        if notice:  # the label below is of its first wordpieces only: say so on the page
+            gr.Warning(notice)
         scores = self.pipe.postprocess(self.pipe.forward(self.pipe.encode(trees)), top_k=None)
         tags = [pair for tree in trees if tree is not None for pair in self.views["pos_tags"](self.pipe, tree)]
         rows = "".join(f"<tr><td>{html.escape(word)}</td><td>{html.escape(tag or '')}</td></tr>" for word, tag in tags)
@@ -158,8 +161,9 @@ def build(demo: Demo) -> gr.Blocks:
             gr.Markdown("### POS tags given to the model")
             tags = gr.HTML(elem_id="pos-tags")
             button.click(demo.classify, inputs=[text, pair], outputs=[scores, tags])
-            if EXAMPLES:
-                gr.Examples(EXAMPLES, inputs=text)
+            if EXAMPLES:  # a pair fills both boxes, a single text the first
+                gr.Examples([example if isinstance(example, list) else [example, ""] for example in EXAMPLES],
+                            inputs=[text, pair])
     return page
 
 
