@@ -121,11 +121,17 @@ class BertPosConfig(BertConfig):
                 f"model. For another architecture, fine-tune it with its own classes."
             )
         config_dict["model_type"] = cls.model_type
-        # Keys a checkpoint's file carries that are no BertConfig field (older BERTs' `gradient_checkpointing`) are
-        # kept as attributes, as transformers keeps them; only options passed by name are checked for typos.
+        return cls.from_dict(config_dict, **kwargs)
+
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        """Keys a checkpoint's file carries that are no BertConfig field (older BERTs' ``gradient_checkpointing``,
+        ``position_embedding_type``, saved again with every model trained from them) are kept as attributes, as
+        transformers keeps them; only options given by name are checked for typos. ``AutoConfig`` comes here
+        directly, not through ``from_pretrained``."""
         known = known_keys(cls, TASK_HEAD_KEYS)
         extras = {key: value for key, value in config_dict.items() if key not in known}
-        loaded = cls.from_dict({key: value for key, value in config_dict.items() if key in known}, **kwargs)
+        loaded = super().from_dict({key: value for key, value in config_dict.items() if key in known}, **kwargs)
         for key, value in extras.items():
             setattr(loaded[0] if isinstance(loaded, tuple) else loaded, key, value)
         return loaded

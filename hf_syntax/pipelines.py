@@ -33,6 +33,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassif
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .folder_layout import TARGET_TOKENIZER_DIR
+from .generation_checks import GenerationSettingError, check_room_for_words
 from .parsers import get_parser
 from .source_reading import (
     EmptyInputError, SourceReader, SourceReading, check_sources, check_texts, featurizer_max_length,
@@ -335,21 +336,6 @@ def check_pretokenized(value) -> None:
                         f"False (the parser splits it) or leave it unset.")
 
 
-class GenerationSettingError(ValueError):
-    """A generation setting the model cannot translate with; the message says which values work."""
-
-
-def check_room_for_words(max_new_tokens: int | None, forced_eos_token_id: int | None) -> None:
-    """Refuse ``max_new_tokens`` < 2 for a model that forces its end token (every recipe model does): the end token
-    takes the last place, so no word fits. PyTorch then wrote empty translations and CTranslate2 failed with
-    "maximum decoding length must be > 0"; both backends check here."""
-    if forced_eos_token_id is not None and max_new_tokens is not None and max_new_tokens < 2:
-        raise GenerationSettingError(
-            f"max_new_tokens={max_new_tokens} leaves room for no word: this model ends every translation with its "
-            f"end token (generation_config.forced_eos_token_id), which takes the last of those places, so the "
-            f"translation would be empty. Give max_new_tokens >= 2.")
-
-
 def visible_text(text: str | None) -> str | None:
     """``text`` without hidden characters (format characters such as a zero-width space, control characters such as
     NUL: ``text_checks.is_hidden``) and outer whitespace. BERT's tokenizer drops them, but the parser read
@@ -421,12 +407,10 @@ def save_pipeline(pipe: Pipeline, folder) -> None:
 
 __all__ = [
     "EmptyInputError",
-    "GenerationSettingError",
     "InvalidTextError",
     "PosTextClassificationPipeline",
     "SourceReading",
     "SyntaxTranslationPipeline",
-    "check_room_for_words",
     "check_texts",
     "save_pipeline",
     "syntax_pipeline",

@@ -4,10 +4,11 @@ thing (a misspelt keyword, a mask cut to fit, a head on padding) or failing deep
 import pytest
 import torch
 from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
+from transformers import AutoConfig
 
 from hf_syntax import (
-    BertPosConfig, BertPosModel, DbsaConfig, DepRpeConfig, SyntaxTransformerConfig, SyntaxTransformerForConditionalGeneration,
-    SyntaxTransformerModel,
+    BertPosConfig, BertPosModel, DbsaConfig, DepRpeConfig, SyntaxTransformerConfig,
+    SyntaxTransformerForConditionalGeneration, SyntaxTransformerModel,
 )
 from hf_syntax.columns import pad_columns
 from hf_syntax.modeling_syntax_transformer import SyntaxEncoderOutput
@@ -103,6 +104,7 @@ def test_bert_pos_config_keeps_keys_a_checkpoint_file_carries(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(path.read_text().replace('"pos_gate"', '"gradient_checkpointing": false, "pos_gate"'))
     assert BertPosConfig.from_pretrained(tmp_path).gradient_checkpointing is False
+    assert AutoConfig.from_pretrained(tmp_path).gradient_checkpointing is False  # AutoConfig calls from_dict directly
 
 
 def test_a_misspelt_option_to_from_pretrained_is_named(tmp_path):

@@ -18,6 +18,7 @@ from transformers import (
     BertForTokenClassification,
     BertModel,
     GPT2Config,
+    GPT2LMHeadModel,
     set_seed,
 )
 
@@ -187,7 +188,7 @@ def test_auto_classes_resolve_bert_pos_configs():
 
 
 def test_non_bert_checkpoint_is_refused_with_a_clear_error(tmp_path):
-    GPT2Config(n_layer=1, n_embd=32, n_head=2).save_pretrained(tmp_path)
+    GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100)).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="'gpt2' checkpoint; BERT \\+ POS loads only BERT checkpoints"):
         BertPosForSequenceClassification.from_pretrained(tmp_path)
 

@@ -11,7 +11,8 @@ from hub_support import tiny_model, tiny_tokenizer
 
 from hf_syntax.cli import main
 from hf_syntax.hub.export import export
-from hf_syntax.pipelines import GenerationSettingError, syntax_pipeline, visible_text
+from hf_syntax.generation_checks import GenerationSettingError
+from hf_syntax.pipelines import syntax_pipeline, visible_text
 from hf_syntax.serving.endpoint_handler import EndpointHandler
 from hf_syntax.text_checks import is_blank, is_hidden
 

@@ -69,9 +69,9 @@ def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | No
 
     from hf_syntax.fast_inference import NotExpressibleError
     from hf_syntax.fast_inference.torch_path import QuantizationError
+    from hf_syntax.generation_checks import GenerationSettingError
     from hf_syntax.hub.model_folder import ModelFolderError
     from hf_syntax.parsers import ParserNotAvailableError
-    from hf_syntax.pipelines import GenerationSettingError
     from hf_syntax.serving.loading import load_pipeline
 
     hide_loading_bar = quiet and transformers_logging.is_progress_bar_enabled()

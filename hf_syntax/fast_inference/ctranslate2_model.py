@@ -15,8 +15,8 @@ import torch
 from transformers import AutoConfig, GenerationConfig
 
 from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
+from ..generation_checks import check_room_for_words
 from ..hub.model_folder import ModelFolderError
-from ..pipelines import check_room_for_words
 from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
 from .parallel_generation import check_workers

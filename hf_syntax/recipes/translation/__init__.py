@@ -13,6 +13,7 @@ Read it top-down, in the order a run goes:
 ``schema`` (the config file's sections) -> ``data`` (pairs and token ids) -> ``features`` (parses as columns) ->
 ``tokenization`` (train or load the vocabulary) -> ``model`` (config -> fresh model) -> ``trainer`` (the Trainer
 subclass, collator and fixed arguments) -> ``resume`` (whether a checkpoint was trained with this recipe) -> ``run``
-(``train_translation`` and the command line) -> ``publish`` (the Hub-ready folder and summary). What it shares with the GLUE recipe (strict YAML + ``--set``, resume, JSON records)
-is in ``hf_syntax.recipes.config`` and ``hf_syntax.recipes.runs``.
+(``train_translation`` and the command line) -> ``publish`` (the Hub-ready folder and summary). What it shares with
+the GLUE recipe (strict YAML + ``--set``, resume, JSON records) is in ``hf_syntax.recipes.config`` and
+``hf_syntax.recipes.runs``.
 """
