@@ -6,6 +6,7 @@ tied embeddings). Variant configs (`DbsaConfig`, `DepRpeConfig`, ...) only chang
 A mechanism's own options (`SWITCHED_OPTIONS`) changed while the mechanism is off are refused: they would do nothing.
 """
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -270,10 +271,15 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         config, unused = super().from_dict(config_dict, return_unused_kwargs=True, **kwargs)
         if return_unused_kwargs:  # the caller (AutoModel's from_pretrained) hands them on and checks them
             return config, unused
-        unknown = sorted(key for key in unused if not key.startswith("_"))
-        if unknown:  # from_pretrained(path, dropuot=0.3) dropped the misspelt option silently
-            raise ValueError(f"{cls.__name__}.from_pretrained/from_dict got unknown option(s) {unknown}: not "
-                             f"fields of {cls.__name__}. Check the spelling.")
+        # from_pretrained(path, dropuot=0.3) dropped the misspelt option silently. Loading options meant for the model
+        # (pipeline's model_kwargs: device_map, low_cpu_mem_usage) reach here too and are let through, as
+        # transformers does: only a near-spelling of an option is refused.
+        fields_by_name = sorted(known_keys(cls))
+        misspelt = {key: close[0] for key in unused
+                    if (close := difflib.get_close_matches(key, fields_by_name, n=1, cutoff=0.8))}
+        if misspelt:
+            raise ValueError(f"{cls.__name__}.from_pretrained/from_dict got unknown option(s) {sorted(misspelt)}: "
+                             + "; ".join(f"did you mean {field!r} for {key!r}?" for key, field in misspelt.items()))
         return config
 
     def validate_syntax_options(self):
@@ -301,7 +307,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
             raise ValueError(f"source_features {unknown_features} unknown; choose from {tuple(EMBEDDED_FEATURES)}.")
         if len(set(self.source_features)) != len(self.source_features):  # was a bare error deep in the embedding
             raise ValueError(f"source_features={self.source_features} names a feature twice; name each once.")
-        for column in EMBEDDED_FEATURES.values():  # an empty table failed at the first lookup
+        for column in (EMBEDDED_FEATURES[feature] for feature in self.source_features):  # an empty table failed
             if getattr(self, column.size_field) < 1:
                 raise ValueError(f"{column.size_field} must be >= 1 (rows of the {column.feature} embedding table), "
                                  f"got {getattr(self, column.size_field)}.")

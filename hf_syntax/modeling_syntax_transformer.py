@@ -429,8 +429,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 
 def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
     """`forward`'s wildcard takes the syntax columns only: a misspelt keyword (`attention_masks=`) was dropped
-    silently and the model ran without it."""
-    unknown = sorted(set(columns) - SYNTAX_COLUMN_NAMES)
+    silently and the model ran without it. A keyword given as None asks for nothing (PEFT's seq2seq wrapper passes
+    `inputs_embeds=None`), so it is let through."""
+    unknown = sorted(name for name, value in columns.items() if name not in SYNTAX_COLUMN_NAMES and value is not None)
     if unknown:
         accepted = [parameter.name for parameter in inspect.signature(type(model).forward).parameters.values()
                     if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD]

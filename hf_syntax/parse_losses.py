@@ -52,22 +52,23 @@ def check_heads(name: str, heads, shape: tuple[int, int], column_of: str, keep: 
                          "per token of each sentence; align them per token.")
     if is_torchdynamo_compiling():  # reading the values would break the graph; a bad index fails in the loss
         return
-    bad = (heads != IGNORE_INDEX) & ((heads < 0) | (heads >= length))
+    supervised = heads != IGNORE_INDEX
+    bad = supervised & ((heads < 0) | (heads >= length))
+    masked = torch.zeros_like(bad)
+    if keep is not None:
+        masked = supervised & ~bad & (keep.gather(1, heads.clamp(0, length - 1)) == 0)
+    if not bool((bad | masked).any()):  # the values are read once
+        return
     if bad.any():
         raise ValueError(
             f"{name} holds head indices outside [0, {length}) (e.g. {heads[bad][0].item()}); heads are 0-based "
             "token indices within the same sequence, -100 for unsupervised tokens."
         )
-    if keep is None:
-        return
-    supervised = heads != IGNORE_INDEX
-    masked = supervised & (keep.gather(1, heads.clamp(min=0)) == 0)
-    if masked.any():
-        row, token = (int(index) for index in masked.nonzero()[0])
-        raise ValueError(
-            f"{name} row {row}, token {token} points at position {int(heads[row, token])}, which {mask_name} marks "
-            f"as padding: a head must be a token of the same sentence (re-run the featurizer, or check the mask)."
-        )
+    row, token = (int(index) for index in masked.nonzero()[0])
+    raise ValueError(
+        f"{name} row {row}, token {token} points at position {int(heads[row, token])}, which {mask_name} marks "
+        f"as padding: a head must be a token of the same sentence (re-run the featurizer, or check the mask)."
+    )
 
 
 def encoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tensor | None, featurizer_hint: str,

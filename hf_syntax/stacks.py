@@ -93,20 +93,21 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None,
 def check_padding_mask(attention_mask: torch.Tensor | None, absolute_positions: bool) -> None:
     """Every source row must hold a token (an all-padding row gave a finite output, and generate translated the
     padding), and with absolute positions padding must be on the right: they count from the row's first column, so a
-    left-padded sentence was encoded at other positions than the same sentence alone. Values are read only eagerly,
-    and only for a mask with padding (`padding_mask` reads `all()` there already)."""
-    if attention_mask is None or is_torchdynamo_compiling() or attention_mask.all():
+    left-padded sentence was encoded at other positions than the same sentence alone. The values are read once, and
+    only eagerly (a compiled graph cannot branch on them)."""
+    if attention_mask is None or is_torchdynamo_compiling():
         return
-    empty = (~attention_mask.bool().any(dim=1)).nonzero()
-    if len(empty):
-        raise ValueError(f"`attention_mask` row {int(empty[0])} is all zeros: that sentence has no token to encode. "
-                         "Drop empty sentences from the batch.")
-    if absolute_positions:
-        left = (attention_mask[:, 0] == 0).nonzero()
-        if len(left):
-            raise ValueError(f"`attention_mask` row {int(left[0])} starts with padding, but this model's absolute "
-                             "positions count from the first column, so left padding changes its output: pad on the "
-                             "right (tokenizer.padding_side = 'right').")
+    kept = attention_mask.bool()
+    empty = ~kept.any(dim=1)
+    left_padded = ~kept[:, 0] if absolute_positions else empty
+    if not bool((empty | left_padded).any()):
+        return
+    if empty.any():
+        raise ValueError(f"`attention_mask` row {int(empty.nonzero()[0])} is all zeros: that sentence has no token to "
+                         "encode. Drop empty sentences from the batch.")
+    raise ValueError(f"`attention_mask` row {int(left_padded.nonzero()[0])} starts with padding, but this model's "
+                     "absolute positions count from the first column, so left padding changes its output: pad on the "
+                     "right (tokenizer.padding_side = 'right').")
 
 
 def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:

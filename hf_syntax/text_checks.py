@@ -32,7 +32,7 @@ def is_hidden(character: str) -> bool:
     joiner, soft hyphen: Unicode category Cf), a control character (NUL, BEL, ESC: Cc) or another default-ignorable
     one (a variation selector such as the U+FE0F of "❤️", a Hangul filler: ``DEFAULT_IGNORABLE``). ``str.strip``
     keeps them, and a tokenizer turns each into ``<unk>``."""
-    if character.isspace():
+    if " " <= character <= "~" or character.isspace():  # printable ASCII first: most characters, read per line
         return False
     code = ord(character)
     return (unicodedata.category(character) in ("Cf", "Cc")

@@ -48,6 +48,9 @@ def test_a_misspelt_forward_keyword_is_named_and_generate_still_runs(baseline):
     with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['attention_masks'\]; it takes "
                                         r"\['input_ids', 'attention_mask', "):
         baseline(input_ids=input_ids, attention_masks=attention_mask, decoder_input_ids=labels)
+    # PEFT's seq2seq wrapper passes the embeddings it does not use as None
+    assert baseline(input_ids=input_ids, attention_mask=attention_mask, labels=labels, inputs_embeds=None,
+                    decoder_inputs_embeds=None).loss is not None
     for settings in (dict(num_beams=1), dict(num_beams=2), dict(num_beams=2, use_cache=False)):
         assert baseline.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=3,
                                  dep_depths=torch.zeros_like(input_ids), **settings).shape[0] == 2
@@ -110,8 +113,10 @@ def test_bert_pos_config_keeps_keys_a_checkpoint_file_carries(tmp_path):
 def test_a_misspelt_option_to_from_pretrained_is_named(tmp_path):
     SyntaxTransformerConfig(**TINY).save_pretrained(tmp_path)
     assert SyntaxTransformerConfig.from_pretrained(tmp_path, dropout=0.3).dropout == 0.3
-    with pytest.raises(ValueError, match=r"unknown option\(s\) \['dropuot'\]"):
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['dropuot'\]: did you mean 'dropout'"):
         SyntaxTransformerConfig.from_pretrained(tmp_path, dropuot=0.3)
+    # what pipeline(model_kwargs=...) hands every config on its way to the model is no misspelt option
+    assert AutoConfig.from_pretrained(tmp_path, device_map="auto", low_cpu_mem_usage=True).dropout == 0.1
 
 
 # 6, 7, 9, 12: tensors, masks and ids (a list was "'list' object has no attribute", masks were cut to fit).
@@ -174,11 +179,11 @@ def test_heads_on_padding_or_of_the_wrong_shape_are_refused(dbsa):
         dbsa(**inputs, dep_heads=on_padding, decoder_dep_heads=decoder_dep_heads)
     decoder_attention_mask = torch.ones_like(labels)
     decoder_attention_mask[0, 2:] = 0
-    future = decoder_dep_heads.clone()
-    future[0, 3] = 2  # label 2 is decoder input 3, which the mask removes
+    on_masked_input = decoder_dep_heads.clone()
+    on_masked_input[0, 3] = 2  # label 2 is decoder input 3, which the mask removes
     with pytest.raises(ValueError, match=r"decoder_dep_heads row 0, token 3 points at position 2, which "
                                          r"decoder_attention_mask \(shifted"):
-        dbsa(**inputs, decoder_attention_mask=decoder_attention_mask, dep_heads=dep_heads, decoder_dep_heads=future)
+        dbsa(**inputs, decoder_attention_mask=decoder_attention_mask, dep_heads=dep_heads, decoder_dep_heads=on_masked_input)
     with pytest.raises(ValueError, match=r"dep_heads has shape \(1, 6\) but input_ids has \(2, 6\)"):
         dbsa(**inputs, dep_heads=dep_heads[:1], decoder_dep_heads=decoder_dep_heads)
     with pytest.raises(TypeError, match=r"`dep_heads` is a list, not a tensor"):

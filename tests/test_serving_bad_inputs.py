@@ -278,3 +278,41 @@ def test_the_classification_endpoint_answers_one_item_per_input_with_top_k(tmp_p
         ranked = handler({"inputs": inputs, "parameters": {"top_k": 2}})
         assert len(ranked) == count, ranked
         assert all(len(labels) == 2 and all(set(label) == {"label", "score"} for label in labels) for labels in ranked)
+
+
+def test_another_librarys_translation_model_loads_and_only_export_refuses_it(bad_folders, tokenizer, tmp_path,
+                                                                             capsys):
+    """The recipe trains ``model.type: marian`` too: its folders must load for averaging and translation (the
+    hf_syntax-only check refused them, after a whole run, when the recipe averaged its checkpoints); only the Hub and
+    CTranslate2 exports, which carry hf_syntax's own code, refuse them."""
+    from transformers import MarianConfig, MarianMTModel
+
+    from hf_syntax.hub.model_folder import load_model_config
+
+    marian = tmp_path / "marian"
+    MarianMTModel(MarianConfig(vocab_size=len(tokenizer), d_model=16, encoder_layers=1, decoder_layers=1,
+                               encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                               decoder_ffn_dim=32, pad_token_id=tokenizer.pad_token_id)).save_pretrained(marian)
+    tokenizer.save_pretrained(marian)
+    assert load_model_config(marian).model_type == "marian"
+    capsys.readouterr()  # the save's progress bars
+    for argv in (["export", str(marian), str(tmp_path / "out")],
+                 ["export", str(marian), str(tmp_path / "ct2"), "--format", "ctranslate2"]):
+        assert f"{marian} holds a model of type 'marian' (config.json model_type), not an hf_syntax model" in \
+            error_line(capsys, argv)
+
+
+def test_an_hf_syntax_folder_whose_config_does_not_load_says_why(bad_folders, tmp_path):
+    """It was reported as a model of type 'none', not an hf_syntax model."""
+    import json
+    import shutil
+
+    from hf_syntax.hub.model_folder import ModelFolderError, load_model_config
+
+    folder = tmp_path / "newer"
+    shutil.copytree(bad_folders / "model", folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "option_of_a_newer_version": 1}))
+    with pytest.raises(ModelFolderError, match=r"config.json does not load: .*unknown option\(s\) "
+                                               r"\['option_of_a_newer_version'\]"):
+        load_model_config(folder)

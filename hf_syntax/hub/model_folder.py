@@ -11,13 +11,15 @@ class ModelFolderError(ValueError):
 
 
 def load_model_config(model_dir: Path):
-    """The config of a saved hf_syntax model folder, without its weights (which are checked to be there and whole:
-    a folder cut off while saving is named here, before any work). A CTranslate2 export or another library's model
-    (a stock BERT) is refused with what to give instead: transformers failed on them with "Unrecognized model" or
-    an AttributeError deep in the export."""
-    from transformers import AutoConfig
+    """The config of a saved model folder, without its weights (which are checked to be there and whole: a folder
+    cut off while saving is named here, before any work): an hf_syntax model, or another sequence-to-sequence model
+    the translation recipe trains (``model.type: marian``). A CTranslate2 export or an encoder-only model of another
+    library (a stock BERT) is refused with what to give instead: transformers failed on them with "Unrecognized
+    model" or an AttributeError deep in the export."""
+    import json
 
-    from hf_syntax import BertPosConfig, SyntaxTransformerConfig
+    from transformers import CONFIG_MAPPING, AutoConfig
+
     from hf_syntax.folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
     from hf_syntax.saved_files import DamagedFileError, check_model_files
 
@@ -36,18 +38,31 @@ def load_model_config(model_dir: Path):
         check_model_files(model_dir)
     except DamagedFileError as error:
         raise ModelFolderError(str(error)) from None
+    model_type = json.loads((model_dir / "config.json").read_text(encoding="utf-8")).get("model_type")
     try:
         config = AutoConfig.from_pretrained(model_dir)
-    except ValueError:  # a model_type transformers does not know, or none
-        config = None
-    if not isinstance(config, (SyntaxTransformerConfig, BertPosConfig)):
-        model_type = getattr(config, "model_type", None) or "none"
-        raise ModelFolderError(
-            f"{model_dir} holds a model of type {model_type!r} (config.json model_type), not an hf_syntax model "
-            f"({SyntaxTransformerConfig.model_type!r}, its variants, or {BertPosConfig.model_type!r}): give a folder "
-            f"that hf_syntax saved (the recipe, save_pretrained of an hf_syntax model, hf-syntax export); to start "
-            f"from a stock BERT, fine-tune BERT+POS from it (BertPosForSequenceClassification.from_pretrained).")
+    except ValueError as error:
+        if model_type in CONFIG_MAPPING:  # a known type whose values do not load (e.g. an option it does not have)
+            raise ModelFolderError(f"{model_dir}/config.json does not load: {error}") from None
+        config = None  # a model_type transformers does not know, or none
+    if not getattr(config, "is_encoder_decoder", False):
+        require_hf_syntax_model(config, model_dir, model_type)
     return config
+
+
+def require_hf_syntax_model(config, model_dir: Path, model_type: str | None = None) -> None:
+    """Refuse a model of another library where hf_syntax's own code must run on it (a Hub export carries that
+    code; a stock BERT, or a Marian model the recipe trained, has none of it)."""
+    from hf_syntax import BertPosConfig, SyntaxTransformerConfig
+
+    if not isinstance(config, (SyntaxTransformerConfig, BertPosConfig)):
+        raise ModelFolderError(
+            f"{model_dir} holds a model of type {model_type or getattr(config, 'model_type', None)!r} (config.json "
+            f"model_type), not an hf_syntax model ({SyntaxTransformerConfig.model_type!r}, its variants, or "
+            f"{BertPosConfig.model_type!r}): give a folder that hf_syntax saved (the recipe, save_pretrained of an "
+            f"hf_syntax model, hf-syntax export); to start from a stock BERT, fine-tune BERT+POS from it "
+            f"(BertPosForSequenceClassification.from_pretrained); another library's translation model is saved and "
+            f"shared with its own save_pretrained / push_to_hub.")
 
 
 def load_folder_tokenizer(model_dir: Path):
@@ -59,7 +74,8 @@ def load_folder_tokenizer(model_dir: Path):
         return AutoTokenizer.from_pretrained(model_dir)
     except (OSError, ValueError) as error:
         raise ModelFolderError(
-            f"{model_dir}: its tokenizer does not load ({str(error).splitlines()[0]}); the folder needs the "
+            f"{model_dir}: its tokenizer does not load ({(str(error).splitlines() or [type(error).__name__])[0]}); "
+            f"the folder needs the "
             f"tokenizer files (tokenizer.json, tokenizer_config.json) saved with the model: copy them in, or give "
             f"the folder the recipe or export wrote, which holds them.") from None
 
@@ -85,4 +101,4 @@ def load_target_tokenizer(model_dir: Path):
 
 
 __all__ = ["ModelFolderError", "load_folder_tokenizer", "load_model_config", "load_model_folder",
-           "load_target_tokenizer"]
+           "load_target_tokenizer", "require_hf_syntax_model"]
