@@ -1,6 +1,7 @@
 """Bad input to the translation recipe fails early with a message naming the file/key and the fix."""
 
 import gzip
+import json
 from pathlib import Path
 
 import datasets
@@ -260,6 +261,17 @@ def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path):
     (tmp_path / "key_twice.yaml").write_text(text + "seed: 1\nseed: 2\n")
     with pytest.raises(ConfigError, match=r"the key 'seed' is given twice"):
         load_recipe_config(tmp_path / "key_twice.yaml")
+
+
+def test_a_json_config_with_a_key_given_twice_is_refused(tmp_path):
+    """json.loads kept the second of two keys of one object and dropped the first, as PyYAML did."""
+    text = json.dumps(valid_config(tmp_path))
+    (tmp_path / "twice.json").write_text(text[:-1] + ', "training": {"max_steps": 5}, "training": {}}')
+    with pytest.raises(ConfigError, match=r"cannot parse .*twice.json: the key 'training' is given twice in one "
+                                          r"object \(JSON would keep only the second\); merge them into one"):
+        load_recipe_config(tmp_path / "twice.json")
+    (tmp_path / "once.json").write_text(text[:-1] + ', "seed": 7}')
+    assert load_recipe_config(tmp_path / "once.json").seed == 7
 
 
 def test_missing_required_sections(tmp_path):

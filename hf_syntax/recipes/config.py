@@ -50,6 +50,18 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+def unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` refusing a key given twice in one object, which ``json`` (like PyYAML)
+    would drop for the second silently."""
+    mapping = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise ValueError(f"the key {key!r} is given twice in one object (JSON would keep only the second); merge "
+                             f"them into one")
+        mapping[key] = value
+    return mapping
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A YAML (``.yaml``/``.yml``) or JSON (``.json``) file whose top level is a mapping."""
     path = Path(path)
@@ -61,8 +73,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     text = decode_utf8(path.read_bytes(), str(path), "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its "
                                                      "real encoding).", ConfigError)
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, UniqueKeyLoader)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raw = json.loads(text, object_pairs_hook=unique_json_keys) if path.suffix == ".json" else \
+            yaml.load(text, UniqueKeyLoader)
+    except (ValueError, yaml.YAMLError) as error:  # ValueError: a JSON error, a key given twice
         raise ConfigError(f"cannot parse {path}: {error}") from error
     if not isinstance(raw, dict):
         raise ConfigError(f"{path} must contain a mapping of config sections at its top level, got {type(raw).__name__}")
