@@ -99,8 +99,23 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             if not isinstance(child, dict):
                 raise ConfigError(f"override {override!r}: {parent!r} is a value, not a section")
             node = child
-        node[leaf] = yaml.safe_load(value_text)
+        try:
+            node[leaf] = yaml.load(value_text, UniqueKeyLoader)
+        except (ValueError, yaml.YAMLError) as error:  # ValueError: a date such as 2020-13-01
+            # a key given twice says its own fix; otherwise the text is no YAML value (or meant as a text)
+            fix = "" if isinstance(error, yaml.constructor.ConstructorError) else \
+                f"; close its brackets and quotes, or quote a text, e.g. --set '{dotted_key}=\"...\"'"
+            raise ConfigError(f"override {override!r}: cannot read its value as YAML: {_one_line(error)}{fix}") \
+                from None
     return result
+
+
+def _one_line(error: Exception) -> str:
+    """A YAML error in one line: PyYAML's own spans several, quoting the text with a caret under the spot."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        where = f" at character {error.problem_mark.column + 1}" if error.problem_mark else ""
+        return "; ".join(filter(None, (error.context, error.problem))) + where
+    return str(error)
 
 
 def _options(annotation: Any) -> tuple:
