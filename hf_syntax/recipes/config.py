@@ -246,20 +246,27 @@ TRAINING_VALUE_FLOORS = {
 only once the data is prepared, or never."""
 
 
+def check_finite(where: str, value: Any, example: str | None = None) -> None:
+    """Refuse NaN or an infinite number at ``where``: both pass the floor checks (nan <= 0 is False, inf > 0 is True)
+    and cannot train. The message names a value that works (``example``), or else the key's default."""
+    if not isinstance(value, float) or math.isfinite(value):
+        return
+    fix = f"e.g. {where}={example}" if example else "or leave the key out for its default"
+    problem = "is not a number; give a number" if math.isnan(value) else "cannot train: give a finite number"
+    raise ConfigError(f"{where} = {value!r} {problem}, {fix}")
+
+
 def check_training_values(values: dict[str, Any], where: str = "training") -> None:
     """Refuse a TrainingArguments value no run can train with (``learning_rate: 0``, a batch of 0), naming the key
     and a value that works, before any data is read. ``num_train_epochs`` is unused when ``max_steps`` is set."""
     for key, value in values.items():  # NaN passes every comparison below (nan < 0 is False)
         if isinstance(value, float) and math.isnan(value):
-            raise ConfigError(f"{where}.{key} = nan is not a number; give a number (or leave the key out for its "
-                              f"default)")
+            check_finite(f"{where}.{key}", value)
     for key, (lowest, allowed, example) in TRAINING_VALUE_FLOORS.items():
         value = values.get(key)
         if value is None or (key == "num_train_epochs" and values.get("max_steps", -1) > 0):
             continue
-        if not math.isfinite(value):
-            raise ConfigError(f"{where}.{key} = {value!r} cannot train: give a finite number, e.g. {where}.{key}="
-                              f"{example}")
+        check_finite(f"{where}.{key}", value, example)
         if value < lowest or (value == lowest and not allowed):
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
                               f"{lowest}, e.g. {where}.{key}={example}")
