@@ -150,7 +150,10 @@ def test_invisible_characters_that_are_not_format_characters_are_an_empty_text(j
     assert is_blank(invisible)
     assert japanese_handler({"inputs": invisible}) == {"error": "inputs has an empty text; there is nothing to "
                                                                 "translate."}
-    with pytest.raises(ValueError, match="the text is an empty string"):  # the folder's own EmptyInputError
+    # the folder's own EmptyInputError, whose message named whitespace, zero-width and control characters only
+    with pytest.raises(ValueError, match=r"the text is an empty string \(nothing but whitespace, zero-width, control or "
+                                         r"other invisible characters such as variation selectors and the braille "
+                                         r"blank U\+2800\)"):
         japanese_handler.pipeline(invisible)
 
 
