@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .featurizer import SyntaxFeaturizer
 from .parsers import get_parser
 from .segmenters import get_segmenter
-from .text_checks import check_valid_unicode, is_blank, is_hidden, strip_invisible
+from .text_checks import BLANK_TEXT, check_valid_unicode, is_blank, is_hidden, strip_invisible
 from .trees import WordTree
 
 logger = logging.getLogger(__name__)
@@ -42,8 +42,8 @@ def check_texts(inputs, what: str = "text") -> None:
                 raise TypeError(f"{where} is of type {type(value).__name__}; the pipeline translates/classifies strings.")
             if is_blank(value):
                 raise EmptyInputError(
-                    f"{where} is an empty string (nothing but whitespace, zero-width or control characters); remove "
-                    f"empty lines before calling the pipeline (there is nothing to parse or translate)."
+                    f"{where} is an empty string ({BLANK_TEXT}); remove empty lines before calling the pipeline "
+                    f"(there is nothing to parse or translate)."
                 )
             check_valid_unicode(value, where)
 

@@ -26,6 +26,10 @@ BLANK_SYMBOLS = frozenset("\u2800")
 """Characters drawn as an empty space that are not whitespace: the braille pattern blank (category So), used to
 pass a blank line off as text."""
 
+BLANK_TEXT = ("nothing but whitespace, zero-width, control or other invisible characters such as variation selectors "
+              "and the braille blank U+2800")
+"""What a blank text (``is_blank``) holds, as the errors refusing one say it."""
+
 
 def is_hidden(character: str) -> bool:
     """An invisible character that is not whitespace: a format character (zero-width space and joiners, BOM, word

@@ -245,7 +245,15 @@ def test_the_command_line_is_config_and_set_only(capsys):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"learning_rates": (2e-5, 0.0)}, "learning_rates = [2e-05, 0.0] cannot train: every rate must be > 0"),
+    ({"learning_rates": (2e-5, 0.0)}, "learning_rates = [2e-05, 0.0] cannot train: every rate must be a finite "
+                                      "number > 0, e.g. learning_rates=[2e-5, 3e-5]"),
+    # NaN and infinity passed every floor (nan <= 0 is False, inf > 0 is True)
+    ({"epochs": float("nan")}, "epochs = nan is not a number; give a number, e.g. epochs=3"),
+    ({"epochs": float("inf")}, "epochs = inf cannot train: give a finite number, e.g. epochs=3"),
+    ({"pos_learning_rate": float("inf")}, "pos_learning_rate = inf cannot train: give a finite number, e.g. "
+                                          "pos_learning_rate=1e-4"),
+    ({"learning_rates": (2e-5, float("inf"))}, "learning_rates = [2e-05, inf] cannot train: every rate must be a "
+                                               "finite number > 0"),
     ({"training": {"weight_decay": -0.1}}, "training.weight_decay = -0.1 cannot train: it must be >= 0"),
     ({"training": {"per_device_eval_batch_size": 0}}, "training.per_device_eval_batch_size = 0 cannot train"),
     ({"batch_size": 0}, "batch_size must be >= 1"),  # a ConfigError, so `hf-syntax train` says it in one line

@@ -162,6 +162,7 @@ def test_the_paired_bootstrap_p_is_worked_out_by_hand_on_two_sentences(monkeypat
         ([1.0, 1.2, 0.8, 1.1, 0.9], [0.80, 1.20], "helps"),
         ([-1.0, -1.2, -0.8, -1.1, -0.9], [-1.20, -0.80], "hurts"),
         ([2.5], None, "one seed: no interval"),
+        ([0.5, 0.5, 0.5], None, "no interval: the seeds agree exactly"),  # was [0.50, 0.50], "helps"
     ],
 )
 def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_helps(differences, interval, verdict):
@@ -170,6 +171,26 @@ def test_the_interval_over_seeds_is_student_t_and_only_an_interval_excluding_0_h
     assert summary["interval"] == interval and summary["verdict"] == verdict
     assert summary["seeds"] == len(differences) and summary["wins"] == sum(d > 0 for d in differences)
     assert summary["differences"] == by_seed
+
+
+def test_seeds_whose_differences_agree_exactly_get_no_interval_power_or_verdict(tmp_path):
+    """A spread of 0 (here float noise of ~2e-15 around differences equal at the scores' decimals) gave an interval of
+    no width, so "helps", power 1.00 and 2 seeds for 80% power; the table says why there is none."""
+    by_seed = {42: 30.13 - 29.12, 43: 31.14 - 30.13, 44: 29.5 - 28.49}
+    assert len(set(by_seed.values())) > 1
+    assert seed_interval(by_seed) == {"seeds": 3, "mean": 1.01, "wins": 3, "interval": None,
+                                      "differences": {42: 1.01, 43: 1.01, 44: 1.01},
+                                      "verdict": "no interval: the seeds agree exactly"}
+    assert seed_interval({1: 0.0, 2: 0.0})["verdict"] == "no interval: the seeds agree exactly"
+
+    def record(name, seed, bleu, chrf):
+        return {"name": name, "label": name, "seed": seed, "steps": 8, "dev_bleu": bleu, "dev_chrf": chrf,
+                "dev_bleu_per_epoch": [bleu], "train_seconds": 10, "train_loss": {}, "extra_tests": {}}
+
+    records = [record("baseline", 42, 29.12, 50.0), record("baseline", 43, 30.13, 51.0),
+               record("rel", 42, 30.13, 50.5), record("rel", 43, 31.14, 52.0)]
+    assert ("| rel | 42, 43 | +1.01 | — | 2/2 | +0.75 | [-2.43, +3.93] | 2/2 | +1.01 — | no interval: the seeds "
+            "agree exactly | — |") in markdown(baseline_and_rel_study(tmp_path), records).splitlines()
 
 
 def test_a_score_where_less_is_better_helps_when_its_interval_is_below_0():
@@ -260,8 +281,9 @@ def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluat
     summary = over_seeds(study, records)["rel"]
     assert summary["paired_seeds"] == [42, 43] and summary["bleu"]["mean"] == 1.0 and summary["bleu"]["wins"] == 2
     lines = markdown(study, records).splitlines()
-    assert ("| rel | 42, 43 | +1.00 | [+1.00, +1.00] | 2/2 | +0.00 | [+0.00, +0.00] | 0/2 | +1.00 [+1.00, +1.00] | "
-            "helps | 1.00 · 2 |") in lines
+    # the differences are equal at both seeds: no interval (it read [+1.00, +1.00], "helps", power 1.00 at 2 seeds)
+    assert ("| rel | 42, 43 | +1.00 | — | 2/2 | +0.00 | — | 0/2 | +1.00 — | no interval: the seeds agree exactly | — "
+            "|") in lines
     assert next(line for line in lines if line.startswith("| rel | 44 |")).startswith(
         "| rel | 44 | 8 | 41.00 | 50.00 | 1 | 1 / 2 | 35.00 |")  # a record without averaging: 1 (the kept one)
 

@@ -222,7 +222,9 @@ def test_map_function_refuses_empty_texts_like_the_pipelines_unless_asked():
     tokenizer = minilm_wordpiece()
     batch = {"source": ["Birds fly.", "  \n"]}
     with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 1; "
-                                         r"nothing but whitespace, zero-width or control characters\).*allow_empty=True"):
+                                         r"nothing but whitespace, zero-width, control or other invisible characters "
+                                         r"such as variation selectors and the braille blank U\+2800\).*"
+                                         r"allow_empty=True"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)(batch)
     with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 0"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)({"source": ["\u200b\u200d", "Birds fly."]})

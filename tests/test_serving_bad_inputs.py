@@ -57,6 +57,32 @@ def test_the_endpoint_counts_the_tokens_of_the_segmented_text_it_translates(japa
     assert set(translation) == {"translation_text"}
 
 
+def test_a_long_list_is_translated_in_batches_of_the_handler_s_size_in_order(japanese_folder, monkeypatch):
+    """A list was decoded as one batch of all its texts, so a huge request could exhaust memory; in batches of
+    HF_SYNTAX_BATCH_SIZE (or batch_size=) each text gets the answer it gets alone, in the order sent."""
+    monkeypatch.setenv("HF_SYNTAX_BATCH_SIZE", "2")
+    handler = EndpointHandler(str(japanese_folder))
+    generate, batches = handler.pipeline.model.generate, []
+
+    def counting_generate(**inputs):
+        batches.append(len(inputs["input_ids"]))
+        return generate(**inputs)
+
+    monkeypatch.setattr(handler.pipeline.model, "generate", counting_generate)
+    texts = ["猫が好きです。", "東京は首都です。", "本を二冊買いました。", "雨が降っています。", "彼は学生です。"]
+    parameters = {"max_new_tokens": 8}
+    answers = handler({"inputs": texts, "parameters": parameters})
+    assert batches == [2, 2, 1]
+    assert answers == [handler({"inputs": text, "parameters": parameters})[0] for text in texts]
+    assert len({answer["translation_text"] for answer in answers}) > 1  # the order is visible
+    with pytest.raises(ValueError, match=r"batch size 0 \(batch_size= or HF_SYNTAX_BATCH_SIZE\): give the number of "
+                                         r"texts to translate at once, a whole number >= 1 \(default 32\)"):
+        EndpointHandler(str(japanese_folder), batch_size=0)
+    monkeypatch.setenv("HF_SYNTAX_BATCH_SIZE", "many")
+    with pytest.raises(ValueError, match=r"batch size 'many'"):
+        EndpointHandler(str(japanese_folder))
+
+
 def test_max_new_tokens_1_beside_a_forced_end_token_is_refused_everywhere(japanese_handler, japanese_folder,
                                                                            tokenizer, monkeypatch, capsys):
     """PyTorch wrote empty translations, CTranslate2 failed with "maximum decoding length must be > 0"."""
@@ -124,7 +150,10 @@ def test_invisible_characters_that_are_not_format_characters_are_an_empty_text(j
     assert is_blank(invisible)
     assert japanese_handler({"inputs": invisible}) == {"error": "inputs has an empty text; there is nothing to "
                                                                 "translate."}
-    with pytest.raises(ValueError, match="the text is an empty string"):  # the folder's own EmptyInputError
+    # the folder's own EmptyInputError, whose message named whitespace, zero-width and control characters only
+    with pytest.raises(ValueError, match=r"the text is an empty string \(nothing but whitespace, zero-width, control or "
+                                         r"other invisible characters such as variation selectors and the braille "
+                                         r"blank U\+2800\)"):
         japanese_handler.pipeline(invisible)
 
 

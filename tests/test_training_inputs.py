@@ -1,6 +1,7 @@
 """Bad input to the translation recipe fails early with a message naming the file/key and the fix."""
 
 import gzip
+import json
 from pathlib import Path
 
 import datasets
@@ -187,6 +188,12 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
                                         r"\(YAML read the word as False; quote it, e.g. eval_strategy: 'no'\)"),
         (["generation.length_penalty=long"], "generation.length_penalty = 'long' has the wrong type"),
         (["data.train.source"], "must look like key=value, the key dotted below its section"),
+        # a --set value that is no YAML, or holds a key twice, was a traceback
+        (["training.learning_rate=[1"], r"override 'training.learning_rate=\[1': cannot read its value as YAML: while "
+                                        r"parsing a flow sequence; expected ',' or '\]', but got '<stream end>' at "
+                                        r"character 3; close its brackets and quotes, or quote a text"),
+        (["model.kwargs={d_model: 8, d_model: 16}"], r"override 'model.kwargs=\{d_model: 8, d_model: 16\}': cannot "
+                                                     r"read its value as YAML: the key 'd_model' is given twice"),
         # 0 or less trained on one pair; a tokenizer with no room or a frequency of 0 failed with a traceback; NaN
         # passed every floor (nan < 0 is False)
         (["data.max_train_pairs=0"], r"data.max_train_pairs must be >= 1 \(or null for every pair\), got 0"),
@@ -262,6 +269,17 @@ def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path):
         load_recipe_config(tmp_path / "key_twice.yaml")
 
 
+def test_a_json_config_with_a_key_given_twice_is_refused(tmp_path):
+    """json.loads kept the second of two keys of one object and dropped the first, as PyYAML did."""
+    text = json.dumps(valid_config(tmp_path))
+    (tmp_path / "twice.json").write_text(text[:-1] + ', "training": {"max_steps": 5}, "training": {}}')
+    with pytest.raises(ConfigError, match=r"cannot parse .*twice.json: the key 'training' is given twice in one "
+                                          r"object \(JSON would keep only the second\); merge them into one"):
+        load_recipe_config(tmp_path / "twice.json")
+    (tmp_path / "once.json").write_text(text[:-1] + ', "seed": 7}')
+    assert load_recipe_config(tmp_path / "once.json").seed == 7
+
+
 def test_missing_required_sections(tmp_path):
     raw = valid_config(tmp_path)
     del raw["data"]["validation"]
@@ -314,6 +332,7 @@ BAD_CONFIGS = [
     (["model.kwargs.encoder_layers=0"], "encoder_layers must be >= 1, got 0"),
     # the recipe's own training key is the hint, not the nearest TrainingArguments field ('enable_jit_checkpoint')
     (["training.average_last_checkpoint=5"], "training.average_last_checkpoint (did you mean 'average_last_checkpoints'?)"),
+    (["training.learning_rate=[1"], "override 'training.learning_rate=[1': cannot read its value as YAML"),
 ]
 
 

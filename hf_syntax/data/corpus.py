@@ -14,7 +14,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_syntax.text_checks import is_blank
+from hf_syntax.text_checks import BLANK_TEXT, is_blank
 
 SOURCE_COLUMN = "source"
 TARGET_COLUMN = "target"
@@ -107,8 +107,7 @@ def read_parallel(
             if not skip_empty:
                 empty_file = source_path if is_blank(source) else target_path
                 raise CorpusError(
-                    f"empty line {line_number} in {empty_file} (nothing but whitespace, zero-width or control "
-                    f"characters); remove the pair from both files or "
+                    f"empty line {line_number} in {empty_file} ({BLANK_TEXT}); remove the pair from both files or "
                     f"set skip_empty (--skip-empty / data.skip_empty: true) to drop and count such pairs"
                 )
             stats.empty_pairs_skipped += 1

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.text_checks import check_valid_unicode, is_blank
+from hf_syntax.text_checks import BLANK_TEXT, check_valid_unicode, is_blank
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class ParseAndAlign:
             if blank:
                 raise ValueError(
                     f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
-                    f"row {blank[0]}; nothing but whitespace, zero-width or control characters): there is nothing to "
+                    f"row {blank[0]}; {BLANK_TEXT}): there is nothing to "
                     f"parse. Drop them first (read_parallel(..., skip_empty=True), dataset.filter(...)), or pass "
                     f"allow_empty=True to featurize them as empty segments."
                 )

@@ -50,6 +50,18 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+def unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` refusing a key given twice in one object, which ``json`` (like PyYAML)
+    would drop for the second silently."""
+    mapping = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise ValueError(f"the key {key!r} is given twice in one object (JSON would keep only the second); merge "
+                             f"them into one")
+        mapping[key] = value
+    return mapping
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A YAML (``.yaml``/``.yml``) or JSON (``.json``) file whose top level is a mapping."""
     path = Path(path)
@@ -61,8 +73,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     text = decode_utf8(path.read_bytes(), str(path), "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, naming its "
                                                      "real encoding).", ConfigError)
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, UniqueKeyLoader)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raw = json.loads(text, object_pairs_hook=unique_json_keys) if path.suffix == ".json" else \
+            yaml.load(text, UniqueKeyLoader)
+    except (ValueError, yaml.YAMLError) as error:  # ValueError: a JSON error, a key given twice
         raise ConfigError(f"cannot parse {path}: {error}") from error
     if not isinstance(raw, dict):
         raise ConfigError(f"{path} must contain a mapping of config sections at its top level, got {type(raw).__name__}")
@@ -86,8 +99,23 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             if not isinstance(child, dict):
                 raise ConfigError(f"override {override!r}: {parent!r} is a value, not a section")
             node = child
-        node[leaf] = yaml.safe_load(value_text)
+        try:
+            node[leaf] = yaml.load(value_text, UniqueKeyLoader)
+        except (ValueError, yaml.YAMLError) as error:  # ValueError: a date such as 2020-13-01
+            # a key given twice says its own fix; otherwise the text is no YAML value (or meant as a text)
+            fix = "" if isinstance(error, yaml.constructor.ConstructorError) else \
+                f"; close its brackets and quotes, or quote a text, e.g. --set '{dotted_key}=\"...\"'"
+            raise ConfigError(f"override {override!r}: cannot read its value as YAML: {_one_line(error)}{fix}") \
+                from None
     return result
+
+
+def _one_line(error: Exception) -> str:
+    """A YAML error in one line: PyYAML's own spans several, quoting the text with a caret under the spot."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        where = f" at character {error.problem_mark.column + 1}" if error.problem_mark else ""
+        return "; ".join(filter(None, (error.context, error.problem))) + where
+    return str(error)
 
 
 def _options(annotation: Any) -> tuple:
@@ -218,20 +246,27 @@ TRAINING_VALUE_FLOORS = {
 only once the data is prepared, or never."""
 
 
+def check_finite(where: str, value: Any, example: str | None = None) -> None:
+    """Refuse NaN or an infinite number at ``where``: both pass the floor checks (nan <= 0 is False, inf > 0 is True)
+    and cannot train. The message names a value that works (``example``), or else the key's default."""
+    if not isinstance(value, float) or math.isfinite(value):
+        return
+    fix = f"e.g. {where}={example}" if example else "or leave the key out for its default"
+    problem = "is not a number; give a number" if math.isnan(value) else "cannot train: give a finite number"
+    raise ConfigError(f"{where} = {value!r} {problem}, {fix}")
+
+
 def check_training_values(values: dict[str, Any], where: str = "training") -> None:
     """Refuse a TrainingArguments value no run can train with (``learning_rate: 0``, a batch of 0), naming the key
     and a value that works, before any data is read. ``num_train_epochs`` is unused when ``max_steps`` is set."""
     for key, value in values.items():  # NaN passes every comparison below (nan < 0 is False)
         if isinstance(value, float) and math.isnan(value):
-            raise ConfigError(f"{where}.{key} = nan is not a number; give a number (or leave the key out for its "
-                              f"default)")
+            check_finite(f"{where}.{key}", value)
     for key, (lowest, allowed, example) in TRAINING_VALUE_FLOORS.items():
         value = values.get(key)
         if value is None or (key == "num_train_epochs" and values.get("max_steps", -1) > 0):
             continue
-        if not math.isfinite(value):
-            raise ConfigError(f"{where}.{key} = {value!r} cannot train: give a finite number, e.g. {where}.{key}="
-                              f"{example}")
+        check_finite(f"{where}.{key}", value, example)
         if value < lowest or (value == lowest and not allowed):
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
                               f"{lowest}, e.g. {where}.{key}={example}")

@@ -17,7 +17,9 @@ on the fly with the parser named in ``config.json`` (the folder's ``requirements
 
 The backend is chosen by ``backend=`` or the ``HF_SYNTAX_BACKEND`` environment variable; each backend is a function
 of the folder path that returns a callable taking the pipeline's arguments (see ``BACKENDS``): ``pytorch`` (default)
-or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` installed).
+or ``ctranslate2`` (CTranslate2 decoding; needs ``hf-syntax[ctranslate2]`` installed). A request's texts are
+translated ``batch_size=`` (or ``HF_SYNTAX_BATCH_SIZE``, default ``BATCH_SIZE``) at a time, so a long list of them
+needs no more memory than that many.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from transformers.dynamic_module_utils import get_class_from_dynamic_module
 TRANSLATION_PARAMETERS = {"num_beams": int, "max_new_tokens": int, "pretokenized": bool}
 CLASSIFICATION_PARAMETERS = {"top_k": int}
 MAX_BEAMS = 16
+BATCH_SIZE = 32
+"""Texts translated at once: a request's list is decoded in batches of this many (each times num_beams sequences)."""
 
 
 class BadRequest(ValueError):
@@ -67,11 +71,12 @@ BACKENDS = {"pytorch": load_pytorch_pipeline, "ctranslate2": load_ctranslate2_pi
 class EndpointHandler:
     """Answers Inference Endpoint requests for the model in ``path`` (see the module docstring for the contract)."""
 
-    def __init__(self, path: str = "", backend: str | None = None):
+    def __init__(self, path: str = "", backend: str | None = None, batch_size: int | None = None):
         path = path or "."
         backend = backend or os.environ.get("HF_SYNTAX_BACKEND", "pytorch")
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)} (HF_SYNTAX_BACKEND).")
+        self.batch_size = _batch_size(batch_size)
         check_saved_files(path)
         # blank as the pipeline counts it (whitespace, zero-width, control and other invisible characters only): the
         # folder's own text_checks.py, since this standalone file cannot import hf_syntax
@@ -112,7 +117,7 @@ class EndpointHandler:
                 where = f"inputs[{index}]" if isinstance(inputs, list) else "inputs"
                 raise BadRequest(f"{where} is {length} tokens long; this model reads at most "
                                  f"{self.max_source_tokens}. Split it into shorter sentences.")
-        return self.pipeline(readings, batch_size=len(readings), **parameters)
+        return self.pipeline(readings, batch_size=min(len(readings), self.batch_size), **parameters)
 
     # --------------------------------------------------------------------------------------------- validation
     def _read_request(self, data):
@@ -206,6 +211,16 @@ def _kind(value) -> str:
         return "null"
     name = type(value).__name__
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _batch_size(given: int | None) -> int:
+    """``batch_size=``, else ``HF_SYNTAX_BATCH_SIZE``, else ``BATCH_SIZE``: a whole number >= 1."""
+    value = os.environ.get("HF_SYNTAX_BATCH_SIZE", BATCH_SIZE) if given is None else given
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise ValueError(f"batch size {value!r} (batch_size= or HF_SYNTAX_BATCH_SIZE): give the number of texts to "
+                         f"translate at once, a whole number >= 1 (default {BATCH_SIZE}).")
+    return int(text)
 
 
 def _max_source_tokens(tokenizer, config) -> int:

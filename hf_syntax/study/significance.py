@@ -4,6 +4,7 @@ power of the test and the seeds a follow-up would need. Nothing here reads or wr
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from scipy.stats import nct
@@ -37,9 +38,11 @@ METRICS = {"bleu": (True, 2), "chrf": (True, 2), "cross_entropy": (False, 4)}
 
 def seed_interval(by_seed: dict[int, float], confidence: float = 0.95, higher_is_better: bool = True,
                   digits: int = 2) -> dict:
-    """Mean of per-seed paired differences (seed -> difference) with its Student-t interval over seeds (none from a
-    single seed), the seeds won (a difference in the better direction), what may be claimed ("helps"/"hurts" only
-    when the interval excludes 0), and the differences by seed (a reader checks the summary against them)."""
+    """Mean of per-seed paired differences (seed -> difference) with its Student-t interval over seeds, the seeds won
+    (a difference in the better direction), what may be claimed ("helps"/"hurts" only when the interval excludes 0),
+    and the differences by seed (a reader checks the summary against them). No interval from a single seed, nor from
+    differences equal at every seed (bar the float error of subtracting the scores): a spread of 0 gives an interval
+    of no width, so "helps" or "hurts" at any mean, a power of 1 and 2 seeds enough, claims the data cannot carry."""
     differences = list(by_seed.values())
     n = len(differences)
     mean = statistics.mean(differences)
@@ -49,6 +52,8 @@ def seed_interval(by_seed: dict[int, float], confidence: float = 0.95, higher_is
                "differences": {seed: round(difference, digits) for seed, difference in by_seed.items()}}
     if n < 2:
         return {**summary, "interval": None, "verdict": "one seed: no interval"}
+    if all(math.isclose(difference, differences[0], rel_tol=1e-9, abs_tol=1e-12) for difference in differences):
+        return {**summary, "interval": None, "verdict": "no interval: the seeds agree exactly"}
     stdev = statistics.stdev(differences)
     half = student_t.ppf((1 + confidence) / 2, n - 1) * stdev / n ** 0.5
     low, high = mean - half, mean + half
@@ -61,9 +66,7 @@ def seed_interval(by_seed: dict[int, float], confidence: float = 0.95, higher_is
 
 def t_test_power(mean: float, stdev: float, seeds: int, confidence: float = 0.95) -> float:
     """Probability that the two-sided paired t-test over ``seeds`` seeds rejects 0 (the interval excludes it) when the
-    differences have this ``mean`` and spread (noncentral t)."""
-    if stdev == 0:
-        return float(mean != 0)
+    differences have this ``mean`` and spread (noncentral t; a spread > 0: ``seed_interval`` gives none for 0)."""
     critical = student_t.ppf((1 + confidence) / 2, seeds - 1)
     shift = abs(mean) / stdev * seeds ** 0.5
     # the wrong-side tail as the upper tail of the mirrored shift: scipy's lower tail turns NaN far out

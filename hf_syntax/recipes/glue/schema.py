@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_syntax.configuration_bert_pos import POS_COMBINE_MODES, POS_INIT_MODES
 from hf_syntax.recipes.config import (
-    ConfigError, check_arguments, check_recipe, check_training_values, load_config, recipe_of,
+    ConfigError, check_arguments, check_finite, check_recipe, check_training_values, load_config, recipe_of,
 )
 from hf_syntax.recipes.glue.tasks import get_task
 from hf_syntax.recipes.runs import add_config_arguments
@@ -83,11 +84,13 @@ def check_run_config(config: GlueRunConfig) -> None:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
     config.training = check_arguments(config.training, TrainingArguments, "training")
     check_training_values(config.training)
+    check_finite("epochs", config.epochs, "3")  # epochs: .nan passed epochs <= 0 below
+    check_finite("pos_learning_rate", config.pos_learning_rate, "1e-4")
     if not config.learning_rates:
         raise ConfigError("learning_rates is empty; give at least one (the paper's grid is 2e-5 3e-5 4e-5 5e-5).")
-    if not all(rate > 0 for rate in config.learning_rates):
-        raise ConfigError(f"learning_rates = {list(config.learning_rates)} cannot train: every rate must be > 0, e.g. "
-                          f"learning_rates=[2e-5, 3e-5]")
+    if not all(0 < rate < math.inf for rate in config.learning_rates):  # nan and inf fail it too
+        raise ConfigError(f"learning_rates = {list(config.learning_rates)} cannot train: every rate must be a finite "
+                          f"number > 0, e.g. learning_rates=[2e-5, 3e-5]")
     if not 8 <= config.max_length <= 512:
         raise ConfigError(
             f"max_length={config.max_length}: BERT's position table has 512 entries, so use 8..512 "
