@@ -550,15 +550,23 @@ def test_a_run_cut_from_a_longer_open_ended_run_only_averages_and_scores_that_ru
     with pytest.raises(StudyError, match=r"has no checkpoint of epoch\(s\) \[4, 5\]"):
         cut_longer_run(too_long, "baseline", 3, source)
     # a source of another recipe is refused before anything is copied: a setting of the model, a schedule that
-    # depends on the length (cosine over 3 epochs is not cosine over 2 cut short)
+    # depends on the length (cosine over 3 epochs is not cosine over 2 cut short), another number of pairs per step
     for setting, difference in [("model.kwargs.dropout=0.45", r"model dropout: 0.1 there, 0.45 here"),
                                 ("training.lr_scheduler_type=cosine", r"lr_scheduler_type: 'inverse_sqrt' there, "
-                                 r"'cosine' here; the cosine schedule's length: 3 epochs there, 2 epochs here")]:
+                                 r"'cosine' here; the cosine schedule's length: 3 epochs there, 2 epochs here"),
+                                ("training.gradient_accumulation_steps=2", r"training effective batch \("
+                                 r"per_device_train_batch_size x gradient_accumulation_steps\): 16 there, 32 here")]:
         other = Study(**{**vars(too_long), "work_dir": tmp_path / "other",
                          "runs": {"baseline": {"set": [setting]}}})
         with pytest.raises(StudyError, match=rf"'cut_from' names .*seed3, which trained another recipe \(.*{difference}"):
             cut_longer_run(other, "baseline", 3, source)
         assert not (tmp_path / "other").exists()
+    # the same pairs per step in two halves (8 x 2 for 16 x 1) is the same trajectory: cut as the source's own
+    halves = Study(**{**vars(too_long), "work_dir": tmp_path / "halves", "runs": {"baseline": {"set": [
+        "training.per_device_train_batch_size=8", "training.gradient_accumulation_steps=2"]}}})
+    cut_longer_run(halves, "baseline", 3, source)
+    assert sorted(folder.name for folder in (tmp_path / "halves" / "baseline" / "seed3").glob("checkpoint-*")) == [
+        folder.name for folder in curve_checkpoints[:2]]
 
 
 @pytest.mark.parametrize("cut_from", [{"nope": {"seed": 3, "run_dir": "runs/x"}}, {"rel": {"seed": 3}},

@@ -1,12 +1,14 @@
 """The translation recipe end to end on the embedded sample: a tiny real run, its Hub-ready folder, exact resume."""
 
 import json
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import datasets
 import pytest
@@ -255,27 +257,52 @@ def test_a_resumed_run_reports_its_training_loss_over_all_steps(tmp_path):
 def test_a_resume_with_another_recipe_is_refused_naming_the_values(tmp_path, caplog):
     """Resumed with another learning rate and dropout, the run went on with the checkpoint's optimizer and schedule
     (the old rate) and the new dropout, and its config.json claimed the new values. Settings that do not change what
-    is trained (logging, evaluation batch, progress bars, a longer budget of an open-ended schedule) may change."""
+    is trained (logging, evaluation batch, progress bars, a longer budget of an open-ended schedule) may change.
+    Every model field counts, not only those the new recipe names: dropout 0.3 dropped from model.kwargs is the
+    class default 0.1. What is the same trajectory passes: 16 x 1 and 8 x 2 pairs per step, adamw_torch and its
+    fused kernel (the default of some torch versions), an argument that one transformers version does not have."""
     from hf_syntax.recipes.translation.resume import recipe_differences
 
-    run(tmp_path, "cut", max_steps=CHECKPOINT_STEP)
-    changed = tiny_config(tmp_path / "cut", learning_rate=5e-2)
-    changed["model"]["kwargs"]["dropout"] = 0.5
-    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
-    with pytest.raises(ConfigError, match=r"checkpoint-4 was trained with other settings \(model dropout: 0.1 there, "
+    def recipe(name, model=None, **training):
+        config = tiny_config(tmp_path / "cut", **training)
+        config["model"]["kwargs"].update({"dropout": 0.3, **(model or {})})
+        config["model"]["kwargs"] = {key: value for key, value in config["model"]["kwargs"].items()
+                                     if value is not None}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(config))
+        return load_recipe_config(tmp_path / f"{name}.yaml")
+
+    train_translation(recipe("cut", max_steps=CHECKPOINT_STEP))
+    checkpoint = tmp_path / "cut" / "checkpoint-4"
+    changed = recipe("changed", {"dropout": 0.5}, learning_rate=5e-2)
+    with pytest.raises(ConfigError, match=r"checkpoint-4 was trained with other settings \(model dropout: 0.3 there, "
                                           r"0.5 here; training learning_rate: 0.002 there, 0.05 here\); .*restore the "
                                           r"values .* or train the new settings in a new output_dir"):
-        train_translation(load_recipe_config(tmp_path / "changed.yaml"), resume_from_checkpoint="latest")
+        train_translation(changed, resume_from_checkpoint="latest")
     assert [path.name for path in (tmp_path / "cut").glob("checkpoint-*")] == ["checkpoint-4"]
-    (tmp_path / "same.yaml").write_text(yaml.safe_dump(tiny_config(
-        tmp_path / "cut", logging_steps=2, per_device_eval_batch_size=4, disable_tqdm=False, max_steps=12)))
-    assert recipe_differences(load_recipe_config(tmp_path / "same.yaml"), tmp_path / "cut" / "checkpoint-4") == []
+    assert recipe_differences(recipe("same", logging_steps=2, per_device_eval_batch_size=4, disable_tqdm=False,
+                                     max_steps=12), checkpoint) == []
+    assert recipe_differences(recipe("dropped", {"dropout": None}), checkpoint) == [
+        "model dropout: 0.3 there, 0.1 here"]
+    assert recipe_differences(recipe("unnamed", {"attention_dropout": 0.0, "weight_init": "xavier"}), checkpoint) == []
+    assert recipe_differences(recipe("accumulated", per_device_train_batch_size=8, gradient_accumulation_steps=2),
+                              checkpoint) == []
+    assert recipe_differences(recipe("halved", per_device_train_batch_size=8), checkpoint) == [
+        "training effective batch (per_device_train_batch_size x gradient_accumulation_steps): 16 there, 8 here"]
+    for optimizer in ("adamw_torch", "adamw_torch_fused"):
+        assert recipe_differences(recipe(optimizer, optim=optimizer), checkpoint) == []
+    (sgd,) = recipe_differences(recipe("sgd", optim="sgd"), checkpoint)
+    assert re.fullmatch(r"training optim: 'adamw_torch(_fused)?' there, 'sgd' here", sgd)
+    # arguments of another transformers version, whose class has no field adam_epsilon: that field is not compared
+    older = shutil.copytree(checkpoint, tmp_path / "older" / "checkpoint-4")
+    fields = vars(torch.load(older / "training_args.bin", weights_only=False))
+    torch.save(SimpleNamespace(**{key: value for key, value in fields.items() if key != "adam_epsilon"}),
+               older / "training_args.bin")
+    assert recipe_differences(recipe("same"), older) == []
     # arguments pickled by another transformers version: the model settings are still compared, the rest is said
-    unreadable = shutil.copytree(tmp_path / "cut" / "checkpoint-4", tmp_path / "other" / "checkpoint-4")
+    unreadable = shutil.copytree(checkpoint, tmp_path / "other" / "checkpoint-4")
     (unreadable / "training_args.bin").write_bytes(b"not a pickle")
     with caplog.at_level("WARNING"):
-        assert recipe_differences(load_recipe_config(tmp_path / "changed.yaml"), unreadable) == [
-            "model dropout: 0.1 there, 0.5 here"]
+        assert recipe_differences(changed, unreadable) == ["model dropout: 0.3 there, 0.5 here"]
     assert "cannot read training_args.bin" in caplog.text
 
 

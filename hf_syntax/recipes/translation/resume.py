@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.translation.schema import TranslationRecipeConfig, resolve_model_type
 from hf_syntax.recipes.translation.trainer import training_arguments
@@ -19,26 +21,35 @@ logger = logging.getLogger(__name__)
 # continued to a longer budget.
 OPEN_ENDED_SCHEDULES = ("inverse_sqrt", "constant", "constant_with_warmup")
 # The training arguments that decide a run's steps up to any epoch (output folders, logging, saving, evaluation and
-# threads do not, so a resume may change them).
+# threads do not, so a resume may change them). The batch size and the gradient accumulation are compared as their
+# product (:data:`EFFECTIVE_BATCH`): 64 x 1 and 32 x 2 take the same steps.
 TRAJECTORY_ARGUMENTS = ("seed", "data_seed", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
-                        "warmup_steps", "warmup_ratio", "per_device_train_batch_size", "gradient_accumulation_steps",
-                        "optim", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm",
-                        "label_smoothing_factor")
+                        "warmup_steps", "warmup_ratio", "optim", "weight_decay", "adam_beta1", "adam_beta2",
+                        "adam_epsilon", "max_grad_norm", "label_smoothing_factor")
+EFFECTIVE_BATCH = ("per_device_train_batch_size", "gradient_accumulation_steps")
+# Optimizer names that are one optimizer: transformers' default optim is adamw_torch_fused or adamw_torch depending
+# on the torch version, and the fused kernel computes the same update.
+SAME_OPTIMIZER = {"adamw_torch_fused": "adamw_torch"}
+# Model config fields that are no choice of the recipe: filled in by build_model from the tokenizers and the
+# features section (compared only where model.kwargs names them), or bookkeeping of the saving code and the Trainer
+# (use_cache is training.use_cache, which only switches the decoder cache; the generation settings are in
+# generation_config.json, not compared).
+DERIVED_MODEL_FIELDS = ("vocab_size", "decoder_vocab_size", "pad_token_id", "eos_token_id", "bos_token_id",
+                        "decoder_start_token_id", "share_encoder_decoder_embeddings", "source_parser",
+                        "target_parser", "feature_labels", "source_pretokenized")
+BOOKKEEPING_MODEL_FIELDS = ("_name_or_path", "transformers_version", "architectures", "auto_map", "dtype",
+                            "torch_dtype", "use_cache")
+_MISSING = object()
 
 
 def recipe_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> list[str]:
     """What a checkpoint's run trained differently from ``recipe``, one ``"<what>: <there> there, <here> here"`` per
-    difference (empty: the same recipe): a model setting the recipe names (its preset and ``model.kwargs``), an
-    argument of :data:`TRAJECTORY_ARGUMENTS`, or the length of a schedule that depends on it (cosine, linear)."""
+    difference (empty: the same recipe): a model config field (see :func:`model_differences`), an argument of
+    :data:`TRAJECTORY_ARGUMENTS` that both transformers versions have, the effective batch, or the length of a
+    schedule that depends on it (cosine, linear)."""
     import torch
 
-    config_class, preset = resolve_model_type(recipe.model.type)
-    wanted = as_saved(config_class(**{**preset, **recipe.model.kwargs}).to_dict())
-    # config.json leaves out the values that equal every config's defaults: read those as the defaults
-    saved = {**as_saved(config_class().to_dict()), **json.loads((checkpoint / "config.json").read_text())}
-    differences = [f"model {key}: {saved.get(key)!r} there, {wanted.get(key)!r} here"
-                   for key in dict.fromkeys(["model_type", *preset, *recipe.model.kwargs])
-                   if saved.get(key) != wanted.get(key)]
+    differences = model_differences(recipe, checkpoint)
     try:
         trained = torch.load(checkpoint / "training_args.bin", weights_only=False)
     except Exception as error:  # pickled by another transformers version; the Trainer itself never reads it back
@@ -47,15 +58,49 @@ def recipe_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> lis
         return differences
     arguments = training_arguments(recipe)
     for key in TRAJECTORY_ARGUMENTS:
-        there, here = getattr(trained, key, None), getattr(arguments, key, None)  # None: another transformers'
+        there, here = plain(getattr(trained, key, _MISSING)), plain(getattr(arguments, key, _MISSING))
+        if there is _MISSING or here is _MISSING:  # a field of one transformers version only
+            continue
+        if key == "optim" and SAME_OPTIMIZER.get(there, there) == SAME_OPTIMIZER.get(here, here):
+            continue
         if there != here:
-            differences.append(f"training {key}: {plain(there)!r} there, {plain(here)!r} here")
+            differences.append(f"training {key}: {there!r} there, {here!r} here")
+    there, here = effective_batch(trained), effective_batch(arguments)
+    if there is not None and here is not None and there != here:
+        differences.append(f"training effective batch ({' x '.join(EFFECTIVE_BATCH)}): {there} there, {here} here")
     schedule = plain(arguments.lr_scheduler_type)
     if schedule not in OPEN_ENDED_SCHEDULES and schedule_length(trained) != schedule_length(arguments):
         differences.append(f"the {schedule} schedule's length: {schedule_length(trained)} there, "
                            f"{schedule_length(arguments)} here (only {', '.join(OPEN_ENDED_SCHEDULES)} can be cut "
                            f"short or continued)")
     return differences
+
+
+def model_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> list[str]:
+    """Every field of the model config that the recipe decides (its preset, ``model.kwargs`` and the config class's
+    defaults for the rest) and the checkpoint's config.json holds otherwise: not :data:`DERIVED_MODEL_FIELDS` unless
+    ``model.kwargs`` names them, nor :data:`BOOKKEEPING_MODEL_FIELDS`. config.json leaves out the values equal to its
+    class's defaults, so both sides are read with their class's defaults filled in (a field the recipe leaves out
+    is its default here, whatever the checkpoint set it to)."""
+    config_class, preset = resolve_model_type(recipe.model.type)
+    wanted = as_saved(config_class(**{**preset, **recipe.model.kwargs}).to_dict())
+    written = json.loads((checkpoint / "config.json").read_text())
+    saved_class = CONFIG_MAPPING[written["model_type"]] if written.get("model_type") in CONFIG_MAPPING else config_class
+    try:  # as the class reads it back: its defaults, and what it assumes of a file saved before a field existed
+        saved = as_saved(saved_class.from_dict(written).to_dict())
+    except Exception:  # a field this version does not know, or a value it no longer accepts: the file as written
+        saved = {**as_saved(saved_class().to_dict()), **written}
+    compared = [key for key in wanted if key not in BOOKKEEPING_MODEL_FIELDS and not key.startswith("_")
+                and (key not in DERIVED_MODEL_FIELDS or key in recipe.model.kwargs)]
+    compared.sort(key=lambda key: (key != "model_type", key))
+    return [f"model {key}: {saved.get(key)!r} there, {wanted[key]!r} here"
+            for key in compared if saved.get(key) != wanted[key]]
+
+
+def effective_batch(arguments) -> int | None:
+    """Pairs per optimizer step on one device: the batch size times the gradient accumulation (None: not known)."""
+    sizes = [getattr(arguments, key, None) for key in EFFECTIVE_BATCH]
+    return None if None in sizes else sizes[0] * sizes[1]
 
 
 def check_resumed_recipe(recipe: TranslationRecipeConfig, checkpoint: Path) -> None:
