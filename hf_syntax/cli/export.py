@@ -91,13 +91,11 @@ def _is_repo_id(name: str) -> bool:
 
 
 def _export_ctranslate2(options) -> None:
-    from hf_syntax.hub.model_folder import (ModelFolderError, load_model_config, load_model_folder,
-                                            load_target_tokenizer, require_hf_syntax_model)
+    from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder, load_target_tokenizer
     from hf_syntax.fast_inference import NotExpressibleError, export_ctranslate2
 
     try:
-        require_hf_syntax_model(load_model_config(options.model_dir), options.model_dir)  # before the weights load
-        model, tokenizer = load_model_folder(Path(options.model_dir))
+        model, tokenizer = load_model_folder(Path(options.model_dir), hf_syntax_only=True)
         if not getattr(model.config, "is_encoder_decoder", False):
             raise CliError("--format ctranslate2 exports translation models; this one is a classifier.")
         folder = export_ctranslate2(model, tokenizer, options.out_dir,

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from hf_syntax.folder_layout import ENDPOINT_HANDLER_FILE, MODEL_CARD_FILE, REQUIREMENTS_FILE, new_folder_problem
 from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, is_language_code, parser_requirements, render_card
-from hf_syntax.hub.model_folder import (ModelFolderError, load_model_config, load_model_folder,
-                                        require_hf_syntax_model)
+from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
 from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
 from hf_syntax.pipelines import save_pipeline, syntax_pipeline
 from hf_syntax.segmenters import SEGMENTER_REQUIREMENTS, segmenter_requirements
@@ -145,8 +144,7 @@ def export(model_dir_or_model, tokenizer, out_dir, card_context=None, *, target_
     if isinstance(model_dir_or_model, (str, Path)):
         model_dir = Path(model_dir_or_model)
         try:
-            require_hf_syntax_model(load_model_config(model_dir), model_dir)  # before the weights load
-            model, saved_tokenizer = load_model_folder(model_dir)
+            model, saved_tokenizer = load_model_folder(model_dir, hf_syntax_only=True)
         except ModelFolderError as error:
             raise ExportError(str(error)) from error
         tokenizer = tokenizer or saved_tokenizer

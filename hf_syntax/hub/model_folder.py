@@ -80,11 +80,14 @@ def load_folder_tokenizer(model_dir: Path):
             f"the folder the recipe or export wrote, which holds them.") from None
 
 
-def load_model_folder(model_dir: Path):
-    """A saved hf_syntax model (seq2seq variant or BERT+POS classifier) and its tokenizer."""
+def load_model_folder(model_dir: Path, hf_syntax_only: bool = False):
+    """A saved model (an hf_syntax seq2seq variant or BERT+POS classifier, or another library's translation model
+    unless ``hf_syntax_only``: the exports, which carry hf_syntax's code) and its tokenizer."""
     from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     config = load_model_config(model_dir)
+    if hf_syntax_only:
+        require_hf_syntax_model(config, model_dir)  # before the weights load
     tokenizer = load_folder_tokenizer(model_dir)  # before the weights: a missing tokenizer fails in a second
     auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
     return auto_class.from_pretrained(model_dir), tokenizer
@@ -101,4 +104,4 @@ def load_target_tokenizer(model_dir: Path):
 
 
 __all__ = ["ModelFolderError", "load_folder_tokenizer", "load_model_config", "load_model_folder",
-           "load_target_tokenizer", "require_hf_syntax_model"]
+           "load_target_tokenizer"]
