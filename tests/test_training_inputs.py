@@ -203,11 +203,22 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["training.learning_rate=.nan"], r"training.learning_rate = nan is not a number"),
         (["training.adam_beta2=.nan"], r"training.adam_beta2 = nan is not a number"),
         (["training.learning_rate=.inf"], r"training.learning_rate = inf cannot train: give a finite number"),
+        (["generation.length_penalty=.nan"], r"generation.length_penalty = nan is not a number; give a number, e.g. "
+                                             r"generation.length_penalty=1.0"),
+        (["training.max_grad_norm=-.inf"], r"training.max_grad_norm = -inf cannot train"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+def test_an_infinite_max_grad_norm_trains_without_clipping(tmp_path):
+    """``max_grad_norm: .inf`` clips nothing and still logs the gradient norm; the finite-value check refused it."""
+    from hf_syntax.recipes.translation.trainer import training_arguments
+
+    config = load_with(tmp_path, valid_config(tmp_path), ["training.max_grad_norm=.inf"])
+    assert training_arguments(config).max_grad_norm == float("inf")
 
 
 @pytest.mark.parametrize("options", [{"max_train_samples": 0}, {"max_eval_samples": -2}])
