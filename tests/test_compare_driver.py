@@ -439,6 +439,11 @@ def test_a_committed_record_lacking_what_the_report_reads_is_named(tmp_path, cap
     with pytest.raises(StudyError, match=r"results.json: the record of rel seed 9 lacks dev_bleu \(written by an "
                                          r"older version or edited by hand\); restore the file, or remove the record"):
         report(study)
+    assert "rel" in progress(study)  # progress reads only the curve (it refused the record for its dev_bleu)
+    (study.results / "results.json").write_text(json.dumps([{key: value for key, value in record.items()
+                                                             if key != "dev_bleu_per_epoch"}]))
+    with pytest.raises(StudyError, match=r"the record of rel seed 9 lacks dev_bleu_per_epoch"):
+        progress(study)
     (study.results / "results.json").write_text("{}")
     with pytest.raises(StudyError, match=r"results.json holds dict, not a list of run records"):
         committed_records(study)

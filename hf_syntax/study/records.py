@@ -138,10 +138,13 @@ REPORTED_SPLIT_KEYS = ("bleu", "chrf", "bleu_per_epoch")
 """What the report reads from every record besides its name and seed (the split's keys as ``<split>_bleu``)."""
 
 
-def check_reportable(study: Study, records: dict[tuple[str, int], dict]) -> None:
-    """Refuse committed records that lack what the report reads, naming the file, the record and the keys: an older
-    or hand-edited results.json failed deep in the report with a bare KeyError."""
-    required = (*REPORTED_KEYS, *(f"{study.split}_{key}" for key in REPORTED_SPLIT_KEYS))
+def check_reportable(study: Study, records: dict[tuple[str, int], dict], split_keys: tuple[str, ...] | None = None,
+                     ) -> None:
+    """Refuse committed records that lack what the report reads (or only the ``split_keys`` a lighter reader needs),
+    naming the file, the record and the keys: an older or hand-edited results.json failed deep in the report with a
+    bare KeyError."""
+    required = ((*REPORTED_KEYS, *REPORTED_SPLIT_KEYS) if split_keys is None else split_keys)
+    required = tuple(f"{study.split}_{key}" if key in REPORTED_SPLIT_KEYS else key for key in required)
     for (run, seed), record in records.items():
         if missing := [key for key in required if key not in record]:
             raise StudyError(f"{results_file(study)}: the record of {run} seed {seed} lacks {', '.join(missing)} "
