@@ -23,7 +23,7 @@ from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import check_output_dir, device_name, write_json
+from hf_syntax.recipes.runs import GLUE_RUN_FILE, check_output_dir, device_name, write_json
 
 
 def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None) -> dict:
@@ -174,7 +174,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
                 run["predictions"][split] = str(path)
     if config.save_model:
         trainer.save_model(str(run_dir / "model"))
-    write_json(run_dir / "run.json", run)
+    write_json(run_dir / GLUE_RUN_FILE, run)
     return run
 
 
