@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import unicodedata
 from dataclasses import dataclass
 
 from .featurizer import SyntaxFeaturizer
@@ -66,6 +67,27 @@ def featurizer_max_length(tokenizer, config) -> int:
     """Longest source the model accepts: the tokenizer's limit, capped by the model's position table."""
     limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
     return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
+
+
+UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA", "IDEOGRAPHIC", "THAI", "LAO", "KHMER",
+                    "MYANMAR")
+"""Unicode name prefixes of the scripts written without spaces between words."""
+
+
+def _unspaced(character: str) -> bool:
+    return unicodedata.name(character, "").startswith(UNSPACED_SCRIPTS)
+
+
+def is_split_into_words(text: str) -> bool:
+    """Whether the whitespace in ``text`` splits it into words, as a pre-split corpus line is. A raw sentence of a
+    script written without spaces has them only around words of another script ("私はNew Yorkに行った。"): it is
+    split into words only if some space stands between two characters of such a script ("私 は New York に")."""
+    chunks = text.split()
+    if len(chunks) < 2:
+        return False
+    if not any(map(_unspaced, text)):
+        return True
+    return any(_unspaced(left[-1]) and _unspaced(right[0]) for left, right in zip(chunks, chunks[1:]))
 
 
 @dataclass(frozen=True)
@@ -140,25 +162,27 @@ class SourceReader:
         return self._unknown_to_tokenizer[character]
 
     def _default_pretokenized(self, text: str) -> bool:
-        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
+        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace
+        or with spaces only beside Latin words in Japanese (``is_split_into_words``).
 
         Such a text would be one single "word" to a model trained on pre-split words (every depth 0); it is a raw
         sentence (a widget's or an endpoint's input), so the parser segments it.
         """
         if not getattr(self.config, "source_pretokenized", False):
             return False
-        if len(text.split()) > 1:
+        if is_split_into_words(text):
             return True
         if not self._said_unsegmented:
             if self.segmenter is not None:
-                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as one word, pass "
+                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as given, pass "
                                 "pretokenized=True (on the command line: --pretokenized).")
             else:
                 what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
-                                "model that is not self-parsing), so it is read as one word; pass the words "
+                                "model that is not self-parsing), so it is read as given; pass the words "
                                 "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
             logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
-                           "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
+                           "input with no whitespace, or in a script written without spaces with spaces only around words "
+                           "of another script (e.g. %r); %s", text[:40], what_happens)
             self._said_unsegmented = True
         return False
 

@@ -15,6 +15,7 @@ from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline
 from hf_syntax.recipes.translation.data import resolve_data_path
+from hf_syntax.source_reading import SourceReading
 from hf_syntax.text_checks import InvalidTextError
 from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree
 
@@ -147,6 +148,22 @@ def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its
     assert any("no whitespace" in record.getMessage() for record in caplog.records)
     assert pipe.preprocess(text, pretokenized=True)["row"]["input_ids"] == tokenizer(text)["input_ids"]
     assert predicted_source_tree(pipe, text)["words"] == words.split(), "the demo draws the words the model read"
+
+
+def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_as_two_words(monkeypatch):
+    """"私はNew Yorkに行った。" has a space, so it was read as two pre-split "words" (私はNew, Yorkに行った。); a space
+    between two Japanese characters still marks pre-split text, and text of Latin script alone keeps its split."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = JAPANESE_PARSER
+    model.config.source_pretokenized = True
+    reader = syntax_pipeline(model, tokenizer).reader
+    raw = reader.read("私はNew Yorkに行った。")
+    assert raw.text == " ".join(get_parser(JAPANESE_PARSER).split_words("私はNew Yorkに行った。"))
+    assert raw.text.split()[:4] == ["私", "は", "New", "York"]
+    for pre_split in ("私 は New York に 行っ た 。", "i ca n't go ."):
+        assert reader.read(pre_split) == SourceReading(pre_split, True, None)
 
 
 def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):
