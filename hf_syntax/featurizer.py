@@ -13,7 +13,7 @@ from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_fro
 from .columns import DEFAULT_FEATURES, LABEL_VOCABS, SUBWORD_HEAD_RULES, normalise_features, pad_columns
 from .parsers import get_parser
 from .text_checks import check_valid_unicode
-from .trees import WordTree, locate_words
+from .trees import TreeError, WordTree, locate_words
 
 
 class SyntaxFeaturizer:
@@ -93,8 +93,8 @@ class SyntaxFeaturizer:
         The source side is produced when ``text``/``trees`` is given, the target side (``labels``, plus
         ``decoder_dep_heads`` when a target parser or ``target_trees`` is given) when ``text_target``/``target_trees``
         is. ``trees`` / ``pair_trees`` / ``target_trees`` replace parsing with given ``WordTree``s (e.g. gold UD);
-        their ``text`` is what the tokenizer sees. Returns a dict of lists (unbatched for a single string), or of
-        padded tensors with ``return_tensors="pt"``.
+        their ``text`` is what the tokenizer sees (the words of a tree without spans are located in it). Returns a
+        dict of lists (unbatched for a single string), or of padded tensors with ``return_tensors="pt"``.
         """
         has_source = text is not None or trees is not None
         has_target = text_target is not None or target_trees is not None
@@ -149,7 +149,8 @@ class SyntaxFeaturizer:
             bad = [index for index, tree in enumerate(trees) if not isinstance(tree, WordTree) or tree.text is None]
             if bad:
                 raise TypeError(f"{argument} trees {bad[:5]} are not WordTrees with a text; parse them first.")
-            trees = [tree.collapse_multiword_tokens() for tree in trees]
+            trees = [_with_spans(tree.collapse_multiword_tokens(), f"{argument} tree {index}")
+                     for index, tree in enumerate(trees)]
             return [tree.text for tree in trees], trees
         items = [texts] if isinstance(texts, str) else texts
         if not isinstance(items, (list, tuple)):
@@ -179,7 +180,7 @@ class SyntaxFeaturizer:
         trees = []
         for tokenizer_text, tree in zip(tokenizer_texts, parsed):
             tree = tree.collapse_multiword_tokens()
-            if tree.text != tokenizer_text:
+            if tree.text != tokenizer_text or tree.spans is None:
                 tree = _relocated(tree, tokenizer_text)
             trees.append(tree)
         return tokenizer_texts, trees
@@ -230,7 +231,7 @@ class SyntaxFeaturizer:
         for segment, (text, tree) in enumerate(segments):
             stats = AlignmentStats()
             in_segment = [sequence_id == segment for sequence_id in sequence_ids]
-            word_ids = word_ids_from_offsets(tree.spans or (), offsets, in_segment, text, stats)
+            word_ids = word_ids_from_offsets(tree.spans, offsets, in_segment, text, stats)
             content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
             columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
                                       content_end=max(content_ends, default=0) if cut else None)
@@ -246,6 +247,18 @@ class SyntaxFeaturizer:
                     merged[name] = [new if inside else old for old, new, inside in zip(merged[name], values, in_segment)]
             total_stats.update(stats)
         return merged
+
+
+def _with_spans(tree: WordTree, where: str) -> WordTree:
+    """``tree`` with its words located in its text when it has no spans (built from words and a text): without
+    spans no subword would find its word."""
+    if tree.spans is not None:
+        return tree
+    try:
+        return _relocated(tree, tree.text)
+    except TreeError as error:
+        raise TreeError(f"{where} has no spans, and its words could not be located in its text: {error} Give its "
+                        f"spans, or build it with WordTree.from_words.", word=error.word) from None
 
 
 def _relocated(tree: WordTree, text: str) -> WordTree:

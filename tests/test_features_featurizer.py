@@ -11,7 +11,7 @@ from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB, LabelVocab
 from hf_syntax.parsers import get_parser
-from hf_syntax.trees import WordTree
+from hf_syntax.trees import TreeError, WordTree
 
 TOKENIZERS = {"byte_level_bpe": byte_level_bpe, "metaspace_bpe": metaspace_bpe, "minilm_wordpiece": minilm_wordpiece}
 
@@ -178,3 +178,16 @@ def test_given_trees_skip_the_parser():
     tree = WordTree.from_words(["Dogs", "bark"], heads=[2, 0], upos=["NOUN", "VERB"])
     out = SyntaxFeaturizer(byte_level_bpe(), return_word_ids=True)(trees=tree)
     assert word_heads_from_subword_heads(out["dep_heads"], out["word_ids"]) == [2, 0]
+
+
+def test_a_given_tree_without_spans_is_located_in_its_text():
+    """A tree given with a text but no spans lost every feature silently: no subword found its word."""
+    featurizer = SyntaxFeaturizer(metaspace_bpe(), return_word_ids=True)
+    words, heads, upos = ["Hello", "world"], [2, 0], ["INTJ", "NOUN"]
+    without_spans = featurizer(trees=WordTree(words=words, heads=heads, upos=upos, text="Hello world"))
+    assert without_spans == featurizer(trees=WordTree.from_words(words, heads=heads, upos=upos))
+    assert word_heads_from_subword_heads(without_spans["dep_heads"], without_spans["word_ids"]) == heads
+    mismatched = WordTree(words=words, heads=heads, text="Hello there")
+    with pytest.raises(TreeError, match=r"text tree 1 has no spans, and its words could not be located in its text: "
+                                        r"word 2 'world' does not match"):
+        featurizer(trees=[WordTree.from_words(words, heads=heads), mismatched])
