@@ -139,6 +139,9 @@ class SyntaxFeaturizer:
 
     def source_trees(self, texts) -> list[WordTree]:
         """``source_tree`` of every input of a list, parsed in one parser call (an error names ``text[index]``)."""
+        if isinstance(texts, str):  # list("Hi there") parsed every character as a text of its own
+            raise TypeError(f"source_trees takes a list of texts; got the string {texts[:40]!r}. Use "
+                            f"source_tree(text) for one text, or pass [text].")
         return self._texts_and_trees(list(texts), None, self.parser_spec, "text")[1]
 
     # ------------------------------------------------------------------------------------------------- internals

@@ -191,3 +191,12 @@ def test_a_given_tree_without_spans_is_located_in_its_text():
     with pytest.raises(TreeError, match=r"text tree 1 has no spans, and its words could not be located in its text: "
                                         r"word 2 'world' does not match"):
         featurizer(trees=[WordTree.from_words(words, heads=heads), mismatched])
+
+
+def test_source_trees_refuses_a_single_string():
+    """A string given to source_trees was parsed character by character, one tree per letter."""
+    featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER)
+    with pytest.raises(TypeError, match=r"source_trees takes a list of texts; got the string 'Hi there'\. Use "
+                                        r"source_tree\(text\) for one text"):
+        featurizer.source_trees("Hi there")
+    assert featurizer.source_trees(["Hi there"]) == [featurizer.source_tree("Hi there")]
