@@ -109,6 +109,7 @@ class SyntaxFeaturizer:
             source_texts, source_trees = self._texts_and_trees(text, trees, self.parser_spec, "text")
             pair_texts = pair_tree_list = None
             if text_pair is not None or pair_trees is not None:
+                self._check_room_for_pairs()
                 pair_texts, pair_tree_list = self._texts_and_trees(text_pair, pair_trees, self.parser_spec, "text_pair")
                 if len(pair_texts) != len(source_texts):
                     raise ValueError(f"{len(source_texts)} texts but {len(pair_texts)} text pairs; give one each.")
@@ -187,6 +188,14 @@ class SyntaxFeaturizer:
                 tree = _relocated(tree, tokenizer_text)
             trees.append(tree)
         return tokenizer_texts, trees
+
+    def _check_room_for_pairs(self):
+        """A pair needs its special tokens and a token of each text: below that the tokenizer emptied a text."""
+        shortest = self.tokenizer.num_special_tokens_to_add(pair=True) + 2
+        if self.max_length is not None and self.max_length < shortest:
+            raise ValueError(f"max_length={self.max_length} leaves no room for both texts of a pair: give max_length "
+                             f">= {shortest} (the tokenizer's special tokens of a pair and one token of each text), "
+                             f"or None for no limit.")
 
     def _tokenize(self, texts, pairs=None, target=False):
         if target:

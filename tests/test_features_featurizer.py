@@ -200,3 +200,15 @@ def test_source_trees_refuses_a_single_string():
                                         r"source_tree\(text\) for one text"):
         featurizer.source_trees("Hi there")
     assert featurizer.source_trees(["Hi there"]) == [featurizer.source_tree("Hi there")]
+
+
+def test_a_pair_needs_room_for_a_token_of_each_text():
+    """max_length=3 was accepted for a pair and gave [CLS] [SEP] [SEP]: both texts were cut away silently."""
+    first = WordTree.from_words(["Birds", "fly", "south", "today"], heads=[2, 0, 2, 2])
+    second = WordTree.from_words(["Fish", "swim"], heads=[2, 0])
+    for length in (3, 4):  # at 4 the first text was emptied
+        with pytest.raises(ValueError, match=rf"max_length={length} leaves no room for both texts of a pair: give "
+                                             rf"max_length >= 5"):
+            SyntaxFeaturizer(minilm_wordpiece(), max_length=length)(trees=[first], pair_trees=[second])
+    out = SyntaxFeaturizer(minilm_wordpiece(), max_length=5)(trees=[first], pair_trees=[second])
+    assert minilm_wordpiece().convert_ids_to_tokens(out["input_ids"][0]) == ["[CLS]", "birds", "[SEP]", "fish", "[SEP]"]
