@@ -111,8 +111,8 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
     and (optional, not a model input yet) ``deprel_ids`` -- the relation of the subword's word to its head.
 
     ``word_ids`` index into ``tree`` (``NO_WORD`` = special token), positions are those of the whole sequence.
-    ``content_end`` is the character where the encoded text stops when the tokenizer cut it (None: it did not):
-    words after it are counted as truncated rather than as swallowed.
+    ``content_end`` is the character where the first subword the tokenizer cut off starts (None: it cut none):
+    words from there on are counted as truncated rather than as swallowed.
     """
     if head_rule not in SUBWORD_HEAD_RULES:
         raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}; got {head_rule!r}.")

@@ -226,27 +226,27 @@ class SyntaxFeaturizer:
         output = {"labels": [list(ids) for ids in encoding["input_ids"]]}
         if trees is not None:
             output["decoder_dep_heads"] = [
-                self._align_sequence([(texts[index], trees[index])], encoding, index, ("dep_heads",), self.target_stats)[
-                    "dep_heads"]
+                self._align_sequence([(texts[index], trees[index])], encoding, index, ("dep_heads",), self.target_stats,
+                                     target=True)["dep_heads"]
                 for index in range(len(texts))
             ]
         return output
 
-    def _align_sequence(self, segments, encoding, index, features, total_stats) -> dict:
+    def _align_sequence(self, segments, encoding, index, features, total_stats, target=False) -> dict:
         """Columns for the ``index``-th encoded sequence, of one or two segments (each aligned to its own tree).
 
-        Words past the last subword count as truncated only when the tokenizer cut this sequence; otherwise they
-        had no subword at all (a trailing zero-width or control character), which strict alignment refuses."""
+        Words past the last subword count as truncated only when the tokenizer cut their segment (of a pair it may
+        cut one text only); otherwise they had no subword at all (a trailing zero-width or control character),
+        which strict alignment refuses."""
         offsets, sequence_ids = encoding["offset_mapping"][index], encoding.sequence_ids(index)
-        cut = bool(encoding.encodings[index].overflowing)
+        overflowed = bool(encoding.encodings[index].overflowing)
         merged = None
         for segment, (text, tree) in enumerate(segments):
             stats = AlignmentStats()
             in_segment = [sequence_id == segment for sequence_id in sequence_ids]
             word_ids = word_ids_from_offsets(tree.spans, offsets, in_segment, text, stats)
-            content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
-            columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
-                                      content_end=max(content_ends, default=0) if cut else None)
+            cut_start = self._cut_start(text, sum(in_segment), target) if overflowed else None
+            columns = subword_columns(tree, word_ids, features, self.head_rule, stats, content_end=cut_start)
             columns["word_ids"] = word_ids
             if self.strict and not stats.is_clean:
                 raise AlignmentError(
@@ -259,6 +259,13 @@ class SyntaxFeaturizer:
                     merged[name] = [new if inside else old for old, new, inside in zip(merged[name], values, in_segment)]
             total_stats.update(stats)
         return merged
+
+    def _cut_start(self, text, kept, target) -> int | None:
+        """Where the first subword the tokenizer cut off ``text`` starts, ``kept`` being how many it left (None: it
+        cut none). Read from the text tokenized alone: the tokenizer tokenizes each text of a pair so, then cuts."""
+        tokenizer, argument = (self.target_tokenizer, "text_target") if target else (self.tokenizer, "text")
+        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        return offsets[kept][0] if len(offsets) > kept else None
 
 
 def _with_spans(tree: WordTree, where: str) -> WordTree:

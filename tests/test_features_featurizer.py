@@ -117,6 +117,21 @@ def test_a_last_word_without_subwords_is_not_called_truncated(last_word):
     assert (cut.stats.words_without_subwords, cut.stats.truncated_words) == (0, 2)
 
 
+def test_a_pair_counts_words_as_truncated_only_in_the_text_that_was_cut():
+    """Cutting the first text of a pair made a word lost in the second (uncut) one count as truncated too, so strict
+    alignment passed and the count of words without subwords stayed 0."""
+    long = WordTree.from_words("the birds fly south every winter and come back in spring".split(),
+                               heads=[2, 3, 0, 3, 6, 3, 8, 3, 8, 11, 8])
+    zero_width_last = WordTree.from_words(["Hello", "world", "\u200b"], heads=[2, 0, 2])  # WordPiece drops "\u200b"
+    lenient = SyntaxFeaturizer(minilm_wordpiece(), max_length=12)
+    lenient(trees=[long], pair_trees=[zero_width_last])
+    assert (lenient.stats.truncated_words, lenient.stats.words_without_subwords) == (4, 1)
+    for length in (None, 12):
+        strict = SyntaxFeaturizer(minilm_wordpiece(), max_length=length, strict=True)
+        with pytest.raises(AlignmentError, match="'words_without_subwords': 1"):
+            strict(trees=[long], pair_trees=[zero_width_last])
+
+
 def test_strict_mode_raises_instead_of_applying_a_rule():
     featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, strict=True)
     featurizer("Birds fly south")
