@@ -17,7 +17,7 @@ from __future__ import annotations
 import abc
 import os
 
-from .conllu import read_conllu
+from .conllu import iter_conllu
 from .segmenters import SUDACHI_MAX_BYTES
 from .text_checks import TextTooLongError, check_valid_unicode
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
@@ -292,12 +292,13 @@ class ConlluParser(Parser):
 
     def __init__(self, path, allow_multiple_roots: bool = False):
         self.spec = f"conllu:{os.fspath(path)}"
-        self.trees = read_conllu(path, allow_multiple_roots)
-        if not self.trees:
+        sentences = list(iter_conllu(path, allow_multiple_roots))
+        if not sentences:
             raise TreeError(f"{os.fspath(path)} holds no sentence, so the conllu: parser has no tree to give; parse "
                             f"the sentences into it first (hf-syntax parse), or give the treebank's file.")
+        self.trees = [sentence.tree for sentence in sentences]
         self._by_text = {tree.text: tree for tree in self.trees}
-        self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
+        self._by_tokens = {_surface_words(path, sentence): sentence.tree for sentence in sentences}
 
     def _parse_items(self, items):
         trees = []
@@ -311,6 +312,18 @@ class ConlluParser(Parser):
                 )
             trees.append(tree)
         return trees
+
+
+def _surface_words(path, sentence) -> tuple[str, ...]:
+    """A CoNLL-U sentence's surface tokens (multiword tokens collapsed); a tree that does not collapse is an error
+    naming the file, line and sent_id (the tree's own error names neither)."""
+    try:
+        return sentence.tree.collapse_multiword_tokens().words
+    except TreeError as error:
+        sent_id = f" (sent_id {sentence.sent_id})" if sentence.sent_id else ""
+        raise TreeError(f"{os.fspath(path)}:{sentence.line}: the sentence{sent_id} does not collapse into its surface "
+                        f"tokens: {error} Check its multiword token ranges against its heads and sentence_starts."
+                        ) from error
 
 
 # ------------------------------------------------------------------------------------------------------ spec lookup
