@@ -15,6 +15,8 @@ Optional packages are imported inside functions, so this module loads where spaC
 from __future__ import annotations
 
 import abc
+import difflib
+import inspect
 import os
 
 from .conllu import iter_conllu
@@ -341,6 +343,7 @@ def load_parser(spec, **options) -> Parser:
         return spec
     if not isinstance(spec, str):
         if hasattr(spec, "pipe") and hasattr(spec, "vocab"):
+            _check_options("spacy", options)
             return SpacyParser(spec, **options)
         raise TypeError(f"parser must be a spec string, a Parser or a spaCy Language; got {type(spec).__name__}.")
     backend, separator, argument = spec.partition(":")
@@ -349,14 +352,44 @@ def load_parser(spec, **options) -> Parser:
             f"parser spec {spec!r} is not '<backend>:<argument>' with a backend in {sorted(BACKENDS)}; "
             f"e.g. 'spacy:en_core_web_sm', 'spacy:ja_ginza', 'stanza:fr', 'conllu:path/to/dev.conllu'."
         )
+    _check_options(backend, options)
     return BACKENDS[backend](argument, **options)
+
+
+def _check_options(backend: str, options: dict) -> None:
+    """Refuse an option the backend does not take, listing those it does (Python's own TypeError names none).
+    stanza's options go on to ``stanza.Pipeline``, which checks them itself."""
+    parameters = list(inspect.signature(BACKENDS[backend]).parameters.values())[1:]  # after the spec's argument
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return
+    known = [parameter.name for parameter in parameters]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise TypeError(f"the {backend} parser has no option {name!r}; {guess}its options are "
+                            f"{', '.join(known)}.")
+
+
+def _cache_key(spec: str, options: dict) -> tuple:
+    """``get_parser``'s cache key: option values that are dicts, lists or sets (stanza's
+    ``processors={"tokenize": "ewt"}``) become hashable, and equal options give equal keys in any order."""
+    def frozen(value):
+        if isinstance(value, dict):
+            return tuple(sorted((repr(key), frozen(item)) for key, item in value.items()))
+        if isinstance(value, (list, tuple)):
+            return tuple(frozen(item) for item in value)
+        if isinstance(value, (set, frozenset)):
+            return frozenset(frozen(item) for item in value)
+        return value
+    return spec, frozen(options)
 
 
 def get_parser(spec, **options) -> Parser:
     """Like ``load_parser`` but loaded once per process and cached (what datasets map functions use)."""
     if not isinstance(spec, str):
         return load_parser(spec, **options)
-    key = (spec, tuple(sorted(options.items())))
+    key = _cache_key(spec, options)
     if key not in _LOADED_PARSERS:
         _LOADED_PARSERS[key] = load_parser(spec, **options)
     return _LOADED_PARSERS[key]
