@@ -12,6 +12,7 @@ view, so the sentence is parsed once for the model and the drawings.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import torch
@@ -19,6 +20,9 @@ import torch
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .parse_head_trees import word_heads_from_parse
+from .parsers import ParserNotAvailableError
+
+logger = logging.getLogger(__name__)
 
 
 def _as_drawing(tree) -> dict:
@@ -54,7 +58,8 @@ def _words(pipe, reading, length: int) -> tuple[list[str], list[int]]:
     """The source's words and the word index of every one of its first ``length`` subwords (-1 for special tokens).
 
     When the config names the source parser, these are the parser's words aligned as the featurizer aligned them
-    in training ("do" "n't" for "don't"): the parse head learnt its heads over those words. Without a parser they
+    in training ("do" "n't" for "don't"): the parse head learnt its heads over those words. Without a parser (or
+    where it is not installed: an exported DBSA model's Space needs none to translate, so the log says so) they
     are the whitespace words of pre-split text, else the tokenizer's own pre-tokenized words (which may split a
     parser's word, so a within-word link can be drawn as a dependency).
     """
@@ -64,8 +69,13 @@ def _words(pipe, reading, length: int) -> tuple[list[str], list[int]]:
     if spec:
         featurizer = SyntaxFeaturizer(pipe.tokenizer, parser=spec, features=("dep_heads",), max_length=length,
                                       return_word_ids=True)
-        tree = reading.tree or featurizer.source_tree(text.split() if reading.pretokenized else text)
-        return list(tree.words), featurizer(trees=tree)["word_ids"]
+        try:
+            tree = reading.tree or featurizer.source_tree(text.split() if reading.pretokenized else text)
+        except ParserNotAvailableError as error:
+            logger.warning("the predicted tree is drawn over the text's whitespace words or the tokenizer's, not "
+                           "the words of %s that the model was trained on: %s", spec, error)
+        else:
+            return list(tree.words), featurizer(trees=tree)["word_ids"]
     encoding = pipe.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=length)
     if not reading.pretokenized:
         word_ids = [-1 if word is None else word for word in encoding.word_ids()]

@@ -169,6 +169,19 @@ def test_the_demo_draws_dbsas_parse_over_the_parser_words_the_featurizer_aligned
     assert drawn["heads"] == word_heads_from_parse(log_probs, trained_on["word_ids"][0].tolist())
 
 
+def test_the_demo_draws_dbsas_parse_over_the_given_words_where_its_parser_is_not_installed(caplog):
+    """An exported DBSA model's Space installs no parser (the model reads no tree): the page still draws the parse,
+    over the given words, and the log says why."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        drawn = predicted_source_tree(syntax_pipeline(model, tokenizer), "I don't know .", pretokenized=True)
+    assert drawn["words"] == ["I", "don't", "know", "."] and len(drawn["heads"]) == 4
+    assert any("spacy:xx_no_such_pipeline" in record.getMessage() and "is not installed" in record.getMessage()
+               for record in caplog.records)
+
+
 def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):
     """Without a parser in the config nothing can split the text: it goes to the tokenizer as it is, said once."""
     tokenizer = tiny_tokenizer()
