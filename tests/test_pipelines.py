@@ -151,7 +151,7 @@ def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its
     assert predicted_source_tree(pipe, text)["words"] == words.split(), "the demo draws the words the model read"
 
 
-def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_as_two_words(monkeypatch):
+def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_as_two_words():
     """"私はNew Yorkに行った。" has a space, so it was read as two pre-split "words" (私はNew, Yorkに行った。); a space
     between two Japanese characters still marks pre-split text, and text of Latin script alone keeps its split."""
     pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
