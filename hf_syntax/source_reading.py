@@ -137,7 +137,7 @@ class SourceReader:
         sources = []
         for text in map(self.visible, texts):
             as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
-            if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
+            if not as_given and getattr(self.config, "source_pretokenized", False) and self.segmenter is not None:
                 text, as_given = " ".join(self.segmenter.split_words(text)), True
             sources.append((text, as_given))
         trees = [None] * len(sources)

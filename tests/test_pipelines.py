@@ -199,6 +199,16 @@ def test_the_demo_draws_dbsas_parse_over_the_given_words_where_its_parser_is_not
                for record in caplog.records)
 
 
+def test_raw_text_for_a_model_trained_on_raw_text_loads_no_parser_to_segment_it():
+    """Reading raw text loaded the config's parser as a segmenter before asking whether the model was trained on
+    pre-split words: a DBSA model (which reads no tree) failed where its parser is not installed."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    assert syntax_pipeline(model, tokenizer).preprocess("I don't know.")["row"]["input_ids"] == \
+        tokenizer("I don't know.")["input_ids"]
+
+
 def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):
     """Without a parser in the config nothing can split the text: it goes to the tokenizer as it is, said once."""
     tokenizer = tiny_tokenizer()
