@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import unicodedata
 from dataclasses import dataclass
 
 from .featurizer import SyntaxFeaturizer
@@ -69,13 +68,21 @@ def featurizer_max_length(tokenizer, config) -> int:
     return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
 
 
-UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA", "IDEOGRAPHIC", "THAI", "LAO", "KHMER",
-                    "MYANMAR")
-"""Unicode name prefixes of the scripts written without spaces between words."""
+UNSPACED_SCRIPTS = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x3000, 0x30FF),  # CJK symbols and punctuation (「」。、), hiragana, katakana
+    (0x31F0, 0x31FF),  # katakana phonetic extensions
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF),  # CJK ideographs
+    (0xFF00, 0xFFEF),  # halfwidth and fullwidth forms (？！ＡＢＣ, ｶﾀｶﾅ)
+)
+"""Code point blocks of the scripts written without spaces between words, and of their punctuation."""
 
 
 def _unspaced(character: str) -> bool:
-    return unicodedata.name(character, "").startswith(UNSPACED_SCRIPTS)
+    point = ord(character)
+    return any(low <= point <= high for low, high in UNSPACED_SCRIPTS)
 
 
 def is_split_into_words(text: str) -> bool:

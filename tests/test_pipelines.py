@@ -163,7 +163,7 @@ def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_
     raw = reader.read("私はNew Yorkに行った。")
     assert raw.text == " ".join(get_parser(JAPANESE_PARSER).split_words("私はNew Yorkに行った。"))
     assert raw.text.split()[:4] == ["私", "は", "New", "York"]
-    for pre_split in ("私 は New York に 行っ た 。", "i ca n't go ."):
+    for pre_split in ("私 は New York に 行っ た 。", "本当 ？ なぜ ？", "「 はい 」", "i ca n't go ."):
         assert reader.read(pre_split) == SourceReading(pre_split, True, None)
 
 
