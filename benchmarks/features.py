@@ -40,7 +40,8 @@ TREEBANKS = {
     "German-GSD": "UD_German-GSD/de_gsd-ud-dev.conllu.gz",
     "Japanese-GSD": "UD_Japanese-GSD/ja_gsd-ud-dev.conllu.gz",
 }
-FAILURE_REASONS = ("straddling_subwords", "uncovered_subwords", "words_without_subwords", "truncated_words")
+FAILURE_REASONS = ("straddling_subwords", "uncovered_subwords", "words_without_subwords", "truncated_words",
+                   "partially_truncated_words")
 
 
 def tokenizers() -> dict:

@@ -29,18 +29,19 @@ import sys
 import tarfile
 from pathlib import Path
 
-from hf_syntax.recipes.runs import checkpoint_folders
-from hf_syntax.study.processes import HF_SYNTAX, config_path
-from hf_syntax.study.records import check_extra_tests
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders
+from hf_syntax.study.processes import HF_SYNTAX, TRAIN_LOG, config_path
+from hf_syntax.study.records import (CROSS_ENTROPY_FILE, EXTRA_TESTS_FILE, SETTINGS_FILE, WALL_CLOCK_FILE,
+                                     check_extra_tests)
 from hf_syntax.study.study_file import Study, StudyError
 
 PREPARED = Path(".gpu_study")
 SHARED = Path("../shared")
 SHARED_PATH = re.compile(r"\.\./shared/[^\s,'\"\]}]+")
 """A path into ../shared written in a study or recipe file (the corpora and references the runs read)."""
-KEPT = ("summary.json", "train.log", "driver_seconds.json", "driver_settings.json", "extra_tests.json",
+KEPT = (SUMMARY_FILE, TRAIN_LOG, WALL_CLOCK_FILE, SETTINGS_FILE, EXTRA_TESTS_FILE,
         "predictions_*.txt", "checkpoint-*/trainer_state.json", "model/config.json", "model/generation_config.json",
-        "model/tokenizer.json", "reference_cross_entropy.json")
+        "model/tokenizer.json", CROSS_ENTROPY_FILE)
 """What of a finished run folder comes back: everything the driver's report reads (the tokenizer for the record's
 fingerprint, so that a run there is checked against the runs here; the references' cross-entropy, scored there
 where the weights are), no weights."""
@@ -109,15 +110,15 @@ def pack(study_file: Path, archive_path: Path) -> None:
     finished, unfinished = [], []
     with tarfile.open(archive_path, "w:gz") as archive:
         for folder in sorted(study.work_dir.glob("*/seed*")):
-            if (folder / "summary.json").exists():
+            if (folder / SUMMARY_FILE).exists():
                 for checkpoint in checkpoint_folders(folder):  # the folder itself, for its save time (epoch timing)
                     archive.add(checkpoint, recursive=False)
                 for pattern in KEPT:
                     for path in folder.glob(pattern):
                         archive.add(path)
                 finished.append(folder)
-            elif (folder / "train.log").exists():
-                archive.add(folder / "train.log", arcname=f"unfinished/{folder.parent.name}.{folder.name}.log")
+            elif (folder / TRAIN_LOG).exists():
+                archive.add(folder / TRAIN_LOG, arcname=f"unfinished/{folder.parent.name}.{folder.name}.log")
                 unfinished.append(folder)
     print(f"packed {len(finished)} finished run(s) {[str(f) for f in finished]}, the logs of {len(unfinished)} "
           f"unfinished {[str(f) for f in unfinished]} into {archive_path}")

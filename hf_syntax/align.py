@@ -13,6 +13,9 @@ WordPiece, SentencePiece/Unigram). The rules, each counted in ``AlignmentStats``
 * A word that ends up with no subword (swallowed by a straddling subword, or cut off by truncation) has no position
   in the sequence: a head pointing to it is unsupervised (-100) -> ``words_without_subwords`` /
   ``truncated_words`` and ``unsupervised_heads``.
+* A word cut inside by truncation keeps the subwords before the cut but not its final one: its last kept subword
+  gets no head (-100, its next subword is gone) and is not tagged as the word's end, and a head pointing to the word
+  with ``head_rule="last"`` is unsupervised -> ``partially_truncated_words``.
 * Special tokens ([CLS], [SEP], <s>, </s>, language tags) have no word: head -100, depth -1, label id ``SPECIAL_ID``.
 * Multiword tokens (gold UD: French "du" = "de le") are aligned as their one surface token; the featurizer collapses
   them first (``WordTree.collapse_multiword_tokens`` documents which member's head the token takes).
@@ -48,6 +51,7 @@ class AlignmentStats:
     uncovered_subwords: int = 0
     words_without_subwords: int = 0
     truncated_words: int = 0
+    partially_truncated_words: int = 0
     unsupervised_heads: int = 0
 
     def update(self, other: "AlignmentStats") -> None:
@@ -111,8 +115,9 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
     and (optional, not a model input yet) ``deprel_ids`` -- the relation of the subword's word to its head.
 
     ``word_ids`` index into ``tree`` (``NO_WORD`` = special token), positions are those of the whole sequence.
-    ``content_end`` is the character where the encoded text stops when the tokenizer cut it (None: it did not):
-    words after it are counted as truncated rather than as swallowed.
+    ``content_end`` is the character where the first subword the tokenizer cut off starts (None: it cut none):
+    words from there on are counted as truncated rather than as swallowed, and a word with subwords that goes on
+    past it as partially truncated.
     """
     if head_rule not in SUBWORD_HEAD_RULES:
         raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}; got {head_rule!r}.")
@@ -123,24 +128,30 @@ def subword_columns(tree: WordTree, word_ids, features, head_rule: str = "first"
     for position, word in enumerate(word_ids):
         if word != NO_WORD:
             positions[word].append(position)
+    cut, cut_words = content_end is not None and tree.spans is not None, set()
     for word, found in enumerate(positions):
-        if not found:
-            if content_end is not None and tree.spans and tree.spans[word][0] >= content_end:
+        if found and cut and tree.spans[word][1] > content_end:
+            cut_words.add(word)
+            stats.partially_truncated_words += 1
+        elif not found:
+            if cut and tree.spans[word][0] >= content_end:
                 stats.truncated_words += 1
             else:
                 stats.words_without_subwords += 1
-    aligned = _AlignedTree(tree, word_ids, positions, head_rule, stats)
+    aligned = _AlignedTree(tree, word_ids, positions, cut_words, head_rule, stats)
     return {name: COLUMN_PRODUCERS[name](aligned) for name in (*DEFAULT_FEATURES, *OPTIONAL_FEATURES)
             if name in features}
 
 
 @dataclass
 class _AlignedTree:
-    """A tree with its subwords: ``word_ids`` per subword, ``positions`` (the subwords) per word."""
+    """A tree with its subwords: ``word_ids`` per subword, ``positions`` (the subwords) per word, ``cut_words``
+    (the words truncation cut inside, whose final subword is not in the sequence)."""
 
     tree: WordTree
     word_ids: list
     positions: list
+    cut_words: set
     head_rule: str
     stats: AlignmentStats
 
@@ -155,16 +166,16 @@ def _subword_heads(aligned: _AlignedTree) -> list[int]:
     for word, found in enumerate(positions):
         for inner, position in zip(found, found[1:]):
             heads[inner] = position
-        if not found:
+        if not found or word in aligned.cut_words:
             continue
         final = found[-1]
         head_word = tree.heads[word] - 1
         if head_word < 0:
             heads[final] = final
-        elif positions[head_word]:
-            heads[final] = positions[head_word][0 if aligned.head_rule == "first" else -1]
+        elif not positions[head_word] or (aligned.head_rule == "last" and head_word in aligned.cut_words):
+            aligned.stats.unsupervised_heads += 1  # the head word's subword the rule points to is not in the sequence
         else:
-            aligned.stats.unsupervised_heads += 1
+            heads[final] = positions[head_word][0 if aligned.head_rule == "first" else -1]
     return heads
 
 
@@ -190,14 +201,16 @@ def _subword_deprels(aligned: _AlignedTree) -> list[int]:
 def _subword_tags(aligned: _AlignedTree) -> list[int]:
     tag_ids = {tag: SUBWORD_TAG_VOCAB.id_of(tag) for tag in SUBWORD_TAG_VOCAB.labels}
     tags = [SPECIAL_ID if word == NO_WORD else UNKNOWN_ID for word in aligned.word_ids]
-    for found in aligned.positions:
-        if len(found) == 1:
+    for word, found in enumerate(aligned.positions):
+        whole = word not in aligned.cut_words
+        if len(found) == 1 and whole:
             tags[found[0]] = tag_ids["O"]
         elif found:
             tags[found[0]] = tag_ids["B"]
-            for position in found[1:-1]:
+            for position in found[1:]:
                 tags[position] = tag_ids["I"]
-            tags[found[-1]] = tag_ids["E"]
+            if whole:
+                tags[found[-1]] = tag_ids["E"]
     return tags
 
 

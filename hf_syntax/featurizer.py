@@ -13,7 +13,7 @@ from .align import AlignmentError, AlignmentStats, subword_columns, word_ids_fro
 from .columns import DEFAULT_FEATURES, LABEL_VOCABS, SUBWORD_HEAD_RULES, normalise_features, pad_columns
 from .parsers import get_parser
 from .text_checks import check_valid_unicode
-from .trees import WordTree, locate_words
+from .trees import TreeError, WordTree, locate_words
 
 
 class SyntaxFeaturizer:
@@ -93,8 +93,8 @@ class SyntaxFeaturizer:
         The source side is produced when ``text``/``trees`` is given, the target side (``labels``, plus
         ``decoder_dep_heads`` when a target parser or ``target_trees`` is given) when ``text_target``/``target_trees``
         is. ``trees`` / ``pair_trees`` / ``target_trees`` replace parsing with given ``WordTree``s (e.g. gold UD);
-        their ``text`` is what the tokenizer sees. Returns a dict of lists (unbatched for a single string), or of
-        padded tensors with ``return_tensors="pt"``.
+        their ``text`` is what the tokenizer sees (the words of a tree without spans are located in it). Returns a
+        dict of lists (unbatched for a single string), or of padded tensors with ``return_tensors="pt"``.
         """
         has_source = text is not None or trees is not None
         has_target = text_target is not None or target_trees is not None
@@ -109,6 +109,7 @@ class SyntaxFeaturizer:
             source_texts, source_trees = self._texts_and_trees(text, trees, self.parser_spec, "text")
             pair_texts = pair_tree_list = None
             if text_pair is not None or pair_trees is not None:
+                self._check_room_for_pairs()
                 pair_texts, pair_tree_list = self._texts_and_trees(text_pair, pair_trees, self.parser_spec, "text_pair")
                 if len(pair_texts) != len(source_texts):
                     raise ValueError(f"{len(source_texts)} texts but {len(pair_texts)} text pairs; give one each.")
@@ -139,6 +140,9 @@ class SyntaxFeaturizer:
 
     def source_trees(self, texts) -> list[WordTree]:
         """``source_tree`` of every input of a list, parsed in one parser call (an error names ``text[index]``)."""
+        if isinstance(texts, str):  # list("Hi there") parsed every character as a text of its own
+            raise TypeError(f"source_trees takes a list of texts; got the string {texts[:40]!r}. Use "
+                            f"source_tree(text) for one text, or pass [text].")
         return self._texts_and_trees(list(texts), None, self.parser_spec, "text")[1]
 
     # ------------------------------------------------------------------------------------------------- internals
@@ -149,7 +153,8 @@ class SyntaxFeaturizer:
             bad = [index for index, tree in enumerate(trees) if not isinstance(tree, WordTree) or tree.text is None]
             if bad:
                 raise TypeError(f"{argument} trees {bad[:5]} are not WordTrees with a text; parse them first.")
-            trees = [tree.collapse_multiword_tokens() for tree in trees]
+            trees = [_with_spans(tree.collapse_multiword_tokens(), f"{argument} tree {index}")
+                     for index, tree in enumerate(trees)]
             return [tree.text for tree in trees], trees
         items = [texts] if isinstance(texts, str) else texts
         if not isinstance(items, (list, tuple)):
@@ -179,10 +184,18 @@ class SyntaxFeaturizer:
         trees = []
         for tokenizer_text, tree in zip(tokenizer_texts, parsed):
             tree = tree.collapse_multiword_tokens()
-            if tree.text != tokenizer_text:
+            if tree.text != tokenizer_text or tree.spans is None:
                 tree = _relocated(tree, tokenizer_text)
             trees.append(tree)
         return tokenizer_texts, trees
+
+    def _check_room_for_pairs(self):
+        """A pair needs its special tokens and a token of each text: below that the tokenizer emptied a text."""
+        shortest = self.tokenizer.num_special_tokens_to_add(pair=True) + 2
+        if self.max_length is not None and self.max_length < shortest:
+            raise ValueError(f"max_length={self.max_length} leaves no room for both texts of a pair: give max_length "
+                             f">= {shortest} (the tokenizer's special tokens of a pair and one token of each text), "
+                             f"or None for no limit.")
 
     def _tokenize(self, texts, pairs=None, target=False):
         if target:
@@ -213,27 +226,27 @@ class SyntaxFeaturizer:
         output = {"labels": [list(ids) for ids in encoding["input_ids"]]}
         if trees is not None:
             output["decoder_dep_heads"] = [
-                self._align_sequence([(texts[index], trees[index])], encoding, index, ("dep_heads",), self.target_stats)[
-                    "dep_heads"]
+                self._align_sequence([(texts[index], trees[index])], encoding, index, ("dep_heads",), self.target_stats,
+                                     target=True)["dep_heads"]
                 for index in range(len(texts))
             ]
         return output
 
-    def _align_sequence(self, segments, encoding, index, features, total_stats) -> dict:
+    def _align_sequence(self, segments, encoding, index, features, total_stats, target=False) -> dict:
         """Columns for the ``index``-th encoded sequence, of one or two segments (each aligned to its own tree).
 
-        Words past the last subword count as truncated only when the tokenizer cut this sequence; otherwise they
-        had no subword at all (a trailing zero-width or control character), which strict alignment refuses."""
+        Words past the last subword count as truncated only when the tokenizer cut their segment (of a pair it may
+        cut one text only); otherwise they had no subword at all (a trailing zero-width or control character),
+        which strict alignment refuses."""
         offsets, sequence_ids = encoding["offset_mapping"][index], encoding.sequence_ids(index)
-        cut = bool(encoding.encodings[index].overflowing)
+        overflowed = bool(encoding.encodings[index].overflowing)
         merged = None
         for segment, (text, tree) in enumerate(segments):
             stats = AlignmentStats()
             in_segment = [sequence_id == segment for sequence_id in sequence_ids]
-            word_ids = word_ids_from_offsets(tree.spans or (), offsets, in_segment, text, stats)
-            content_ends = [end for (_, end), inside in zip(offsets, in_segment) if inside]
-            columns = subword_columns(tree, word_ids, features, self.head_rule, stats,
-                                      content_end=max(content_ends, default=0) if cut else None)
+            word_ids = word_ids_from_offsets(tree.spans, offsets, in_segment, text, stats)
+            cut_start = self._cut_start(text, sum(in_segment), target) if overflowed else None
+            columns = subword_columns(tree, word_ids, features, self.head_rule, stats, content_end=cut_start)
             columns["word_ids"] = word_ids
             if self.strict and not stats.is_clean:
                 raise AlignmentError(
@@ -246,6 +259,25 @@ class SyntaxFeaturizer:
                     merged[name] = [new if inside else old for old, new, inside in zip(merged[name], values, in_segment)]
             total_stats.update(stats)
         return merged
+
+    def _cut_start(self, text, kept, target) -> int | None:
+        """Where the first subword the tokenizer cut off ``text`` starts, ``kept`` being how many it left (None: it
+        cut none). Read from the text tokenized alone: the tokenizer tokenizes each text of a pair so, then cuts."""
+        tokenizer, argument = (self.target_tokenizer, "text_target") if target else (self.tokenizer, "text")
+        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        return offsets[kept][0] if len(offsets) > kept else None
+
+
+def _with_spans(tree: WordTree, where: str) -> WordTree:
+    """``tree`` with its words located in its text when it has no spans (built from words and a text): without
+    spans no subword would find its word."""
+    if tree.spans is not None:
+        return tree
+    try:
+        return _relocated(tree, tree.text)
+    except TreeError as error:
+        raise TreeError(f"{where} has no spans, and its words could not be located in its text: {error} Give its "
+                        f"spans, or build it with WordTree.from_words.", word=error.word) from None
 
 
 def _relocated(tree: WordTree, text: str) -> WordTree:

@@ -15,9 +15,11 @@ Optional packages are imported inside functions, so this module loads where spaC
 from __future__ import annotations
 
 import abc
+import difflib
+import inspect
 import os
 
-from .conllu import read_conllu
+from .conllu import iter_conllu
 from .segmenters import SUDACHI_MAX_BYTES
 from .text_checks import TextTooLongError, check_valid_unicode
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
@@ -292,12 +294,13 @@ class ConlluParser(Parser):
 
     def __init__(self, path, allow_multiple_roots: bool = False):
         self.spec = f"conllu:{os.fspath(path)}"
-        self.trees = read_conllu(path, allow_multiple_roots)
-        if not self.trees:
+        sentences = list(iter_conllu(path, allow_multiple_roots))
+        if not sentences:
             raise TreeError(f"{os.fspath(path)} holds no sentence, so the conllu: parser has no tree to give; parse "
                             f"the sentences into it first (hf-syntax parse), or give the treebank's file.")
+        self.trees = [sentence.tree for sentence in sentences]
         self._by_text = {tree.text: tree for tree in self.trees}
-        self._by_tokens = {tuple(tree.collapse_multiword_tokens().words): tree for tree in self.trees}
+        self._by_tokens = {_surface_words(path, sentence): sentence.tree for sentence in sentences}
 
     def _parse_items(self, items):
         trees = []
@@ -311,6 +314,18 @@ class ConlluParser(Parser):
                 )
             trees.append(tree)
         return trees
+
+
+def _surface_words(path, sentence) -> tuple[str, ...]:
+    """A CoNLL-U sentence's surface tokens (multiword tokens collapsed); a tree that does not collapse is an error
+    naming the file, line and sent_id (the tree's own error names neither)."""
+    try:
+        return sentence.tree.collapse_multiword_tokens().words
+    except TreeError as error:
+        sent_id = f" (sent_id {sentence.sent_id})" if sentence.sent_id else ""
+        raise TreeError(f"{os.fspath(path)}:{sentence.line}: the sentence{sent_id} does not collapse into its surface "
+                        f"tokens: {error} Check its multiword token ranges against its heads and sentence_starts."
+                        ) from error
 
 
 # ------------------------------------------------------------------------------------------------------ spec lookup
@@ -328,6 +343,7 @@ def load_parser(spec, **options) -> Parser:
         return spec
     if not isinstance(spec, str):
         if hasattr(spec, "pipe") and hasattr(spec, "vocab"):
+            _check_options("spacy", options)
             return SpacyParser(spec, **options)
         raise TypeError(f"parser must be a spec string, a Parser or a spaCy Language; got {type(spec).__name__}.")
     backend, separator, argument = spec.partition(":")
@@ -336,14 +352,44 @@ def load_parser(spec, **options) -> Parser:
             f"parser spec {spec!r} is not '<backend>:<argument>' with a backend in {sorted(BACKENDS)}; "
             f"e.g. 'spacy:en_core_web_sm', 'spacy:ja_ginza', 'stanza:fr', 'conllu:path/to/dev.conllu'."
         )
+    _check_options(backend, options)
     return BACKENDS[backend](argument, **options)
+
+
+def _check_options(backend: str, options: dict) -> None:
+    """Refuse an option the backend does not take, listing those it does (Python's own TypeError names none).
+    stanza's options go on to ``stanza.Pipeline``, which checks them itself."""
+    parameters = list(inspect.signature(BACKENDS[backend]).parameters.values())[1:]  # after the spec's argument
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return
+    known = [parameter.name for parameter in parameters]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise TypeError(f"the {backend} parser has no option {name!r}; {guess}its options are "
+                            f"{', '.join(known)}.")
+
+
+def _cache_key(spec: str, options: dict) -> tuple:
+    """``get_parser``'s cache key: option values that are dicts, lists or sets (stanza's
+    ``processors={"tokenize": "ewt"}``) become hashable, and equal options give equal keys in any order."""
+    def frozen(value):
+        if isinstance(value, dict):
+            return tuple(sorted((repr(key), frozen(item)) for key, item in value.items()))
+        if isinstance(value, (list, tuple)):
+            return tuple(frozen(item) for item in value)
+        if isinstance(value, (set, frozenset)):
+            return frozenset(frozen(item) for item in value)
+        return value
+    return spec, frozen(options)
 
 
 def get_parser(spec, **options) -> Parser:
     """Like ``load_parser`` but loaded once per process and cached (what datasets map functions use)."""
     if not isinstance(spec, str):
         return load_parser(spec, **options)
-    key = (spec, tuple(sorted(options.items())))
+    key = _cache_key(spec, options)
     if key not in _LOADED_PARSERS:
         _LOADED_PARSERS[key] = load_parser(spec, **options)
     return _LOADED_PARSERS[key]

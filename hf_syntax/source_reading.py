@@ -68,6 +68,35 @@ def featurizer_max_length(tokenizer, config) -> int:
     return min(limit for limit in limits if isinstance(limit, int) and 0 < limit < 10**6)
 
 
+UNSPACED_SCRIPTS = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x3000, 0x30FF),  # CJK symbols and punctuation (「」。、), hiragana, katakana
+    (0x31F0, 0x31FF),  # katakana phonetic extensions
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF),  # CJK ideographs
+    (0xFF00, 0xFFEF),  # halfwidth and fullwidth forms (？！ＡＢＣ, ｶﾀｶﾅ)
+)
+"""Code point blocks of the scripts written without spaces between words, and of their punctuation."""
+
+
+def _unspaced(character: str) -> bool:
+    point = ord(character)
+    return any(low <= point <= high for low, high in UNSPACED_SCRIPTS)
+
+
+def is_split_into_words(text: str) -> bool:
+    """Whether the whitespace in ``text`` splits it into words, as a pre-split corpus line is. A raw sentence of a
+    script written without spaces has them only around words of another script ("私はNew Yorkに行った。"): it is
+    split into words only if some space stands between two characters of such a script ("私 は New York に")."""
+    chunks = text.split()
+    if len(chunks) < 2:
+        return False
+    if not any(map(_unspaced, text)):
+        return True
+    return any(_unspaced(left[-1]) and _unspaced(right[0]) for left, right in zip(chunks, chunks[1:]))
+
+
 @dataclass(frozen=True)
 class SourceReading:
     """One source text as a translation model reads it, with the one parse its features and tree views come from."""
@@ -115,7 +144,7 @@ class SourceReader:
         sources = []
         for text in map(self.visible, texts):
             as_given = self._default_pretokenized(text) if pretokenized is None else pretokenized
-            if not as_given and self.segmenter is not None and getattr(self.config, "source_pretokenized", False):
+            if not as_given and getattr(self.config, "source_pretokenized", False) and self.segmenter is not None:
                 text, as_given = " ".join(self.segmenter.split_words(text)), True
             sources.append((text, as_given))
         trees = [None] * len(sources)
@@ -140,25 +169,27 @@ class SourceReader:
         return self._unknown_to_tokenizer[character]
 
     def _default_pretokenized(self, text: str) -> bool:
-        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace.
+        """What the model was trained on (``config.source_pretokenized``), except for text without any whitespace
+        or with spaces only beside Latin words in Japanese (``is_split_into_words``).
 
         Such a text would be one single "word" to a model trained on pre-split words (every depth 0); it is a raw
         sentence (a widget's or an endpoint's input), so the parser segments it.
         """
         if not getattr(self.config, "source_pretokenized", False):
             return False
-        if len(text.split()) > 1:
+        if is_split_into_words(text):
             return True
         if not self._said_unsegmented:
             if self.segmenter is not None:
-                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as one word, pass "
+                what_happens = (f"{self.segmenter.spec} segments such input. To keep it as given, pass "
                                 "pretokenized=True (on the command line: --pretokenized).")
             else:
                 what_happens = ("its config names nothing to segment it (source_segmenter, or the source_parser of a "
-                                "model that is not self-parsing), so it is read as one word; pass the words "
+                                "model that is not self-parsing), so it is read as given; pass the words "
                                 "separated by spaces, or set model.config.source_segmenter (e.g. 'sudachi:C').")
             logger.warning("this model was trained on text split into words (config.source_pretokenized) but got "
-                           "input with no whitespace (e.g. %r); %s", text[:40], what_happens)
+                           "input with no whitespace, or in a script written without spaces with spaces only around words "
+                           "of another script (e.g. %r); %s", text[:40], what_happens)
             self._said_unsegmented = True
         return False
 

@@ -182,12 +182,23 @@ class WordTree:
         return [index for index, head in enumerate(self.heads) if head == 0]
 
     # ------------------------------------------------------------------------------------------- transformations
+    def _outside_subtrees(self, index: int, members) -> bool:
+        """Whether word ``index`` (0-based; -1 is the root) is the root or no word of ``members`` is it or above it."""
+        while index >= 0:
+            if index in members:
+                return False
+            index = self.heads[index] - 1
+        return True
+
     def collapse_multiword_tokens(self) -> "WordTree":
         """The surface-token view: each multiword token becomes one word.
 
-        Rule: the token takes the head, UPOS and deprel of its member word whose head lies outside the token (the
-        first such member if several do); heads that pointed to any member point to the token. This is the view the
-        aligner uses, because a tokenizer only ever sees the surface form.
+        Rule: the token takes the head, UPOS and deprel of its first member word whose head is the root or lies
+        outside the subtrees of all its members; heads that pointed to any member point to the token. A member's
+        head can lead back into the token: with x -> z, y -> root and z -> y, anchoring "xy" on x would close the
+        cycle xy -> z -> xy, so y anchors it. (The member highest in the tree always qualifies; where no cycle
+        threatens, this is the first member pointing outside the token.) This is the view the aligner uses, as a
+        tokenizer only sees surface forms.
         """
         if not self.multiword_tokens:
             return self
@@ -205,8 +216,7 @@ class WordTree:
         words, heads, upos, deprels, spans, starts = [], [], [], [], [], set()
         old_starts = set(self.sentence_starts)
         for position, (token, members) in members_of.items():
-            outside = [m for m in members if self.heads[m] == 0 or self.heads[m] - 1 not in members]
-            anchor = outside[0] if outside else members[0]
+            anchor = next(member for member in members if self._outside_subtrees(self.heads[member] - 1, members))
             words.append(token.form if token else self.words[anchor])
             head = self.heads[anchor]
             heads.append(0 if head == 0 else new_index[head - 1] + 1)

@@ -439,6 +439,11 @@ def test_a_committed_record_lacking_what_the_report_reads_is_named(tmp_path, cap
     with pytest.raises(StudyError, match=r"results.json: the record of rel seed 9 lacks dev_bleu \(written by an "
                                          r"older version or edited by hand\); restore the file, or remove the record"):
         report(study)
+    assert "rel" in progress(study)  # progress reads only the curve (it refused the record for its dev_bleu)
+    (study.results / "results.json").write_text(json.dumps([{key: value for key, value in record.items()
+                                                             if key != "dev_bleu_per_epoch"}]))
+    with pytest.raises(StudyError, match=r"the record of rel seed 9 lacks dev_bleu_per_epoch"):
+        progress(study)
     (study.results / "results.json").write_text("{}")
     with pytest.raises(StudyError, match=r"results.json holds dict, not a list of run records"):
         committed_records(study)
@@ -684,6 +689,8 @@ runs:
     ("loss_at_steps: [500, '1000']\n", r"'loss_at_steps' lists optimizer steps \(whole numbers from 1\)"),
     ('common: "training.max_steps=5"\n', r"'common' is a list \(\[..., ...\]\), got 'training.max_steps=5'"),
     ("config_fields: dropout\n", r"'config_fields' is a list"),
+    ("reference_curves: [20.1, 24.3]\n", r"'reference_curves' maps a label to BLEU per evaluation"),
+    ("reference_curves: {elsewhere: [20.1, high]}\n", r"'reference_curves' maps a label to BLEU per evaluation"),
 ])
 def test_a_key_given_twice_or_a_list_given_as_one_value_is_refused(tmp_path, added, message):
     """PyYAML kept the second of two equal keys silently (a study with two runs of a name kept only the second); a
@@ -691,6 +698,12 @@ def test_a_key_given_twice_or_a_list_given_as_one_value_is_refused(tmp_path, add
     (tmp_path / "study.yaml").write_text(STUDY_TEXT + added)
     with pytest.raises(StudyError, match=rf"study.yaml: .*{message}"):
         Study.load(tmp_path / "study.yaml")
+
+
+def test_reference_curves_left_empty_means_none(tmp_path):
+    """``reference_curves:`` with nothing after it (YAML null) was a TypeError from dict(None)."""
+    (tmp_path / "study.yaml").write_text(STUDY_TEXT + "reference_curves:\n")
+    assert Study.load(tmp_path / "study.yaml").reference_curves == {}
 
 
 def test_a_run_s_set_given_as_one_string_is_refused(tmp_path):

@@ -87,6 +87,33 @@ def test_word_split_into_ten_or_more_pieces():
     assert set(out["pos_ids"][p] for p in pieces) == {UPOS_VOCAB.id_of("NOUN")}
 
 
+@pytest.mark.parametrize("rule", ["first", "last"])
+def test_a_word_cut_inside_by_truncation_has_no_final_subword(rule):
+    """The last kept piece of a word cut by truncation was tagged E and took the word's head (with head_rule="last"
+    the word's dependents pointed at it too), as if the word ended there; no statistic counted the word."""
+    # "dogs unbelievable": subwords [dogs] [un believ], the tokenizer cut "able" (from character 13) and kept </s>
+    tree = WordTree.from_words(["dogs", "unbelievable"], heads=[2, 0])
+    word_ids = [0, 1, 1, NO_WORD]
+    stats = AlignmentStats()
+    columns = subword_columns(tree, word_ids, ("dep_heads", "subword_tags"), rule, stats, content_end=13)
+    assert columns["subword_tags"] == [O, B, I, SPECIAL_ID]  # "believ" is not the word's end
+    # "believ" points to the cut "able"; "dogs" points to the first subword of its head, or to its cut last one
+    assert columns["dep_heads"] == [1 if rule == "first" else IGNORE_INDEX, 2, IGNORE_INDEX, IGNORE_INDEX]
+    assert (stats.partially_truncated_words, stats.truncated_words, stats.words_without_subwords) == (1, 0, 0)
+    assert stats.unsupervised_heads == (1 if rule == "last" else 0)
+    assert word_heads_from_subword_heads(columns["dep_heads"], word_ids, 2) == [2 if rule == "first" else None, None]
+
+
+def test_truncation_inside_a_word_keeps_the_uncut_tags_and_heads_of_the_kept_subwords():
+    """The featurizer tagged the last kept piece of a cut word E and gave it the word's head."""
+    tree = WordTree.from_words(["dogs", "Pneumonoultramicroscopicsilicovolcanoconiosis"], heads=[2, 0])
+    full = SyntaxFeaturizer(byte_level_bpe())(trees=tree)
+    featurizer = SyntaxFeaturizer(byte_level_bpe(), max_length=5)  # "dogs", the long word's first pieces, </s>
+    cut = featurizer(trees=tree)
+    assert cut["subword_tags"] == full["subword_tags"][:4] + [SPECIAL_ID] and cut["subword_tags"][3] == I
+    assert cut["dep_heads"] == full["dep_heads"][:3] + [IGNORE_INDEX, IGNORE_INDEX]
+    assert (featurizer.stats.partially_truncated_words, featurizer.stats.truncated_words) == (1, 0)
+
 def round_trip(tokenizer, trees):
     """How many trees come back exactly through subword heads; also the alignment statistics."""
     featurizer = SyntaxFeaturizer(tokenizer, features=("dep_heads",), return_word_ids=True)

@@ -70,6 +70,25 @@ def test_gzip_and_conllu_parser_lookup(tmp_path):
         parser.parse("Autre phrase.")
 
 
+def test_a_multiword_token_holding_the_root_loads_in_the_conllu_parser(tmp_path):
+    """"xy" = x (-> z) + y (root): the parser collapsed it into the cycle xy -> z -> xy and refused the valid file
+    with "words 1 -> 2 -> 1 form a cycle", naming no file or line."""
+    block = ("# text = xy z\n1-2\txy\t_\t_\t_\t_\t_\t_\t_\t_\n1\tx\t_\tADP\t_\t_\t3\tcase\t_\t_\n"
+             "2\ty\t_\tPRON\t_\t_\t0\troot\t_\t_\n3\tz\t_\tNOUN\t_\t_\t2\tnmod\t_\t_\n\n")
+    parser = load_parser(f"conllu:{write(tmp_path, GOOD + block)}")
+    assert parser.parse("xy z").collapse_multiword_tokens().heads == (0, 1)
+    assert parser.parse(["xy", "z"]).words == ("x", "y", "z")
+
+
+def test_a_sentence_whose_multiword_token_does_not_collapse_is_named_by_file_and_line(tmp_path):
+    """A token across a sentence_starts boundary leaves a word's head in another sentence; the error named no file."""
+    block = ("# sent_id = across\n# text = a bc\n# sentence_starts = 1 3\n1\ta\t_\tNOUN\t_\t_\t2\tnsubj\t_\t_\n"
+             "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n2\tb\t_\tVERB\t_\t_\t0\troot\t_\t_\n"
+             "3\tc\t_\tVERB\t_\t_\t0\troot\t_\t_\n\n")
+    with pytest.raises(TreeError, match=r"x.conllu:12: the sentence \(sent_id across\) does not collapse"):
+        load_parser(f"conllu:{write(tmp_path, GOOD + block)}")
+
+
 def test_a_written_tree_reads_back_as_the_same_tree(tmp_path):
     """What ``hf-syntax parse`` writes: a multiword token with its range line, a text without spaces (SpaceAfter=No),
     two sentences in one input (each its own root, kept by '# sentence_starts'), and a gold tree read from a file

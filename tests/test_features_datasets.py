@@ -134,6 +134,8 @@ def test_map_function_errors():
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="src")({"source": ["a"], "target": ["b"]})
     nested = parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.en")
     assert nested({"translation": [{"en": "Dogs bark.", "ja": "犬 が 吠え る 。"}]})["dep_heads"]
+    with pytest.raises(ValueError, match="got an empty batch"):  # a direct call with no row was an IndexError
+        nested({"translation": []})
     with pytest.raises(KeyError, match="has no key 'de'"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.de")(
             {"translation": [{"en": "Dogs bark."}]})
@@ -228,5 +230,9 @@ def test_map_function_refuses_empty_texts_like_the_pipelines_unless_asked():
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)(batch)
     with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 0"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)({"source": ["\u200b\u200d", "Birds fly."]})
+    for words in ([], ["\u200b"]):  # a pre-split row with no visible word passed and featurized to nothing
+        with pytest.raises(ValueError, match=r"1 empty text\(s\) in column 'source' of this batch \(first at batch row 1"):
+            parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, pretokenized=True)(
+                {"source": [["Birds", "fly", "."], words]})
     kept = parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, allow_empty=True)(batch)
     assert tokenizer.convert_ids_to_tokens(kept["input_ids"][1]) == ["[CLS]", "[SEP]"]

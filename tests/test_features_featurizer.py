@@ -11,7 +11,7 @@ from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.featurizer import SyntaxFeaturizer
 from hf_syntax.labels import CASE_VOCAB, DEPREL_VOCAB, SPECIAL_ID, UPOS_VOCAB, LabelVocab
 from hf_syntax.parsers import get_parser
-from hf_syntax.trees import WordTree
+from hf_syntax.trees import TreeError, WordTree
 
 TOKENIZERS = {"byte_level_bpe": byte_level_bpe, "metaspace_bpe": metaspace_bpe, "minilm_wordpiece": minilm_wordpiece}
 
@@ -117,6 +117,21 @@ def test_a_last_word_without_subwords_is_not_called_truncated(last_word):
     assert (cut.stats.words_without_subwords, cut.stats.truncated_words) == (0, 2)
 
 
+def test_a_pair_counts_words_as_truncated_only_in_the_text_that_was_cut():
+    """Cutting the first text of a pair made a word lost in the second (uncut) one count as truncated too, so strict
+    alignment passed and the count of words without subwords stayed 0."""
+    long = WordTree.from_words("the birds fly south every winter and come back in spring".split(),
+                               heads=[2, 3, 0, 3, 6, 3, 8, 3, 8, 11, 8])
+    zero_width_last = WordTree.from_words(["Hello", "world", "\u200b"], heads=[2, 0, 2])  # WordPiece drops "\u200b"
+    lenient = SyntaxFeaturizer(minilm_wordpiece(), max_length=12)
+    lenient(trees=[long], pair_trees=[zero_width_last])
+    assert (lenient.stats.truncated_words, lenient.stats.words_without_subwords) == (4, 1)
+    for length in (None, 12):
+        strict = SyntaxFeaturizer(minilm_wordpiece(), max_length=length, strict=True)
+        with pytest.raises(AlignmentError, match="'words_without_subwords': 1"):
+            strict(trees=[long], pair_trees=[zero_width_last])
+
+
 def test_strict_mode_raises_instead_of_applying_a_rule():
     featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, strict=True)
     featurizer("Birds fly south")
@@ -178,3 +193,37 @@ def test_given_trees_skip_the_parser():
     tree = WordTree.from_words(["Dogs", "bark"], heads=[2, 0], upos=["NOUN", "VERB"])
     out = SyntaxFeaturizer(byte_level_bpe(), return_word_ids=True)(trees=tree)
     assert word_heads_from_subword_heads(out["dep_heads"], out["word_ids"]) == [2, 0]
+
+
+def test_a_given_tree_without_spans_is_located_in_its_text():
+    """A tree given with a text but no spans lost every feature silently: no subword found its word."""
+    featurizer = SyntaxFeaturizer(metaspace_bpe(), return_word_ids=True)
+    words, heads, upos = ["Hello", "world"], [2, 0], ["INTJ", "NOUN"]
+    without_spans = featurizer(trees=WordTree(words=words, heads=heads, upos=upos, text="Hello world"))
+    assert without_spans == featurizer(trees=WordTree.from_words(words, heads=heads, upos=upos))
+    assert word_heads_from_subword_heads(without_spans["dep_heads"], without_spans["word_ids"]) == heads
+    mismatched = WordTree(words=words, heads=heads, text="Hello there")
+    with pytest.raises(TreeError, match=r"text tree 1 has no spans, and its words could not be located in its text: "
+                                        r"word 2 'world' does not match"):
+        featurizer(trees=[WordTree.from_words(words, heads=heads), mismatched])
+
+
+def test_source_trees_refuses_a_single_string():
+    """A string given to source_trees was parsed character by character, one tree per letter."""
+    featurizer = SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER)
+    with pytest.raises(TypeError, match=r"source_trees takes a list of texts; got the string 'Hi there'\. Use "
+                                        r"source_tree\(text\) for one text"):
+        featurizer.source_trees("Hi there")
+    assert featurizer.source_trees(["Hi there"]) == [featurizer.source_tree("Hi there")]
+
+
+def test_a_pair_needs_room_for_a_token_of_each_text():
+    """max_length=3 was accepted for a pair and gave [CLS] [SEP] [SEP]: both texts were cut away silently."""
+    first = WordTree.from_words(["Birds", "fly", "south", "today"], heads=[2, 0, 2, 2])
+    second = WordTree.from_words(["Fish", "swim"], heads=[2, 0])
+    for length in (3, 4):  # at 4 the first text was emptied
+        with pytest.raises(ValueError, match=rf"max_length={length} leaves no room for both texts of a pair: give "
+                                             rf"max_length >= 5"):
+            SyntaxFeaturizer(minilm_wordpiece(), max_length=length)(trees=[first], pair_trees=[second])
+    out = SyntaxFeaturizer(minilm_wordpiece(), max_length=5)(trees=[first], pair_trees=[second])
+    assert minilm_wordpiece().convert_ids_to_tokens(out["input_ids"][0]) == ["[CLS]", "birds", "[SEP]", "fish", "[SEP]"]

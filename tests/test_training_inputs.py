@@ -203,11 +203,22 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["training.learning_rate=.nan"], r"training.learning_rate = nan is not a number"),
         (["training.adam_beta2=.nan"], r"training.adam_beta2 = nan is not a number"),
         (["training.learning_rate=.inf"], r"training.learning_rate = inf cannot train: give a finite number"),
+        (["generation.length_penalty=.nan"], r"generation.length_penalty = nan is not a number; give a number, e.g. "
+                                             r"generation.length_penalty=1.0"),
+        (["training.max_grad_norm=-.inf"], r"training.max_grad_norm = -inf cannot train"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+def test_an_infinite_max_grad_norm_trains_without_clipping(tmp_path):
+    """``max_grad_norm: .inf`` clips nothing and still logs the gradient norm; the finite-value check refused it."""
+    from hf_syntax.recipes.translation.trainer import training_arguments
+
+    config = load_with(tmp_path, valid_config(tmp_path), ["training.max_grad_norm=.inf"])
+    assert training_arguments(config).max_grad_norm == float("inf")
 
 
 @pytest.mark.parametrize("options", [{"max_train_samples": 0}, {"max_eval_samples": -2}])
@@ -241,8 +252,11 @@ def test_numbers_that_yaml_reads_as_strings_are_converted(tmp_path):
 
 
 def test_a_glue_run_into_a_finished_run_s_folder_is_refused_unless_overwritten(tmp_path):
-    """The new grid's results were written beside the old run's learning-rate folders and glue_submission/."""
-    from hf_syntax.recipes.glue.run import clear_earlier_results, run_glue
+    """The new grid's results were written beside the old run's learning-rate folders and glue_submission/; with
+    overwrite, the old results go only once the new run has its model: a bad model path deleted them and then failed."""
+    import datasets
+
+    from hf_syntax.recipes.glue.run import remove_earlier_results, run_glue
     from hf_syntax.recipes.glue.schema import GlueRunConfig
 
     out = tmp_path / "rte"
@@ -252,7 +266,14 @@ def test_a_glue_run_into_a_finished_run_s_folder_is_refused_unless_overwritten(t
     with pytest.raises(ConfigError, match=r"holds the results of an earlier run \(results.json\); pick a new "
                                           r"output_dir, or set overwrite_output_dir=true"):
         run_glue(GlueRunConfig(task="rte", output_dir=str(out), model_name_or_path="unused"))
-    clear_earlier_results(out, overwrite=True)
+    pairs = datasets.Dataset.from_dict({"sentence1": ["A dog ran."], "sentence2": ["An animal ran."], "label": [0],
+                                        "idx": [0]})
+    with pytest.raises(OSError):  # the model folder does not exist
+        run_glue(GlueRunConfig(task="rte", output_dir=str(out), model_name_or_path=str(tmp_path / "no_model"),
+                               overwrite_output_dir=True, use_pos=False),
+                 dataset=datasets.DatasetDict({"train": pairs, "validation": pairs}))
+    assert sorted(path.name for path in out.iterdir()) == ["glue_submission", "lr5e-05", "lrs_notes", "results.json"]
+    remove_earlier_results(out)
     assert [path.name for path in out.iterdir()] == ["lrs_notes"]
 
 

@@ -7,11 +7,13 @@ import signal
 import subprocess
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 from types import SimpleNamespace
 
 import datasets
 import pytest
+import sacrebleu
 import torch
 import yaml
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, TrainerCallback
@@ -132,12 +134,16 @@ def test_tiny_run_writes_summary_and_hub_ready_folder(uninterrupted):
     output_dir = tmp_path / "uninterrupted"
     assert summary["optimizer_steps"] == TOTAL_STEPS
     assert summary["reported_split"] == "test" and summary["pairs"] == {"train": 200, "validation": 8, "test": 8}
-    assert 0 <= summary["bleu"] <= 100 and 0 < summary["chrf"] <= 100
     assert summary["best_checkpoint"].endswith((f"checkpoint-{CHECKPOINT_STEP}", f"checkpoint-{TOTAL_STEPS}"))
     assert json.loads((output_dir / "summary.json").read_text())["bleu"] == summary["bleu"]
     assert len(summary["examples"]) == 3
     predictions = Path(summary["predictions_file"]).read_text(encoding="utf-8").splitlines()
     assert len(predictions) == 8 and predictions[:3] == [example["hypothesis"] for example in summary["examples"]]
+    # the scores are sacreBLEU's of the written translations against the corpus's own lines (not decoded labels)
+    references = (Path(str(resources.files("hf_syntax"))) / "sample_data/small_parallel_enja/heldout.en").read_text(
+        encoding="utf-8").splitlines()[:8]
+    assert summary["bleu"] == pytest.approx(sacrebleu.corpus_bleu(predictions, [references], force=True).score)
+    assert summary["chrf"] > 0 and summary["chrf"] == pytest.approx(sacrebleu.corpus_chrf(predictions, [references]).score)
 
     model_dir = Path(summary["model_dir"])
     for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from hf_syntax.cli.common import non_negative_int
-from hf_syntax.recipes.runs import checkpoint_folders
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders
 from hf_syntax.study.records import CROSS_ENTROPY_FILE, cached_cross_entropy, log_history
 from hf_syntax.study.study_file import Study
 
@@ -33,7 +33,7 @@ from hf_syntax.study.study_file import Study
 def scored_checkpoints(study: Study, run: str, seed: int) -> dict[int, dict] | None:
     """{epoch: {step, cross_entropy, <split>_bleu}} for the kept checkpoints of a finished run; None if unfinished."""
     folder = study.output_dir(run, seed)
-    if not (folder / "summary.json").exists():
+    if not (folder / SUMMARY_FILE).exists():
         return None
     bleu_at_step = {entry["step"]: entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry}
     scores = {}

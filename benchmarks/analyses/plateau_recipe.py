@@ -31,7 +31,7 @@ from pathlib import Path
 
 from hf_syntax.cli.common import positive_int
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per_step
 
 TREE = Path(__file__).resolve().parents[2]
 SCORES_FILE = "dev_scores.json"
@@ -105,7 +105,7 @@ def single_checkpoints(run_dir: Path) -> list[dict]:
 
 def candidate(run_dir: Path, source: Path, reference: Path) -> dict:
     """A finished run of a schedule that ends: its averaged final model, scored as the curve's points are."""
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = json.loads((run_dir / SUMMARY_FILE).read_text())
     log, _ = trainer_log(run_dir)
     scores = dev_score(run_dir / "model", source, reference)
     return {"name": run_dir.parent.name, "budget_epochs": round(summary["epochs"]),

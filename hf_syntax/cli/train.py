@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hf_syntax.cli.common import CliError, described
-from hf_syntax.recipes.runs import add_translation_run_arguments
+from hf_syntax.recipes.runs import add_config_arguments, add_translation_run_arguments
 
 
 def command_train(options) -> None:
@@ -39,8 +39,6 @@ def add_commands(commands) -> None:
     """Register ``train``."""
     train = commands.add_parser("train", help="train a translation or GLUE model from a config file",
                                 description=described(command_train))
-    train.add_argument("--config", required=True, help="YAML/JSON recipe config (see training/configs/)")
-    train.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                       help="override one config value (repeatable), e.g. --set model.type=dbsa")
+    add_config_arguments(train, set_example="model.type=dbsa", required=True)
     add_translation_run_arguments(train)
     train.set_defaults(run=command_train)

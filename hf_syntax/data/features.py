@@ -107,7 +107,7 @@ class ParseAndAlign:
             if isinstance(text, str):
                 check_valid_unicode(text, f"column {name!r} (batch row {index})")
         if not self.allow_empty:
-            blank = [index for index, text in enumerate(texts) if isinstance(text, str) and is_blank(text)]
+            blank = [index for index, text in enumerate(texts) if _is_blank_row(text)]
             if blank:
                 raise ValueError(
                     f"parse_and_align: {len(blank)} empty text(s) in column {name!r} of this batch (first at batch "
@@ -116,6 +116,13 @@ class ParseAndAlign:
                     f"allow_empty=True to featurize them as empty segments."
                 )
         return texts
+
+
+def _is_blank_row(text) -> bool:
+    """A blank text, or a pre-split row with no visible word (``[]``, ``["\u200b"]``): both featurize to nothing."""
+    if isinstance(text, (list, tuple)):
+        return all(isinstance(word, str) for word in text) and is_blank(" ".join(text))
+    return isinstance(text, str) and is_blank(text)
 
 
 _REPORTED_SIDES: set = set()
@@ -192,9 +199,9 @@ def _column(batch: dict, name: str, argument: str) -> list:
     if isinstance(values, (str, dict)):  # a map without batched=True: a str was read character by character
         raise ValueError(f"parse_and_align reads batches, but column {head!r} holds one {type(values).__name__}, not "
                          f"a list of them: call dataset.map(parse_and_align(...), batched=True).")
-    if not key:
+    if not key or not values:  # an empty batch (a direct call) has no row to read the key of
         return values
-    if not values or not isinstance(values[0], dict) or key not in values[0]:
+    if not isinstance(values[0], dict) or key not in values[0]:
         found = sorted(values[0]) if values and isinstance(values[0], dict) else type(values[0]).__name__
         raise KeyError(f"{argument}={name!r}: column {head!r} has no key {key!r} (found {found}).")
     return [value[key] for value in values]

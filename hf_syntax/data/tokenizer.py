@@ -17,13 +17,13 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
+from hf_syntax.self_parse import WORD_START  # the word-start marker self-parsing reads word boundaries by
 from hf_syntax.text_checks import is_blank
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # list order = ids 0, 1, 2, 3
 TOKENIZER_MODELS = ("bpe", "unigram")
 NORMALIZATIONS = (None, "nfkc")
-WORD_START = "▁"
 
 
 def _untrained_tokenizer(model: str, normalization: str | None) -> Tokenizer:

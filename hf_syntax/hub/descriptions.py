@@ -193,12 +193,17 @@ def language_of_parser(spec: str | None) -> str | None:
     return None
 
 
+RAW_SENTENCE = "no whitespace, or in Japanese spaces only around words of another script: 私はNew Yorkに行った。"
+"""What the pipeline reads as a raw sentence to segment, for a model trained on pre-split words
+(``source_reading.is_split_into_words``)."""
+
+
 def _segmentation_note(config) -> str:
     if getattr(config, "source_pretokenized", False):
         return ("The training corpus was split into words (separated by spaces), so the pipeline parses its input "
                 "as given: split text the same way, or pass `pretokenized=False` to let the parser segment raw text. "
-                "Input with no whitespace at all (an unsegmented sentence typed into the widget or sent to an "
-                "endpoint) is segmented by the parser, and the log says so once.")
+                f"A raw sentence ({RAW_SENTENCE}, typed into the widget or sent to an endpoint) is segmented by the "
+                "parser, and the log says so once.")
     return ("Input that is already split into words (separated by spaces) is parsed as given with "
             "`pipeline(..., pretokenized=True)`.")
 
@@ -226,15 +231,15 @@ def parser_section(config) -> str:
         return (
             f"No parser runs at inference: the model reads plain tokens (it parses for itself). It was trained on "
             f"text split into words (separated by spaces); text split that way is read as given, and a raw sentence "
-            f"with no whitespace (typed into the widget or sent to an endpoint) is split into words by the segmenter "
+            f"({RAW_SENTENCE}, typed into the widget or sent to an endpoint) is split into words by the segmenter "
             f"`{segmenter}` first (a segmenter, not a parser), so install it:\n\n```bash\n"
             f"pip install {' '.join(segmenter_requirements(segmenter))}\n```"
         )
     if getattr(config, "source_pretokenized", False) and spec and segmenter == spec:
         return (
             f"The model reads no tree at inference, but it was trained on words split by `{spec}` (separated by "
-            f"spaces). Text already split that way is read as given; a raw sentence with no whitespace (typed into "
-            f"the widget or sent to an endpoint) is split into words by `{spec}` first, so install it:\n\n```bash\n"
+            f"spaces). Text already split that way is read as given; a raw sentence ({RAW_SENTENCE}, typed into the "
+            f"widget or sent to an endpoint) is split into words by `{spec}` first, so install it:\n\n```bash\n"
             f"{parser_install_hint(spec)}\n```"
         )
     trained_with = [value for value in (getattr(config, "source_parser", None), getattr(config, "target_parser", None))

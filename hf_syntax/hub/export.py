@@ -24,10 +24,9 @@ from hf_syntax.hub.cards import CardContext, UNTRAINED_WARNING, is_language_code
 from hf_syntax.hub.model_folder import ModelFolderError, load_model_folder
 from hf_syntax.hub.portable import PACKAGE_DIR, portable_files
 from hf_syntax.pipelines import save_pipeline, syntax_pipeline
+from hf_syntax.recipes.runs import GLUE_RUN_FILE, SUMMARY_FILE
 from hf_syntax.segmenters import SEGMENTER_REQUIREMENTS, segmenter_requirements
 
-TRANSLATION_SUMMARY = "summary.json"
-GLUE_RUN = "run.json"
 CODE_FILES = portable_files()
 """Code files that travel with every exported model: the whole portable set (``hub.portable``)."""
 HANDLER_SOURCE = ("hf_syntax.serving", "endpoint_handler.py")
@@ -49,7 +48,7 @@ def results_from_run(model_dir: Path) -> dict:
     Translation recipe: ``<output_dir>/summary.json`` with ``<output_dir>/model``. GLUE recipe:
     ``<run_dir>/run.json`` with ``<run_dir>/model``.
     """
-    summary_file, run_file = model_dir.parent / TRANSLATION_SUMMARY, model_dir.parent / GLUE_RUN
+    summary_file, run_file = model_dir.parent / SUMMARY_FILE, model_dir.parent / GLUE_RUN_FILE
     if summary_file.is_file():
         return results_from_summary(json.loads(summary_file.read_text()))
     if run_file.is_file():

@@ -244,6 +244,7 @@ TRAINING_VALUE_FLOORS = {
 }
 """TrainingArguments values below which a run cannot train: transformers accepts them and fails (or trains nothing)
 only once the data is prepared, or never."""
+INFINITY_MEANS_NO_LIMIT = {"max_grad_norm"}  # .inf: no clipping, the gradient norm still logged
 
 
 def check_finite(where: str, value: Any, example: str | None = None) -> None:
@@ -266,7 +267,8 @@ def check_training_values(values: dict[str, Any], where: str = "training") -> No
         value = values.get(key)
         if value is None or (key == "num_train_epochs" and values.get("max_steps", -1) > 0):
             continue
-        check_finite(f"{where}.{key}", value, example)
+        if not (key in INFINITY_MEANS_NO_LIMIT and value == math.inf):
+            check_finite(f"{where}.{key}", value, example)
         if value < lowest or (value == lowest and not allowed):
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
                               f"{lowest}, e.g. {where}.{key}={example}")

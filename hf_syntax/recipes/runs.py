@@ -18,6 +18,10 @@ logger = logging.getLogger(__name__)
 # Required files in a checkpoint folder for an exact resume (weights are checked separately).
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt", "training_args.bin")
 CHECKPOINT_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+# What a finished run leaves beside its model/ folder: a translation run's summary (its presence marks the run
+# finished), a GLUE learning rate's record.
+SUMMARY_FILE = "summary.json"
+GLUE_RUN_FILE = "run.json"
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, set_example: str, required: bool = False) -> None:

@@ -20,6 +20,8 @@ from hf_syntax.data.corpus import split_lines
 from hf_syntax.recipes.runs import checkpoint_folders
 from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
+TRAIN_LOG = "train.log"  # a run folder's training output, every start of the run marked in it
+
 CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding this hf_syntax: the checkout, or site-packages
 HF_SYNTAX = [sys.executable, "-m", "hf_syntax.cli"]  # the command line of this code, installed as a script or not
 OFFLINE_QUIET = {
@@ -88,7 +90,7 @@ def start_training(study: Study, run: str, seed: int, threads: int) -> subproces
     checkpoints = checkpoint_folders(study.output_dir(run, seed))
     command = training_command(study, run, seed, resume=bool(checkpoints))
     start = f"resumed from {checkpoints[-1].name}" if checkpoints else "started from step 0"
-    log = (study.output_dir(run, seed) / "train.log").open("a")
+    log = (study.output_dir(run, seed) / TRAIN_LOG).open("a")
     log.write(f"[hf-syntax study {time.strftime('%Y-%m-%d %H:%M:%S')}] {run} seed {seed} {start}\n")
     log.flush()
     print(f"[{time.strftime('%H:%M:%S')}] start {run} seed {seed}: {' '.join(command[1:])}", flush=True)

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, checkpoint_folders, seconds_per_step, step_paces
-from hf_syntax.study.processes import score_cross_entropy, translate, without_redraws
+from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, SUMMARY_FILE, checkpoint_folders, seconds_per_step, step_paces
+from hf_syntax.study.processes import TRAIN_LOG, score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
 
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
 CROSS_ENTROPY_FILE = "reference_cross_entropy.json"  # the final model's cross-entropy of the split's references
+EXTRA_TESTS_FILE = "extra_tests.json"  # the final model's scores on each --extra-test, kept across resumed sessions
 SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
 DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
 
@@ -138,10 +139,13 @@ REPORTED_SPLIT_KEYS = ("bleu", "chrf", "bleu_per_epoch")
 """What the report reads from every record besides its name and seed (the split's keys as ``<split>_bleu``)."""
 
 
-def check_reportable(study: Study, records: dict[tuple[str, int], dict]) -> None:
-    """Refuse committed records that lack what the report reads, naming the file, the record and the keys: an older
-    or hand-edited results.json failed deep in the report with a bare KeyError."""
-    required = (*REPORTED_KEYS, *(f"{study.split}_{key}" for key in REPORTED_SPLIT_KEYS))
+def check_reportable(study: Study, records: dict[tuple[str, int], dict], split_keys: tuple[str, ...] | None = None,
+                     ) -> None:
+    """Refuse committed records that lack what the report reads (or only the ``split_keys`` a lighter reader needs),
+    naming the file, the record and the keys: an older or hand-edited results.json failed deep in the report with a
+    bare KeyError."""
+    required = ((*REPORTED_KEYS, *REPORTED_SPLIT_KEYS) if split_keys is None else split_keys)
+    required = tuple(f"{study.split}_{key}" if key in REPORTED_SPLIT_KEYS else key for key in required)
     for (run, seed), record in records.items():
         if missing := [key for key in required if key not in record]:
             raise StudyError(f"{results_file(study)}: the record of {run} seed {seed} lacks {', '.join(missing)} "
@@ -188,7 +192,7 @@ def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> No
         hypotheses = translate(folder / "model", lines, blind.trees)
         if len(hypotheses) != len(lines):
             raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of "
-                             f"{blind.source}; see {folder / 'train.log'}")
+                             f"{blind.source}; see {folder / TRAIN_LOG}")
         cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     blind_folder = study.results / "blind"
     blind_folder.mkdir(parents=True, exist_ok=True)
@@ -199,7 +203,7 @@ def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> No
 def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], translations: Path, tag: str) -> dict:
     """Each extra test's scores, translated with the run's chosen checkpoint once and cached in the run folder
     (``extra_tests.json``); the translations are copied to the results."""
-    extra = json.loads((folder / "extra_tests.json").read_text()) if (folder / "extra_tests.json").exists() else {}
+    extra = json.loads((folder / EXTRA_TESTS_FILE).read_text()) if (folder / EXTRA_TESTS_FILE).exists() else {}
     for source, reference in extra_tests:
         name = extra_test_name(source)
         if name not in extra:
@@ -207,7 +211,7 @@ def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], trans
             (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
             extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
         extra[name]["reference"] = str(reference)  # the report's paired bootstrap on this test reads it
-        (folder / "extra_tests.json").write_text(json.dumps(extra, indent=2) + "\n")
+        (folder / EXTRA_TESTS_FILE).write_text(json.dumps(extra, indent=2) + "\n")
         (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
                                                        encoding="utf-8")
     return extra
@@ -241,9 +245,9 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     """The record of one finished run (None before it has finished); its dev translations and log (without
     progress-bar redraws) are copied to the results."""
     folder = study.output_dir(run, seed)
-    if not (folder / "summary.json").exists():
+    if not (folder / SUMMARY_FILE).exists():
         return None
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = json.loads((folder / SUMMARY_FILE).read_text())
     history = log_history(folder)
     evaluated = [entry for entry in history if "eval_bleu" in entry]
     losses = {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
@@ -254,10 +258,10 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     tag = study.tag(run, seed)
     dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
     (translations / f"{tag}.dev.txt").write_text(dev, encoding="utf-8")
-    if (folder / "train.log").exists():
+    if (folder / TRAIN_LOG).exists():
         logs = study.results / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        (logs / f"{tag}.log").write_text(without_redraws(folder / "train.log"))
+        (logs / f"{tag}.log").write_text(without_redraws(folder / TRAIN_LOG))
     extra = _extra_test_scores(folder, extra_tests, translations, tag)
     if blind is not None:
         translate_blind(study, run, seed, blind)

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per_step
 from hf_syntax.recipes.translation.resume import recipe_differences
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
-from hf_syntax.study.processes import config_path, start_training
+from hf_syntax.study.processes import TRAIN_LOG, config_path, start_training
 from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
                                      committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
 from hf_syntax.study.report import report
@@ -59,7 +59,7 @@ def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> boo
     """Its folder holds ``summary.json`` (trained here, or unpacked from another machine by gpu_study.py), or its
     record is committed. With ``retrain`` only a folder counts: a run of which only the committed record is left is
     trained again, and its new record replaces the committed one when it finishes (until then the old one stays)."""
-    if (study.output_dir(run, seed) / "summary.json").exists():
+    if (study.output_dir(run, seed) / SUMMARY_FILE).exists():
         return True
     return not retrain and (run, seed) in committed_records(study)
 
@@ -100,7 +100,7 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
         if state.get("best_model_checkpoint"):
             state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
         state_file.write_text(json.dumps(state, indent=2) + "\n")
-    copy_run_files(source, target, ("train.log", WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
+    copy_run_files(source, target, (TRAIN_LOG, WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
 
@@ -198,7 +198,7 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 continue
             del running[key]
             if process.returncode:
-                log = study.output_dir(*key) / "train.log"
+                log = study.output_dir(*key) / TRAIN_LOG
                 failed.append((*key, last_line(log)))
                 print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): {failed[-1][2]} (see {log})",
                       flush=True)

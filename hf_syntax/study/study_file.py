@@ -88,7 +88,7 @@ class Study:
                    reference=resolve_data_path(str(raw["reference"])), baseline=raw["baseline"],
                    split=raw.get("split", "dev"), loss_at_steps=list(raw.get("loss_at_steps") or []),
                    config_fields=list(raw.get("config_fields") or []),
-                   reference_curves=dict(raw.get("reference_curves", {})), common=list(raw.get("common") or []),
+                   reference_curves=dict(raw.get("reference_curves") or {}), common=list(raw.get("common") or []),
                    prepare=list(raw.get("prepare") or []), runs=raw["runs"],
                    continues=Path(raw["continues"]) if raw.get("continues") else None, against=against,
                    beside=beside, source=resolve_data_path(str(raw["source"])) if raw.get("source") else None,
@@ -121,6 +121,12 @@ def _check_layout(path: Path, raw: dict) -> None:
                for step in raw.get("loss_at_steps") or []):
         raise StudyError(f"{path}: 'loss_at_steps' lists optimizer steps (whole numbers from 1), got "
                          f"{raw['loss_at_steps']!r}")
+    curves = raw.get("reference_curves")
+    if curves is not None and not (isinstance(curves, dict) and all(
+            isinstance(curve, list) and curve and all(_is_number(value) for value in curve)
+            for curve in curves.values())):  # an empty key was a TypeError; a number list failed when plotted
+        raise StudyError(f"{path}: 'reference_curves' maps a label to BLEU per evaluation ({{\"measured elsewhere\": "
+                         f"[20.1, 24.3]}}), got {curves!r}; leave the key out for none")
     if not isinstance(raw["runs"], dict) or not raw["runs"]:
         raise StudyError(f"{path}: 'runs' maps run names to {{label: ..., set: [...]}}, got {raw['runs']!r}")
     for index, step in enumerate(raw.get("prepare") or []):
@@ -147,3 +153,7 @@ def run_overrides(study: Study, run: str, seed: int) -> list[str]:
     """The ``--set`` values of one run: the study's shared ones, the run's own, the seed (no progress bars)."""
     return [*flatten(study.common), *flatten(study.runs[run].get("set") or []), f"seed={seed}",
             "training.disable_tqdm=true"]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -7,6 +7,7 @@ import json
 import statistics
 from pathlib import Path
 
+from hf_syntax.recipes.runs import SUMMARY_FILE
 from hf_syntax.study.records import (DEFAULT_SETTINGS, check_reportable, committed_records, log_history,
                                      minutes_left)
 from hf_syntax.study.significance import against_references, over_seeds
@@ -226,13 +227,13 @@ def progress(study: Study) -> str:
     are gone. Prints only; writes nothing."""
     split = study.split
     committed = committed_records(study)
-    check_reportable(study, committed)
+    check_reportable(study, committed, split_keys=("bleu_per_epoch",))  # all that progress reads of a record
     curves = {key: (record[f"{split}_bleu_per_epoch"], "finished") for key, record in committed.items()}
     for folder in sorted(study.work_dir.glob("*/seed*")):
         run, seed = folder.parent.name, folder.name.removeprefix("seed")
         evaluated = [entry["eval_bleu"] for entry in log_history(folder) if "eval_bleu" in entry]
         if run in study.runs and seed.isdigit() and evaluated:
-            if (folder / "summary.json").exists():
+            if (folder / SUMMARY_FILE).exists():
                 state = "finished"
             else:
                 left = minutes_left(folder)

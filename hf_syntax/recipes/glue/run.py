@@ -23,7 +23,7 @@ from hf_syntax.recipes.glue.schema import GlueRunConfig, check_run_config, parse
 from hf_syntax.recipes.glue.scoring import GlueMetricComputer, write_glue_predictions
 from hf_syntax.recipes.glue.tasks import GLUE_HUB_DATASET, GlueTask, get_task
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import check_output_dir, device_name, write_json
+from hf_syntax.recipes.runs import GLUE_RUN_FILE, check_output_dir, device_name, write_json
 
 
 def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None) -> dict:
@@ -34,8 +34,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     task = get_task(config.task)
     check_output_dir(config.output_dir)
     output_dir = Path(config.output_dir)
-    clear_earlier_results(output_dir, config.overwrite_output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    check_earlier_results(output_dir, config.overwrite_output_dir)
 
     raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
     check_task_dataset(task, raw)
@@ -53,6 +52,8 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
         cache_dir=config.featurized_cache_dir,
     )
     featurize_seconds = time.time() - started
+    remove_earlier_results(output_dir)  # only now: a bad model path or dataset above leaves the old results whole
+    output_dir.mkdir(parents=True, exist_ok=True)
 
     runs = []
     for learning_rate in config.learning_rates:
@@ -85,15 +86,20 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
 RUN_FOLDER = re.compile(r"lr[0-9.e+-]+")  # a learning rate's folder, as run_glue names it (lr5e-05)
 
 
-def clear_earlier_results(output_dir: Path, overwrite: bool) -> None:
-    """Refuse an output_dir that holds a finished run's results.json unless ``overwrite``, which removes that run's
-    results, its learning rates' folders and glue_submission/ first: a new grid written beside them mixed the old
-    rates' folders and submission with the new results. A run stopped before its results.json may run again."""
-    if not (output_dir / "results.json").is_file():
-        return
-    if not overwrite:
+def check_earlier_results(output_dir: Path, overwrite: bool) -> None:
+    """Refuse an output_dir that holds a finished run's results.json unless ``overwrite``: a new grid written beside
+    it mixed the old rates' folders and submission with the new results. A run stopped before its results.json may
+    run again."""
+    if (output_dir / "results.json").is_file() and not overwrite:
         raise ConfigError(f"output_dir {output_dir} holds the results of an earlier run (results.json); pick a new "
                           f"output_dir, or set overwrite_output_dir=true to replace them")
+
+
+def remove_earlier_results(output_dir: Path) -> None:
+    """Remove a finished run's results.json, its learning rates' folders and glue_submission/ (``overwrite``, checked
+    by check_earlier_results), once the new run has its model and data: other files in the folder stay."""
+    if not (output_dir / "results.json").is_file():
+        return
     for path in output_dir.iterdir():
         if path.is_dir() and (RUN_FOLDER.fullmatch(path.name) or path.name == "glue_submission"):
             shutil.rmtree(path)
@@ -168,7 +174,7 @@ def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path
                 run["predictions"][split] = str(path)
     if config.save_model:
         trainer.save_model(str(run_dir / "model"))
-    write_json(run_dir / "run.json", run)
+    write_json(run_dir / GLUE_RUN_FILE, run)
     return run
 
 

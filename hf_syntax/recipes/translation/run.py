@@ -19,6 +19,7 @@ from hf_syntax.parsers import ParserNotAvailableError
 from hf_syntax.recipes.checkpoint_averaging import average_final_weights
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import (
+    SUMMARY_FILE,
     add_config_arguments,
     add_translation_run_arguments,
     check_output_dir,
@@ -45,7 +46,6 @@ from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator
 from hf_syntax.trees import TreeError
 
 FINAL_MODEL_DIR = "model"
-SUMMARY_FILE = "summary.json"
 
 
 def average_last_checkpoints(trainer: Seq2SeqTrainer, count: int) -> list[int]:

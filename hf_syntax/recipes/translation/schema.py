@@ -20,7 +20,8 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, SPECIAL_TOKENS, TOKENIZER_MODELS
 from hf_syntax.recipes.config import (
-    ConfigError, check_arguments, check_choice, check_recipe, check_training_values, load_config, recipe_of,
+    ConfigError, check_arguments, check_choice, check_finite, check_recipe, check_training_values, load_config,
+    recipe_of,
 )
 from hf_syntax.variants import ARCHITECTURES
 
@@ -196,6 +197,7 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
                           f"got {config.early_stopping_patience}")
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
+    check_finite("generation.length_penalty", config.generation.length_penalty, "1.0")  # NaN scored every beam NaN
     check_training_values(config.training)
 
 
