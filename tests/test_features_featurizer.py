@@ -154,11 +154,12 @@ def test_label_vocabularies_and_feature_errors():
     featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("pos", "case", "dep_heads"))
     assert featurizer.features == ("pos_ids", "case_ids", "dep_heads")
     assert featurizer.label_vocabularies == {"pos_ids": UPOS_VOCAB.to_dict(), "case_ids": CASE_VOCAB.to_dict()}
-    text = "The dogs bark."
+    text = "The dogs chase a cat."
     out = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("deprel",), return_word_ids=True)(text)
     tree = get_parser(ENGLISH_PARSER).parse(text)
     expected = [DEPREL_VOCAB.id_of(tree.deprels[word].lower()) for word in out["word_ids"][:-1]]
     assert out["deprel_ids"] == expected + [SPECIAL_ID] and DEPREL_VOCAB.id_of("root") in expected
+    assert tree.deprels[4] == "dobj" and DEPREL_VOCAB.id_of("obj") in expected  # spaCy's ClearNLP name read as UD
     with pytest.raises(ValueError, match="unknown feature 'morph'"):
         SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
     with pytest.raises(TypeError, match=r"features=None: give a feature name or a list of them from"):
