@@ -200,8 +200,10 @@ class SyntaxFeaturizer:
     def _tokenize(self, texts, pairs=None, target=False):
         if target:
             truncation = self.truncation or self.max_target_length is not None
+            _check_cut_at_end(self.target_tokenizer, "the target tokenizer", truncation)
             return self.target_tokenizer(text_target=texts, return_offsets_mapping=True, truncation=truncation,
                                          max_length=self.max_target_length)
+        _check_cut_at_end(self.tokenizer, "the tokenizer", self.truncation)
         return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
                               max_length=self.max_length)
 
@@ -266,6 +268,16 @@ class SyntaxFeaturizer:
         tokenizer, argument = (self.target_tokenizer, "text_target") if target else (self.tokenizer, "text")
         offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
         return offsets[kept][0] if len(offsets) > kept else None
+
+
+def _check_cut_at_end(tokenizer, which: str, truncation) -> None:
+    """Refuse a tokenizer that cuts long texts at their start: the features mark the words past the cut as truncated
+    (:meth:`SyntaxFeaturizer._cut_start`), so a start cut left every kept subword without a head."""
+    side = getattr(tokenizer, "truncation_side", "right")
+    if truncation and side != "right":
+        raise ValueError(f"{which} has truncation_side={side!r}, but SyntaxFeaturizer cuts a long text at its end "
+                         f"(the tree's words past the cut lose their heads); set tokenizer.truncation_side = "
+                         f"'right', or split long texts before featurizing them.")
 
 
 def _with_spans(tree: WordTree, where: str) -> WordTree:

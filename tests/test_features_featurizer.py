@@ -102,6 +102,21 @@ def test_truncation_marks_heads_to_cut_words_unsupervised():
     assert all(h == IGNORE_INDEX or 0 <= h < 3 for h in out["decoder_dep_heads"])
 
 
+def test_a_tokenizer_that_cuts_at_the_start_is_refused():
+    """truncation_side='left' kept the sentence's end, but the features were cut as if its start was kept: every
+    kept subword lost its head and the words were counted as partly truncated."""
+    tree = WordTree.from_words("the big dog saw a small cat in the garden".split(),
+                               heads=[3, 3, 4, 0, 7, 7, 4, 10, 10, 4])
+    left_cutting = byte_level_bpe()
+    left_cutting.truncation_side = "left"
+    for featurizer in (SyntaxFeaturizer(left_cutting, features=("dep_heads",), max_length=6),
+                       SyntaxFeaturizer(byte_level_bpe(), target_tokenizer=left_cutting, max_target_length=6)):
+        with pytest.raises(ValueError, match="truncation_side='left'.*set tokenizer.truncation_side = 'right'"):
+            featurizer(trees=[tree], target_trees=[tree])
+    uncut = SyntaxFeaturizer(left_cutting, features=("dep_heads",))(trees=[tree])  # no limit: nothing is cut
+    assert IGNORE_INDEX not in uncut["dep_heads"][:-1]
+
+
 @pytest.mark.parametrize("last_word", ["\x00", "\u200b"])
 def test_a_last_word_without_subwords_is_not_called_truncated(last_word):
     """WordPiece drops a control or zero-width character the parser kept as the last word (here the root): uncut, the
