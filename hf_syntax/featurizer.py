@@ -204,8 +204,15 @@ class SyntaxFeaturizer:
             return self.target_tokenizer(text_target=texts, return_offsets_mapping=True, truncation=truncation,
                                          max_length=self.max_target_length)
         _check_cut_at_end(self.tokenizer, "the tokenizer", self.truncation)
-        return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
-                              max_length=self.max_length)
+        try:
+            return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
+                                  max_length=self.max_length)
+        except Exception as error:  # the Rust tokenizer raises a bare Exception
+            if "Sequence to truncate too short" not in str(error):
+                raise
+            raise ValueError(f"truncation={self.truncation!r} cuts only one text of a pair, and in this batch that text "
+                             f"is too short to bring its pair down to max_length={self.max_length}; use "
+                             f"truncation='longest_first' or a larger max_length.") from None
 
     def _encode_source(self, texts, trees, pair_texts, pair_trees):
         encoding = self._tokenize(texts, pair_texts)

@@ -107,7 +107,7 @@ def test_a_tokenizer_that_cuts_at_the_start_is_refused():
     kept subword lost its head and the words were counted as partly truncated."""
     tree = WordTree.from_words("the big dog saw a small cat in the garden".split(),
                                heads=[3, 3, 4, 0, 7, 7, 4, 10, 10, 4])
-    left_cutting = byte_level_bpe()
+    left_cutting = copy.deepcopy(byte_level_bpe())  # the shared one stays as it is
     left_cutting.truncation_side = "left"
     for featurizer in (SyntaxFeaturizer(left_cutting, features=("dep_heads",), max_length=6),
                        SyntaxFeaturizer(byte_level_bpe(), target_tokenizer=left_cutting, max_target_length=6)):
@@ -115,6 +115,17 @@ def test_a_tokenizer_that_cuts_at_the_start_is_refused():
             featurizer(trees=[tree], target_trees=[tree])
     uncut = SyntaxFeaturizer(left_cutting, features=("dep_heads",))(trees=[tree])  # no limit: nothing is cut
     assert IGNORE_INDEX not in uncut["dep_heads"][:-1]
+
+
+def test_a_pair_that_cannot_be_cut_on_the_chosen_side_is_refused_in_words():
+    """The tokenizer's own error was a bare Exception ('Truncation error: Sequence to truncate too short ...')."""
+    short = WordTree.from_words(["Dogs", "bark"], heads=[2, 0])
+    long = WordTree.from_words("the big dog saw a small cat in the garden".split(),
+                               heads=[3, 3, 4, 0, 7, 7, 4, 10, 10, 4])
+    only_first = SyntaxFeaturizer(byte_level_bpe(), features=("dep_heads",), max_length=8, truncation="only_first")
+    with pytest.raises(ValueError, match="truncation='only_first' cuts only one text of a pair.*'longest_first'"):
+        only_first(trees=[short], pair_trees=[long])
+    assert len(only_first(trees=[long], pair_trees=[short])["input_ids"][0]) == 8
 
 
 @pytest.mark.parametrize("last_word", ["\x00", "\u200b"])
