@@ -210,8 +210,8 @@ class SyntaxFeaturizer:
         except Exception as error:  # the Rust tokenizer raises a bare Exception
             if "Sequence to truncate too short" not in str(error):
                 raise
-            raise ValueError(f"truncation={self.truncation!r} cuts only one text of a pair, and in this batch that text "
-                             f"is too short to bring its pair down to max_length={self.max_length}; use "
+            raise ValueError(f"truncation={self.truncation!r} cuts only one text of a pair, and in this batch that "
+                             f"text is too short to bring its pair down to max_length={self.max_length}; use "
                              f"truncation='longest_first' or a larger max_length.") from None
 
     def _encode_source(self, texts, trees, pair_texts, pair_trees):
