@@ -63,10 +63,18 @@ def test_a_beam_of_zero_and_a_pretokenized_string_are_refused_by_name(pipes):
     for limit in (0, -1, "5"):  # 0 was transformers' "max_length is set to 1", a setting never given; "5" a TypeError
         with pytest.raises(ValueError, match=rf"max_new_tokens={limit!r}: give a whole number >= 1"):
             pipe(SENTENCES[0], max_new_tokens=limit)
+        with pytest.raises(ValueError, match=rf"max_length={limit!r}: give a whole number >= 1"):
+            pipe(SENTENCES[0], max_length=limit)
+    # past the decoder's position table a long translation failed midway (a bare error from generate or CTranslate2)
+    longest = pipe.model.config.max_position_embeddings
+    for name, given, most in (("max_new_tokens", longest + 1, longest), ("max_length", longest + 2, longest + 1)):
+        with pytest.raises(ValueError, match=rf"{name}={given}: this model writes at most {longest} tokens .* "
+                                             rf"Give {name} <= {most}\."):
+            pipe(SENTENCES[0], **{name: given})
     with pytest.raises(TypeError, match=r"pretokenized='no': give True .* False .* or leave it unset"):
         pipe(SENTENCES[0], pretokenized="no")
     assert pipe(SENTENCES[0], num_beams=2) and pipe(SENTENCES[0], pretokenized=False)
-    assert pipe(SENTENCES[0], max_new_tokens=2)
+    assert pipe(SENTENCES[0], max_new_tokens=2) and pipe(SENTENCES[0], max_new_tokens=longest)
 
 
 def test_a_tokenizer_that_is_not_loaded_is_refused_before_anything_is_written(pipes, tokenizer, tmp_path):
