@@ -273,7 +273,8 @@ class SyntaxFeaturizer:
         """Where the first subword the tokenizer cut off ``text`` starts, ``kept`` being how many it left (None: it
         cut none). Read from the text tokenized alone: the tokenizer tokenizes each text of a pair so, then cuts."""
         tokenizer, argument = (self.target_tokenizer, "text_target") if target else (self.tokenizer, "text")
-        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True,
+                            verbose=False)["offset_mapping"]  # uncut on purpose: no "indexing errors" warning
         return offsets[kept][0] if len(offsets) > kept else None
 
 

@@ -121,10 +121,11 @@ def test_a_source_longer_than_the_model_reads_is_translated_with_a_warning(pipes
     assert not [record for record in caplog.records if "was cut" in record.getMessage()]
 
 
-def test_the_command_line_warns_of_a_cut_line(tokenizer, tmp_path, monkeypatch, capsys, caplog):
+@pytest.mark.parametrize("variant", ["baseline", "dep_rpe"])
+def test_the_command_line_warns_of_a_cut_line(tokenizer, variant, tmp_path, monkeypatch, capsys, caplog):
     """The warning is a log record (on stderr outside pytest, which captures the log itself)."""
     folder = tmp_path / "model"
-    model = tiny_model("baseline", tokenizer)
+    model = tiny_model(variant, tokenizer)
     model.generation_config.update(num_beams=1, max_new_tokens=3)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -138,5 +139,10 @@ def test_the_command_line_warns_of_a_cut_line(tokenizer, tmp_path, monkeypatch, 
     assert capsys.readouterr().out.count("\n") == 2
     assert len([message for message in caplog.messages if "was cut to the 64 this model reads" in message]) == 1
     # not also transformers' "Token indices sequence length is longer ... will result in indexing errors": the
-    # pipeline counts the tokens it cuts; it never feeds them to the model
+    # pipeline counts the tokens it cuts; it never feeds them to the model (the feature path said it too)
     assert not [message for message in caplog.messages if "Token indices sequence length" in message]
+    # lines that end in \r alone read as one line: three sentences came back as one translation
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\r".join(SENTENCES) + "\r"))
+    with pytest.raises(SystemExit) as stopped:
+        main(["translate", "--model", str(folder), "--quiet"])
+    assert stopped.value.code == 2 and "line 1 of stdin holds a carriage return" in capsys.readouterr().err
