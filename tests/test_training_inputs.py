@@ -213,6 +213,19 @@ def test_bad_config_values_name_the_key(tmp_path, overrides, message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
 
 
+def test_a_bleu_tokenizer_that_cannot_score_is_refused_before_training(tmp_path):
+    """sacreBLEU said so only when it scored: at the first evaluation, an epoch into training."""
+    import importlib.util
+
+    with pytest.raises(ConfigError, match=r"evaluation.bleu_tokenize: BLEU tokenizer 'jp' is not one of \['13a', "):
+        load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=jp"])
+    if importlib.util.find_spec("MeCab") is None:  # sacrebleu[ja] is not installed here
+        with pytest.raises(ConfigError, match=r"BLEU tokenizer 'ja-mecab' cannot run here: .* pip install sacrebleu\[ja\]"):
+            load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=ja-mecab"])
+    assert load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=char"]).evaluation.bleu_tokenize \
+        == "char"
+
+
 def test_an_infinite_max_grad_norm_trains_without_clipping(tmp_path):
     """``max_grad_norm: .inf`` clips nothing and still logs the gradient norm; the finite-value check refused it."""
     from hf_syntax.recipes.translation.trainer import training_arguments

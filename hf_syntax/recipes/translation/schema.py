@@ -19,6 +19,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, SPECIAL_TOKENS, TOKENIZER_MODELS
+from hf_syntax.metrics.bleu_tokenizers import check_bleu_tokenizer
 from hf_syntax.recipes.config import (
     ConfigError, check_arguments, check_choice, check_finite, check_recipe, check_training_values, load_config,
     recipe_of,
@@ -198,6 +199,10 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
     check_finite("generation.length_penalty", config.generation.length_penalty, "1.0")  # NaN scored every beam NaN
+    try:
+        check_bleu_tokenizer(config.evaluation.bleu_tokenize)
+    except ValueError as error:
+        raise ConfigError(f"evaluation.bleu_tokenize: {error}") from None
     check_training_values(config.training)
 
 
