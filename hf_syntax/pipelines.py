@@ -292,14 +292,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
     def read(self, inputs, pretokenized: bool = False) -> tuple[WordTree, WordTree | None]:
         """The parses of a text, or of both texts of a ``{"text", "text_pair"}`` dict (the second is None for one
         text). ``encode`` makes the model inputs from them and a demo shows their tags: each text is parsed once."""
-        check_texts(inputs)
-        if isinstance(inputs, dict):
-            unknown = sorted(set(inputs) - {"text", "text_pair"})
-            if unknown or "text" not in inputs:
-                raise ValueError(f"a text pair is a dict with keys 'text' and 'text_pair'; got keys {sorted(inputs)}.")
-            text, pair = inputs["text"], inputs.get("text_pair")
-        else:
-            text, pair = inputs, None
+        check_texts(inputs)  # a dict's keys too
+        text, pair = (inputs["text"], inputs.get("text_pair")) if isinstance(inputs, dict) else (inputs, None)
         parse = self.featurizer.source_tree  # a word list is parsed as given
         return tuple(None if each is None else parse(each.split() if pretokenized else each)
                      for each in map(visible_text, (text, pair)))
