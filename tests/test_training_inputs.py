@@ -206,6 +206,11 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["generation.length_penalty=.nan"], r"generation.length_penalty = nan is not a number; give a number, e.g. "
                                              r"generation.length_penalty=1.0"),
         (["training.max_grad_norm=-.inf"], r"training.max_grad_norm = -inf cannot train"),
+        # TrainingArguments refused these with a traceback when the run started (a study's run: when its turn came)
+        (["training.eval_strategy=epoch"], r"training.save_strategy \('steps'\) must be training.eval_strategy "
+                                           r"\('epoch'\): set both alike, or set training.average_last_checkpoints"),
+        (["training.save_steps=3", "training.eval_steps=2"], r"training.save_steps \(3\) must be a multiple of "
+                                                             r"training.eval_steps \(2\)"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):

@@ -204,6 +204,39 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     except ValueError as error:
         raise ConfigError(f"evaluation.bleu_tokenize: {error}") from None
     check_training_values(config.training)
+    check_best_checkpoint_saving(training_values(config))
+
+
+def training_values(config: TranslationRecipeConfig) -> dict[str, Any]:
+    """The ``training`` section as the Trainer gets it: the recipe's defaults (evaluate and save every
+    ``eval_steps``, load the best checkpoint at the end; averaging the last N keeps N and loads none) under the
+    config's own values."""
+    training = dict(config.training)
+    averaging = training.pop(AVERAGING_OPTION, 1)
+    defaults = {"lr_scheduler_type": "inverse_sqrt", "eval_strategy": "steps", "save_strategy": "steps",
+                "load_best_model_at_end": True, "report_to": "none", "save_total_limit": 3}
+    if averaging > 1:
+        defaults.update(load_best_model_at_end=False, save_total_limit=averaging)
+    return {**defaults, **training}
+
+
+def check_best_checkpoint_saving(values: dict[str, Any]) -> None:
+    """Loading the best checkpoint at the end needs one saved at every evaluation; TrainingArguments refused
+    anything else with a traceback when the run started (in a study, when that run's turn came)."""
+    if not values.get("load_best_model_at_end"):
+        return
+    evaluation, saving = (str(getattr(values[key], "value", values[key])) for key in ("eval_strategy", "save_strategy"))
+    fix = ("or set training.average_last_checkpoints to average the last checkpoints instead of choosing one "
+           "(or training.load_best_model_at_end=false to keep the last)")
+    if evaluation != saving:
+        raise ConfigError(f"training.load_best_model_at_end loads the best evaluated checkpoint, so "
+                          f"training.save_strategy ({saving!r}) must be training.eval_strategy ({evaluation!r}): "
+                          f"set both alike, {fix}")
+    save_steps, eval_steps = values.get("save_steps", 500), values.get("eval_steps") or values.get("logging_steps", 500)
+    if evaluation == "steps" and save_steps >= 1 and eval_steps >= 1 and save_steps % eval_steps:
+        raise ConfigError(f"training.load_best_model_at_end loads the best evaluated checkpoint, so "
+                          f"training.save_steps ({save_steps}) must be a multiple of training.eval_steps "
+                          f"({eval_steps}): a checkpoint at every evaluation, {fix}")
 
 
 def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
