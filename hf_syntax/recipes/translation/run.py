@@ -39,7 +39,7 @@ from hf_syntax.recipes.translation.model import build_model
 from hf_syntax.recipes.translation.publish import (
     describe_training_data, hub_upload, print_summary, push_model_folder, save_model_folder,
 )
-from hf_syntax.recipes.translation.resume import check_resumed_recipe
+from hf_syntax.recipes.translation.resume import check_resumed_recipe, record_training_inputs
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
 from hf_syntax.recipes.translation.tokenization import SaveTargetTokenizer, prepare_tokenizers
 from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
@@ -131,6 +131,8 @@ def train_translation(
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
     if resume_dir is not None:
         check_resumed_recipe(config, resume_dir)
+    if args.process_index == 0:
+        record_training_inputs(config, fresh=resume_dir is None)
     preprocessed = reusable_preprocessed_features(config)
     check_feature_columns(config, preprocessed)
     keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
