@@ -299,7 +299,8 @@ def test_a_resume_with_another_recipe_is_refused_naming_the_values(tmp_path, cap
     # the pairs and the vocabulary the run started on: resumed on others it kept the checkpoint's vocabulary while
     # its summary named the new pairs
     other_inputs = load_recipe_config(tmp_path / "cut.yaml", [
-        "data.max_train_pairs=150", "tokenizer.vocab_size=300", "data.train.source=sample_data:small_parallel_enja/valid.ja"])
+        "data.max_train_pairs=150", "tokenizer.vocab_size=300",
+        "data.train.source=sample_data:small_parallel_enja/valid.ja"])
     assert recipe_differences(other_inputs, checkpoint) == [
         "data.max_train_pairs: 200 there, 150 here",
         "data.train files: ['train.ja.gz', 'train.en.gz'] there, ['valid.ja', 'train.en.gz'] here",
