@@ -239,8 +239,9 @@ def check_best_checkpoint_saving(values: dict[str, Any]) -> None:
                           f"({eval_steps}): a checkpoint at every evaluation, {fix}")
 
 
-def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
-    """Averaging needs its checkpoints kept and excludes choosing one on dev."""
+def check_averaging(count: Any, config: TranslationRecipeConfig, steps_per_epoch: int | None = None) -> None:
+    """Averaging needs its checkpoints kept and excludes choosing one on dev. ``steps_per_epoch`` (known once the
+    data is read, before training) counts the saves that depend on it."""
     key = f"training.{AVERAGING_OPTION}"
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError(f"{key} must be a whole number >= 1 (1 keeps the final model as it is), got {count!r}")
@@ -256,23 +257,27 @@ def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
     if limit is not None and limit < count:
         raise ConfigError(f"training.save_total_limit={limit} keeps fewer checkpoints than {key}={count} averages: "
                           f"set it to at least {count}, or null to keep all")
-    saves = saves_before_the_end(config.training)
+    saves = saves_before_the_end(config.training, steps_per_epoch)
     if saves is not None and saves < count - 1:
         raise ConfigError(f"{key}={count} averages the final weights with the {count - 1} checkpoint(s) saved before "
                           f"the final step, but the run saves {saves} before it; save more often (training.save_steps "
                           f"or save_strategy: epoch) or average fewer")
 
 
-def saves_before_the_end(training: dict[str, Any]) -> int | None:
-    """How many checkpoints a run saves before its final step, where the config alone tells (``None`` where that
-    depends on the data's size: steps saved over epochs, epochs over max_steps). Counted now so that averaging too
-    many is refused before training, not after it."""
+def saves_before_the_end(training: dict[str, Any], steps_per_epoch: int | None = None) -> int | None:
+    """How many checkpoints a run saves before its final step, where the config (and, once the data is read,
+    ``steps_per_epoch``) tells; ``None`` where it does not yet. Counted before training so that averaging too many
+    is refused then, not after the whole run."""
     strategy = str(getattr(training.get("save_strategy"), "value", training.get("save_strategy", "steps")))
     max_steps, save_steps = training.get("max_steps", -1), training.get("save_steps", 500)
+    if max_steps <= 0 and steps_per_epoch is not None:
+        max_steps = math.ceil(training.get("num_train_epochs", 3) * steps_per_epoch)
     if strategy == "no":
         return 0
-    if strategy == "epoch" and max_steps <= 0:
+    if strategy == "epoch" and training.get("max_steps", -1) <= 0:
         return math.ceil(training.get("num_train_epochs", 3)) - 1
+    if strategy == "epoch" and steps_per_epoch is not None:
+        return (max_steps - 1) // steps_per_epoch
     if strategy == "steps" and max_steps > 0 and save_steps >= 1:  # below 1: a fraction of the total steps
         return (max_steps - 1) // int(save_steps)
     return None

@@ -3,6 +3,7 @@ callback, the collator, and the training arguments the recipe fixes."""
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import nullcontext
 
@@ -177,6 +178,13 @@ def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArgume
         greater_is_better=True,
         **{**machine, **training_values(config)},
     )
+
+
+def update_steps_per_epoch(pairs: int, arguments: Seq2SeqTrainingArguments) -> int:
+    """Optimizer steps in one epoch of ``pairs`` training pairs, as the Trainer counts them (the last, short batch
+    and accumulation included)."""
+    batches = math.ceil(pairs / (arguments.per_device_train_batch_size * arguments.world_size))
+    return max(math.ceil(batches / arguments.gradient_accumulation_steps), 1)
 
 
 def launched_on_cpus_only() -> bool:
