@@ -200,10 +200,19 @@ class SyntaxFeaturizer:
     def _tokenize(self, texts, pairs=None, target=False):
         if target:
             truncation = self.truncation or self.max_target_length is not None
+            _check_cut_at_end(self.target_tokenizer, "the target tokenizer", truncation)
             return self.target_tokenizer(text_target=texts, return_offsets_mapping=True, truncation=truncation,
                                          max_length=self.max_target_length)
-        return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
-                              max_length=self.max_length)
+        _check_cut_at_end(self.tokenizer, "the tokenizer", self.truncation)
+        try:
+            return self.tokenizer(texts, pairs, return_offsets_mapping=True, truncation=self.truncation,
+                                  max_length=self.max_length)
+        except Exception as error:  # the Rust tokenizer raises a bare Exception
+            if "Sequence to truncate too short" not in str(error):
+                raise
+            raise ValueError(f"truncation={self.truncation!r} cuts only one text of a pair, and in this batch that "
+                             f"text is too short to bring its pair down to max_length={self.max_length}; use "
+                             f"truncation='longest_first' or a larger max_length.") from None
 
     def _encode_source(self, texts, trees, pair_texts, pair_trees):
         encoding = self._tokenize(texts, pair_texts)
@@ -264,8 +273,19 @@ class SyntaxFeaturizer:
         """Where the first subword the tokenizer cut off ``text`` starts, ``kept`` being how many it left (None: it
         cut none). Read from the text tokenized alone: the tokenizer tokenizes each text of a pair so, then cuts."""
         tokenizer, argument = (self.target_tokenizer, "text_target") if target else (self.tokenizer, "text")
-        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        offsets = tokenizer(**{argument: text}, add_special_tokens=False, return_offsets_mapping=True,
+                            verbose=False)["offset_mapping"]  # uncut on purpose: no "indexing errors" warning
         return offsets[kept][0] if len(offsets) > kept else None
+
+
+def _check_cut_at_end(tokenizer, which: str, truncation) -> None:
+    """Refuse a tokenizer that cuts long texts at their start: the features mark the words past the cut as truncated
+    (:meth:`SyntaxFeaturizer._cut_start`), so a start cut left every kept subword without a head."""
+    side = getattr(tokenizer, "truncation_side", "right")
+    if truncation and side != "right":
+        raise ValueError(f"{which} has truncation_side={side!r}, but SyntaxFeaturizer cuts a long text at its end "
+                         f"(the tree's words past the cut lose their heads); set tokenizer.truncation_side = "
+                         f"'right', or split long texts before featurizing them.")
 
 
 def _with_spans(tree: WordTree, where: str) -> WordTree:

@@ -8,15 +8,30 @@ class GenerationSettingError(ValueError):
     """A generation setting the model cannot translate with; the message says which values work."""
 
 
-def check_room_for_words(max_new_tokens: int | None, forced_eos_token_id: int | None) -> None:
-    """Refuse ``max_new_tokens`` < 2 for a model that forces its end token (every recipe model does): the end token
-    takes the last place, so no word fits. PyTorch then wrote empty translations and CTranslate2 failed with
-    "maximum decoding length must be > 0"; both backends check here."""
-    if forced_eos_token_id is not None and max_new_tokens is not None and max_new_tokens < 2:
+def check_output_limit(max_new_tokens: int | None = None, max_length: int | None = None,
+                       forced_eos_token_id: int | None = None, max_positions: int | None = None) -> None:
+    """Refuse an output limit the model cannot translate with. Below 2 new tokens beside a forced end token (every
+    recipe model forces it) no word fits: PyTorch wrote empty translations and CTranslate2 failed with "maximum
+    decoding length must be > 0". Past the decoder's position table (``max_positions``) a long translation failed
+    midway, after the earlier ones were made. ``max_length`` (used when no ``max_new_tokens`` is given) counts the
+    decoder start token as well."""
+    if max_new_tokens is not None:
+        name, given, new_tokens = "max_new_tokens", max_new_tokens, max_new_tokens
+    elif max_length is not None:
+        name, given, new_tokens = "max_length", max_length, max_length - 1
+    else:
+        return
+    counted = given - new_tokens  # 1 for max_length: the decoder start token
+    if forced_eos_token_id is not None and new_tokens < 2:
         raise GenerationSettingError(
-            f"max_new_tokens={max_new_tokens} leaves room for no word: this model ends every translation with its "
-            f"end token (generation_config.forced_eos_token_id), which takes the last of those places, so the "
-            f"translation would be empty. Give max_new_tokens >= 2.")
+            f"{name}={given} leaves room for no word: {'it counts the decoder start token, and ' if counted else ''}"
+            f"this model ends every translation with its end token (generation_config.forced_eos_token_id), which "
+            f"takes the last of those places, so the translation would be empty. Give {name} >= {2 + counted}.")
+    if max_positions is not None and new_tokens > max_positions:
+        raise GenerationSettingError(
+            f"{name}={given}: this model writes at most {max_positions} tokens (its decoder's position table, "
+            f"max_position_embeddings), so a translation that long would fail midway. Give {name} <= "
+            f"{max_positions + counted}.")
 
 
-__all__ = ["GenerationSettingError", "check_room_for_words"]
+__all__ = ["GenerationSettingError", "check_output_limit"]

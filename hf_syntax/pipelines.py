@@ -33,7 +33,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassif
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .folder_layout import TARGET_TOKENIZER_DIR
-from .generation_checks import GenerationSettingError, check_room_for_words
+from .generation_checks import GenerationSettingError, check_output_limit
 from .parsers import get_parser
 from .source_reading import (
     EmptyInputError, SourceReader, SourceReading, check_sources, check_texts, featurizer_max_length,
@@ -150,14 +150,16 @@ class SyntaxTranslationPipeline(Pipeline):
                              "choose the languages of multilingual models only: drop them.")
         if return_tensors and return_text:
             raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
-        for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation")):
+        for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation"),
+                              ("max_length", "the longest translation, its decoder start token counted")):
             value = generate_kwargs.get(name)  # generate failed on 0 beams with a ZeroDivisionError, and on a str
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise GenerationSettingError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
         check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
-        check_room_for_words(generate_kwargs.get("max_new_tokens"),
-                             generate_kwargs.get("forced_eos_token_id", getattr(saved, "forced_eos_token_id", None)))
+        check_output_limit(generate_kwargs.get("max_new_tokens"), generate_kwargs.get("max_length"),
+                           generate_kwargs.get("forced_eos_token_id", getattr(saved, "forced_eos_token_id", None)),
+                           getattr(self.model.config, "max_position_embeddings", None))
         if (generate_kwargs.get("max_new_tokens") is not None and "max_length" not in generate_kwargs
                 and saved is not None and saved.max_new_tokens is None and saved.max_length is not None):
             # The model limits its output by max_length (as the recipe saves it): say the caller's limit the same
@@ -290,14 +292,8 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
     def read(self, inputs, pretokenized: bool = False) -> tuple[WordTree, WordTree | None]:
         """The parses of a text, or of both texts of a ``{"text", "text_pair"}`` dict (the second is None for one
         text). ``encode`` makes the model inputs from them and a demo shows their tags: each text is parsed once."""
-        check_texts(inputs)
-        if isinstance(inputs, dict):
-            unknown = sorted(set(inputs) - {"text", "text_pair"})
-            if unknown or "text" not in inputs:
-                raise ValueError(f"a text pair is a dict with keys 'text' and 'text_pair'; got keys {sorted(inputs)}.")
-            text, pair = inputs["text"], inputs.get("text_pair")
-        else:
-            text, pair = inputs, None
+        check_texts(inputs)  # a dict's keys too
+        text, pair = (inputs["text"], inputs.get("text_pair")) if isinstance(inputs, dict) else (inputs, None)
         parse = self.featurizer.source_tree  # a word list is parsed as given
         return tuple(None if each is None else parse(each.split() if pretokenized else each)
                      for each in map(visible_text, (text, pair)))

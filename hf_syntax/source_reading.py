@@ -34,6 +34,9 @@ def check_texts(inputs, what: str = "text") -> None:
     if isinstance(inputs, (list, tuple)) and not inputs:
         raise EmptyInputError(f"the pipeline got an empty list; pass a {what} or a list of {what}s.")
     for index, item in enumerate(items):
+        if isinstance(item, dict) and (set(item) - {"text", "text_pair"} or "text" not in item):
+            # the keys first: {"text": ..., "foo": 1} was refused as "the foo is of type int"
+            raise ValueError(f"a text pair is a dict with keys 'text' and 'text_pair'; got keys {sorted(item)}.")
         fields = [(name, value) for name, value in item.items() if not (name == "text_pair" and value is None)] \
             if isinstance(item, dict) else [(what, item)]
         for name, value in fields:

@@ -203,6 +203,17 @@ def test_averaging_settings_that_cannot_work_are_refused(tmp_path, training, mes
         load_recipe_config(write_config(tmp_path, "bad", **training))
 
 
+def test_step_saves_too_few_for_the_average_over_epochs_are_refused_before_training(tmp_path):
+    """Over an epoch schedule the steps, and so the step saves, depend on the data's size: the run trained its whole
+    schedule and then failed, writing no model."""
+    config = load_recipe_config(write_config(tmp_path, "run", max_steps=-1, num_train_epochs=1, save_steps=100,
+                                             average_last_checkpoints=2))
+    with pytest.raises(ConfigError, match=r"average_last_checkpoints=2 averages the final weights with the 1 "
+                                          r"checkpoint\(s\) saved before the final step, but the run saves 0"):
+        train_translation(config)
+    assert not list((tmp_path / "run").glob("checkpoint-*"))
+
+
 def test_a_finished_run_resumed_averages_to_the_same_model(tmp_path):
     """A session that ends after the last epoch's checkpoint but before the average is written resumes with no step
     to train: the model in memory was then never saved (its config names no architecture), which the averaging used

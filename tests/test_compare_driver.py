@@ -655,6 +655,10 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     (lambda study: study["runs"]["rel"]["set"].append("model.kwargs.dropuot=0.3"),
      "run 'rel' (seed 3) cannot train: unknown config key model.kwargs.dropuot (did you mean 'dropout'?)"),
     (lambda study: study.update(prepare=[{"creates": "data"}]), "prepare step 1 is {creates: PATH, command: ["),
+    # the recipe then translated the test split last: the study failed after the run trained, and in every session
+    (lambda study: study["runs"]["rel"]["set"].append(
+        f"data.test={{source: {SAMPLE / 'heldout.ja'}, target: {SAMPLE / 'heldout.en'}}}"),
+     "run 'rel' (seed 3): its config has a test split (data.test or data.test_split)"),
 ])
 def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(finished_study, tmp_path, edit, message,
                                                                               capsys):
@@ -669,6 +673,26 @@ def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(fi
         study_command([str(tmp_path / "study.yaml"), "--seeds", "3"])
     assert message in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()  # nothing trained
+
+
+def test_blank_validation_pairs_dropped_by_skip_empty_are_refused_before_any_run_trains(finished_study, tmp_path,
+                                                                                      capsys):
+    """The translations of the pairs left were bootstrapped against the reference lines in order, every line after
+    the blank one paired with the next sentence's reference."""
+    folder, _ = finished_study
+    lines = {side: (SAMPLE / f"valid.{side}").read_text(encoding="utf-8").splitlines()[:9] for side in ("ja", "en")}
+    lines["en"][1] = ""
+    for side, text in lines.items():
+        (tmp_path / f"valid.{side}").write_text("\n".join(text) + "\n", encoding="utf-8")
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"),
+                 common=[*study["common"], "data.skip_empty=true", f"data.validation.source={tmp_path / 'valid.ja'}",
+                         f"data.validation.target={tmp_path / 'valid.en'}"])
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    with pytest.raises(SystemExit):
+        study_command([str(tmp_path / "study.yaml"), "--seeds", "3"])
+    assert "data.skip_empty drops the blank pair(s) at line(s) [2] of" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
 
 
 STUDY_TEXT = """config: unused.yaml

@@ -38,6 +38,9 @@ MULTI30K_RECIPE = "benchmarks/results/multi30k_graph_plateau/recipe.json"
 MULTI30K_README = "benchmarks/results/multi30k_graph_plateau/README.md"
 MULTI30K_STUDY = "benchmarks/results/multi30k_graph_plateau/results.json"
 GRAPH_42 = "[seed=42].[name=half_dim_gate_mean_new_groups]"
+GRAPH_43 = "[seed=43].[name=half_dim_gate_mean_new_groups]"
+GRAPH_DELTA = "half_dim_gate_mean_new_groups"
+GRAPH_TEST_DELTA = "half_dim_gate_mean_new_groups.extra_tests.test_2016_flickr"
 MULTI30K_OVER_SEEDS = "benchmarks/results/multi30k_graph_plateau/results_over_seeds.json"
 RESULTS = "benchmarks/results/README.md"
 
@@ -161,13 +164,34 @@ QUOTES += [
      "dbsa_enc_dec.cross_entropy: mean interval seeds_for_80_percent_power"),
     ("README.md", "the first table: +0.89,", PLATEAU_OVER_SEEDS, "dbsa_enc_dec.bleu.mean"),
     ("README.md", "two seeds (−0.93 [−4.30, +2.43])", GRAPH, "half_dim_gate_mean_new_groups.bleu: mean interval"),
-    ("README.md", "(val BLEU +1.19,", MULTI30K_OVER_SEEDS, "half_dim_gate_mean_new_groups.bleu.mean"),
-    ("README.md", "+1.55 at", MULTI30K_OVER_SEEDS, "half_dim_gate_mean_new_groups.extra_tests.test_2016_flickr.bleu.mean"),
-    ("model_cards/graph_transformer.md", "val BLEU 42.66 against", MULTI30K_STUDY, f"{GRAPH_42}.val_bleu"),
-    ("model_cards/graph_transformer.md", "against 41.47, test", MULTI30K_STUDY, "[seed=42].[name=baseline].val_bleu"),
-    ("model_cards/graph_transformer.md", "42.20 against", MULTI30K_STUDY, f"{GRAPH_42}.extra_tests.test_2016_flickr.bleu"),
-    ("model_cards/graph_transformer.md", "against 40.65,", MULTI30K_STUDY,
-     "[seed=42].[name=baseline].extra_tests.test_2016_flickr.bleu"),
+    ("README.md", "val, +1.53 [−2.79, +5.85], and", MULTI30K_OVER_SEEDS, f"{GRAPH_DELTA}.bleu: mean interval"),
+    ("README.md", "+0.85 [−8.04, +9.74] (by", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.bleu: mean interval"),
+    ("README.md", "(by 1.55 and 0.15)", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.bleu.differences: 42 43"),
+    ("model_cards/graph_transformer.md", "val BLEU +1.53 [−2.79, +5.85] over", MULTI30K_OVER_SEEDS,
+     f"{GRAPH_DELTA}.bleu: mean interval"),
+    ("model_cards/graph_transformer.md", "+0.85 [−8.04, +9.74], not detected", MULTI30K_OVER_SEEDS,
+     f"{GRAPH_TEST_DELTA}.bleu: mean interval"),
+    ("model_cards/graph_transformer.md", "both, −0.064 [−0.085, −0.043])", MULTI30K_OVER_SEEDS,
+     f"{GRAPH_DELTA}.cross_entropy: mean interval"),
+    (MULTI30K_README, "reaches val BLEU 40.69 and", MULTI30K_STUDY, "[seed=43].[name=baseline].val_bleu"),
+    (MULTI30K_README, "41.14 (blind", MULTI30K_STUDY, "[seed=43].[name=baseline].extra_tests.test_2016_flickr.bleu"),
+    (MULTI30K_README, "default 42.56 (", MULTI30K_STUDY, f"{GRAPH_43}.val_bleu"),
+    (MULTI30K_README, "(+1.87,", MULTI30K_OVER_SEEDS, f"{GRAPH_DELTA}.bleu.differences: 43"),
+    (MULTI30K_README, "p = 0.001) and", MULTI30K_STUDY, f"{GRAPH_43}.paired_bootstrap_p.bleu"),
+    (MULTI30K_README, "and 41.29 (", MULTI30K_STUDY, f"{GRAPH_43}.extra_tests.test_2016_flickr.bleu"),
+    (MULTI30K_README, "(+0.15, p", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.bleu.differences: 43"),
+    (MULTI30K_README, "p = 0.28;", MULTI30K_STUDY, f"{GRAPH_43}.extra_tests.test_2016_flickr.paired_bootstrap_p.bleu"),
+    (MULTI30K_README, "chrF +0.79,", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.chrf.differences: 43"),
+    (MULTI30K_README, "p = 0.005)", MULTI30K_STUDY, f"{GRAPH_43}.extra_tests.test_2016_flickr.paired_bootstrap_p.chrf"),
+    (MULTI30K_README, "cross-entropy 1.5944 against", MULTI30K_STUDY, f"{GRAPH_43}.val_cross_entropy"),
+    (MULTI30K_README, "against 1.6570 (", MULTI30K_STUDY, "[seed=43].[name=baseline].val_cross_entropy"),
+    (MULTI30K_README, "val BLEU +1.53\n[−2.79, +5.85], ahead", MULTI30K_OVER_SEEDS, f"{GRAPH_DELTA}.bleu: mean interval"),
+    (MULTI30K_README, "+0.85 [−8.04, +9.74], ahead", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.bleu: mean interval"),
+    (MULTI30K_README, "by 1.55 and 0.15, so", MULTI30K_OVER_SEEDS, f"{GRAPH_TEST_DELTA}.bleu.differences: 42 43"),
+    (MULTI30K_README, "cross-entropy −0.0643 [−0.0852, −0.0433], lower", MULTI30K_OVER_SEEDS,
+     f"{GRAPH_DELTA}.cross_entropy: mean interval"),
+    (MULTI30K_README, "alone, 276.0 s against", MULTI30K_STUDY, f"{GRAPH_43}.seconds_per_epoch"),
+    (MULTI30K_README, "against 271.8 s,", MULTI30K_STUDY, "[seed=43].[name=baseline].seconds_per_epoch"),
     ("README.md", "next (+0.62,", PLATEAU_OVER_SEEDS, "transformer_dep_rel.bleu.mean"),
     ("README.md", "are level, +0.26 [−4.56, +5.09]", PLATEAU_AGAINST, "transformer_dep_rel.dbsa_enc_dec.bleu: mean interval"),
     ("README.md", "all three seeds, −0.75 [−1.42, −0.09] BLEU", PLATEAU_AGAINST,

@@ -102,6 +102,32 @@ def test_truncation_marks_heads_to_cut_words_unsupervised():
     assert all(h == IGNORE_INDEX or 0 <= h < 3 for h in out["decoder_dep_heads"])
 
 
+def test_a_tokenizer_that_cuts_at_the_start_is_refused():
+    """truncation_side='left' kept the sentence's end, but the features were cut as if its start was kept: every
+    kept subword lost its head and the words were counted as partly truncated."""
+    tree = WordTree.from_words("the big dog saw a small cat in the garden".split(),
+                               heads=[3, 3, 4, 0, 7, 7, 4, 10, 10, 4])
+    left_cutting = copy.deepcopy(byte_level_bpe())  # the shared one stays as it is
+    left_cutting.truncation_side = "left"
+    for featurizer in (SyntaxFeaturizer(left_cutting, features=("dep_heads",), max_length=6),
+                       SyntaxFeaturizer(byte_level_bpe(), target_tokenizer=left_cutting, max_target_length=6)):
+        with pytest.raises(ValueError, match="truncation_side='left'.*set tokenizer.truncation_side = 'right'"):
+            featurizer(trees=[tree], target_trees=[tree])
+    uncut = SyntaxFeaturizer(left_cutting, features=("dep_heads",))(trees=[tree])  # no limit: nothing is cut
+    assert IGNORE_INDEX not in uncut["dep_heads"][:-1]
+
+
+def test_a_pair_that_cannot_be_cut_on_the_chosen_side_is_refused_in_words():
+    """The tokenizer's own error was a bare Exception ('Truncation error: Sequence to truncate too short ...')."""
+    short = WordTree.from_words(["Dogs", "bark"], heads=[2, 0])
+    long = WordTree.from_words("the big dog saw a small cat in the garden".split(),
+                               heads=[3, 3, 4, 0, 7, 7, 4, 10, 10, 4])
+    only_first = SyntaxFeaturizer(byte_level_bpe(), features=("dep_heads",), max_length=8, truncation="only_first")
+    with pytest.raises(ValueError, match="truncation='only_first' cuts only one text of a pair.*'longest_first'"):
+        only_first(trees=[short], pair_trees=[long])
+    assert len(only_first(trees=[long], pair_trees=[short])["input_ids"][0]) == 8
+
+
 @pytest.mark.parametrize("last_word", ["\x00", "\u200b"])
 def test_a_last_word_without_subwords_is_not_called_truncated(last_word):
     """WordPiece drops a control or zero-width character the parser kept as the last word (here the root): uncut, the
@@ -154,11 +180,12 @@ def test_label_vocabularies_and_feature_errors():
     featurizer = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("pos", "case", "dep_heads"))
     assert featurizer.features == ("pos_ids", "case_ids", "dep_heads")
     assert featurizer.label_vocabularies == {"pos_ids": UPOS_VOCAB.to_dict(), "case_ids": CASE_VOCAB.to_dict()}
-    text = "The dogs bark."
+    text = "The dogs chase a cat."
     out = SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, features=("deprel",), return_word_ids=True)(text)
     tree = get_parser(ENGLISH_PARSER).parse(text)
     expected = [DEPREL_VOCAB.id_of(tree.deprels[word].lower()) for word in out["word_ids"][:-1]]
     assert out["deprel_ids"] == expected + [SPECIAL_ID] and DEPREL_VOCAB.id_of("root") in expected
+    assert tree.deprels[4] == "dobj" and DEPREL_VOCAB.id_of("obj") in expected  # spaCy's ClearNLP name read as UD
     with pytest.raises(ValueError, match="unknown feature 'morph'"):
         SyntaxFeaturizer(byte_level_bpe(), features=("morph",))
     with pytest.raises(TypeError, match=r"features=None: give a feature name or a list of them from"):

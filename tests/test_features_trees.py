@@ -5,7 +5,8 @@ import json
 import pytest
 
 from hf_syntax.labels import (
-    CASE_VOCAB, RESERVED_LABELS, SPECIAL_ID, UNKNOWN_ID, UPOS_TAGS, UPOS_VOCAB, LabelVocab, deprel_base, word_case,
+    CASE_VOCAB, DEPREL_VOCAB, RESERVED_LABELS, SPECIAL_ID, UNKNOWN_ID, UPOS_TAGS, UPOS_VOCAB, LabelVocab, deprel_base,
+    word_case,
 )
 from hf_syntax.trees import MultiwordToken, TreeError, WordTree, locate_words
 
@@ -175,3 +176,18 @@ def test_word_case(word, case):
 
 def test_deprel_base():
     assert deprel_base("nsubj:pass") == "nsubj" and deprel_base("ROOT") == "root" and deprel_base(None) is None
+
+
+def test_deprel_vocabulary_reads_older_and_clearnlp_names_as_ud():
+    for other, ud in (("dobj", "obj"), ("nsubjpass", "nsubj"), ("relcl", "acl"), ("poss", "nmod"), ("prt", "compound")):
+        assert DEPREL_VOCAB.id_of(other) == DEPREL_VOCAB.id_of(ud) >= 3
+    for elsewhere_in_ud in ("prep", "pobj", "dative", "acomp"):  # UD attaches these words to another head
+        assert DEPREL_VOCAB.id_of(elsewhere_in_ud) == UNKNOWN_ID
+    assert LabelVocab.from_dict(DEPREL_VOCAB.to_dict()) == DEPREL_VOCAB
+    # a model trained before the aliases carries a vocabulary that now means other ids: it must compare unequal
+    assert LabelVocab.from_dict({"name": "deprel", "labels": list(DEPREL_VOCAB.labels)}) != DEPREL_VOCAB
+    assert "aliases" not in UPOS_VOCAB.to_dict()  # configs of POS models are unchanged
+    with pytest.raises(ValueError, match=r"aliases \['x->nope'\] must map a name outside the labels to one of them"):
+        LabelVocab("t", ["a"], {"x": "nope"})
+    with pytest.raises(TypeError, match="give a dict from other names to labels"):
+        LabelVocab("t", ["a"], ["x"])

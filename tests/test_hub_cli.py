@@ -1,6 +1,7 @@
 """The hf-syntax command line: --help everywhere, a real translate call, evaluate, export, plot-attention, preprocess."""
 
 import argparse
+import importlib.util
 import io
 import json
 import shutil
@@ -243,6 +244,18 @@ def test_evaluate_reads_its_inputs_before_the_model_loads(tmp_path, capsys, file
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert expected in error and "no_model" not in error
+
+
+@pytest.mark.skipif(importlib.util.find_spec("MeCab") is not None, reason="sacrebleu[ja] is installed: ja-mecab runs")
+def test_evaluate_refuses_a_bleu_tokenizer_it_cannot_run_before_the_model_loads(tmp_path, capsys):
+    """sacreBLEU said so after every sentence was translated; the model folder here does not even exist."""
+    for name in ("src.txt", "ref.txt"):
+        (tmp_path / name).write_text("a\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--model", str(tmp_path / "no_model"), "--source", str(tmp_path / "src.txt"),
+              "--reference", str(tmp_path / "ref.txt"), "--bleu-tokenize", "ja-mecab"])
+    assert exit_info.value.code == 2
+    assert_one_error_line(capsys, "--bleu-tokenize BLEU tokenizer 'ja-mecab' cannot run here")
 
 
 def test_show_and_parse_read_their_input_before_the_model_or_parser_loads(tmp_path, capsys):

@@ -63,10 +63,18 @@ def test_a_beam_of_zero_and_a_pretokenized_string_are_refused_by_name(pipes):
     for limit in (0, -1, "5"):  # 0 was transformers' "max_length is set to 1", a setting never given; "5" a TypeError
         with pytest.raises(ValueError, match=rf"max_new_tokens={limit!r}: give a whole number >= 1"):
             pipe(SENTENCES[0], max_new_tokens=limit)
+        with pytest.raises(ValueError, match=rf"max_length={limit!r}: give a whole number >= 1"):
+            pipe(SENTENCES[0], max_length=limit)
+    # past the decoder's position table a long translation failed midway (a bare error from generate or CTranslate2)
+    longest = pipe.model.config.max_position_embeddings
+    for name, given, most in (("max_new_tokens", longest + 1, longest), ("max_length", longest + 2, longest + 1)):
+        with pytest.raises(ValueError, match=rf"{name}={given}: this model writes at most {longest} tokens .* "
+                                             rf"Give {name} <= {most}\."):
+            pipe(SENTENCES[0], **{name: given})
     with pytest.raises(TypeError, match=r"pretokenized='no': give True .* False .* or leave it unset"):
         pipe(SENTENCES[0], pretokenized="no")
     assert pipe(SENTENCES[0], num_beams=2) and pipe(SENTENCES[0], pretokenized=False)
-    assert pipe(SENTENCES[0], max_new_tokens=2)
+    assert pipe(SENTENCES[0], max_new_tokens=2) and pipe(SENTENCES[0], max_new_tokens=longest)
 
 
 def test_a_tokenizer_that_is_not_loaded_is_refused_before_anything_is_written(pipes, tokenizer, tmp_path):
@@ -113,10 +121,11 @@ def test_a_source_longer_than_the_model_reads_is_translated_with_a_warning(pipes
     assert not [record for record in caplog.records if "was cut" in record.getMessage()]
 
 
-def test_the_command_line_warns_of_a_cut_line(tokenizer, tmp_path, monkeypatch, capsys, caplog):
+@pytest.mark.parametrize("variant", ["baseline", "dep_rpe"])
+def test_the_command_line_warns_of_a_cut_line(tokenizer, variant, tmp_path, monkeypatch, capsys, caplog):
     """The warning is a log record (on stderr outside pytest, which captures the log itself)."""
     folder = tmp_path / "model"
-    model = tiny_model("baseline", tokenizer)
+    model = tiny_model(variant, tokenizer)
     model.generation_config.update(num_beams=1, max_new_tokens=3)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -130,5 +139,10 @@ def test_the_command_line_warns_of_a_cut_line(tokenizer, tmp_path, monkeypatch, 
     assert capsys.readouterr().out.count("\n") == 2
     assert len([message for message in caplog.messages if "was cut to the 64 this model reads" in message]) == 1
     # not also transformers' "Token indices sequence length is longer ... will result in indexing errors": the
-    # pipeline counts the tokens it cuts; it never feeds them to the model
+    # pipeline counts the tokens it cuts; it never feeds them to the model (the feature path said it too)
     assert not [message for message in caplog.messages if "Token indices sequence length" in message]
+    # lines that end in \r alone read as one line: three sentences came back as one translation
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\r".join(SENTENCES) + "\r"))
+    with pytest.raises(SystemExit) as stopped:
+        main(["translate", "--model", str(folder), "--quiet"])
+    assert stopped.value.code == 2 and "line 1 of stdin holds a carriage return" in capsys.readouterr().err

@@ -73,6 +73,9 @@ def test_bert_pos_pipeline_reads_a_tuple_a_missing_pair_and_a_listed_pair_as_the
         bert_pos_pipeline(texts[0], pretokenized="yes")
     with pytest.raises(TypeError, match=r"^input 0 is a list; pass a text pair as \{'text': \.\.\., 'text_pair'"):
         bert_pos_pipeline([list(texts)])
+    for pair in ({"text": texts[0], "foo": 1}, [{"text_pair": texts[1]}]):  # was "the foo is of type int"
+        with pytest.raises(ValueError, match=r"a text pair is a dict with keys 'text' and 'text_pair'; got keys"):
+            bert_pos_pipeline(pair)
 
 
 def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_characters(bert_pos_pipeline):

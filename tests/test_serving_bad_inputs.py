@@ -95,6 +95,9 @@ def test_max_new_tokens_1_beside_a_forced_end_token_is_refused_everywhere(japane
     with pytest.raises(GenerationSettingError, match=r"max_new_tokens=1 leaves room for no word: .* Give "
                                                      r"max_new_tokens >= 2"):
         pipe("猫 が 好き", max_new_tokens=1)
+    with pytest.raises(GenerationSettingError, match=r"max_length=2 leaves room for no word: it counts the decoder "
+                                                     r"start token, .* Give max_length >= 3"):
+        pipe("猫 が 好き", max_length=2)  # was an empty translation
     for backend in ("pytorch", "ctranslate2"):
         monkeypatch.setattr(sys, "stdin", io.StringIO("猫 が 好き\n"))
         with pytest.raises(SystemExit) as stopped:

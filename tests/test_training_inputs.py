@@ -206,11 +206,29 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["generation.length_penalty=.nan"], r"generation.length_penalty = nan is not a number; give a number, e.g. "
                                              r"generation.length_penalty=1.0"),
         (["training.max_grad_norm=-.inf"], r"training.max_grad_norm = -inf cannot train"),
+        # TrainingArguments refused these with a traceback when the run started (a study's run: when its turn came)
+        (["training.eval_strategy=epoch"], r"training.save_strategy \('steps'\) must be training.eval_strategy "
+                                           r"\('epoch'\): set both alike, or set training.average_last_checkpoints"),
+        (["training.save_steps=3", "training.eval_steps=2"], r"training.save_steps \(3\) must be a multiple of "
+                                                             r"training.eval_steps \(2\)"),
     ],
 )
 def test_bad_config_values_name_the_key(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_with(tmp_path, valid_config(tmp_path), overrides)
+
+
+def test_a_bleu_tokenizer_that_cannot_score_is_refused_before_training(tmp_path):
+    """sacreBLEU said so only when it scored: at the first evaluation, an epoch into training."""
+    import importlib.util
+
+    with pytest.raises(ConfigError, match=r"evaluation.bleu_tokenize: BLEU tokenizer 'jp' is not one of \['13a', "):
+        load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=jp"])
+    if importlib.util.find_spec("MeCab") is None:  # sacrebleu[ja] is not installed here
+        with pytest.raises(ConfigError, match=r"'ja-mecab' cannot run here: .* pip install sacrebleu\[ja\]"):
+            load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=ja-mecab"])
+    assert load_with(tmp_path, valid_config(tmp_path), ["evaluation.bleu_tokenize=char"]).evaluation.bleu_tokenize \
+        == "char"
 
 
 def test_an_infinite_max_grad_norm_trains_without_clipping(tmp_path):

@@ -296,6 +296,15 @@ def test_a_resume_with_another_recipe_is_refused_naming_the_values(tmp_path, cap
         "training effective batch (per_device_train_batch_size x gradient_accumulation_steps): 16 there, 8 here"]
     for optimizer in ("adamw_torch", "adamw_torch_fused"):
         assert recipe_differences(recipe(optimizer, optim=optimizer), checkpoint) == []
+    # the pairs and the vocabulary the run started on: resumed on others it kept the checkpoint's vocabulary while
+    # its summary named the new pairs
+    other_inputs = load_recipe_config(tmp_path / "cut.yaml", [
+        "data.max_train_pairs=150", "tokenizer.vocab_size=300",
+        "data.train.source=sample_data:small_parallel_enja/valid.ja"])
+    assert recipe_differences(other_inputs, checkpoint) == [
+        "data.max_train_pairs: 200 there, 150 here",
+        "data.train files: ['train.ja.gz', 'train.en.gz'] there, ['valid.ja', 'train.en.gz'] here",
+        "tokenizer.vocab_size: 600 there, 300 here"]
     (sgd,) = recipe_differences(recipe("sgd", optim="sgd"), checkpoint)
     assert re.fullmatch(r"training optim: 'adamw_torch(_fused)?' there, 'sgd' here", sgd)
     # arguments of another transformers version, whose class has no field adam_epsilon: that field is not compared

@@ -40,8 +40,9 @@ def _whole_number(text: str, minimum: int) -> int:
 def read_input_lines(path: str | None) -> list[str]:
     r"""The lines of a UTF-8 text file, or of stdin without a path, broken at ``\n`` only (``split_lines``: one output
     line per input line). Bytes that are not UTF-8 (a Latin-1 file, say) are a user error naming the line, not a
-    traceback and not text silently changed."""
-    from hf_syntax.data.corpus import split_lines
+    traceback and not text silently changed; so is a ``\r`` inside a line (lines ending in ``\r`` alone read as
+    one line, and three sentences came back as one translation)."""
+    from hf_syntax.data.corpus import CorpusError, check_no_carriage_return, split_lines
     from hf_syntax.saved_files import decode_utf8
 
     name = path or "stdin"
@@ -49,16 +50,22 @@ def read_input_lines(path: str | None) -> list[str]:
         raise CliError("stdin is closed: give the input lines on stdin, e.g. < input.txt")
     if path is None:
         stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # an already decoded stream (a test, an embedding program)
-            return split_lines(sys.stdin.read())
-        data = stream.read()
+        # an already decoded stream (a test, an embedding program) is read as text
+        text = sys.stdin.read() if stream is None else decode_utf8(stream.read(), name, ENCODING_FIX, CliError)
     elif Path(path).is_dir():
         raise CliError(f"{path} is a folder; give a text file, one sentence per line")
     else:
         with open(path, "rb") as handle:
-            data = handle.read()
-    return split_lines(decode_utf8(data, name, "Convert the input first, e.g. iconv -f latin1 -t utf-8 (name its "
-                                               "real encoding).", CliError))
+            text = decode_utf8(handle.read(), name, ENCODING_FIX, CliError)
+    lines = split_lines(text)
+    try:
+        check_no_carriage_return(name, lines)
+    except CorpusError as error:
+        raise CliError(str(error)) from None
+    return lines
+
+
+ENCODING_FIX = "Convert the input first, e.g. iconv -f latin1 -t utf-8 (name its real encoding)."
 
 
 def model_pipeline(model_dir: str, backend: str = "auto", quantization: str | None = None, workers: int = 1,

@@ -21,10 +21,6 @@ def command_parse(options) -> None:
     config = _tree_reading_config(options.model) if options.model is not None else None
     numbered = [(number, line.strip()) for number, line in enumerate(read_input_lines(options.input), start=1)
                 if not is_blank(line)]  # before the parser loads: unreadable input fails in a second
-    for number, line in numbered:
-        if "\r" in line:
-            raise CliError(f"input line {number} has a carriage return (CR) inside it: {line[:40]!r}; a CoNLL-U tree "
-                           f"keeps its text on one line. Remove it (tr -d '\\r') or break the line there.")
     parse_lines = _model_reader(options, config) if config is not None else _parser_reader(options)
     for start in range(0, len(numbered), options.batch_size):
         batch = numbered[start : start + options.batch_size]

@@ -19,10 +19,7 @@ from hf_syntax.cli.common import (
     read_input_lines,
     reading_options,
 )
-
-
-BLEU_TOKENIZERS = ("13a", "intl", "zh", "ja-mecab", "ko-mecab", "char", "none")
-"""sacreBLEU tokenizers that work offline (its spm/flores ones download a model)."""
+from hf_syntax.metrics.bleu_tokenizers import BLEU_TOKENIZERS, check_bleu_tokenizer
 
 
 def _batches(items: list, size: int):
@@ -87,6 +84,11 @@ def command_evaluate(options) -> None:
         columns, read = read_parallel(options.source, options.reference, skip_empty=options.skip_empty,
                                       max_pairs=options.max_sentences)
     gold_trees = read_gold_trees(options.gold_conllu, options.max_sentences) if options.gold_conllu else None
+    if options.reference and "bleu" in options.metrics:
+        try:
+            check_bleu_tokenizer(options.bleu_tokenize)
+        except ValueError as error:
+            raise CliError(f"--bleu-tokenize {error}") from None
     pipe = model_pipeline(options.model, **backend_options(options), **generation_options(options),
                           **reading_options(options))
     scores = {}

@@ -15,7 +15,7 @@ import torch
 from transformers import AutoConfig, GenerationConfig
 
 from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
-from ..generation_checks import check_room_for_words
+from ..generation_checks import check_output_limit
 from ..hub.model_folder import ModelFolderError
 from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
@@ -176,7 +176,7 @@ class CTranslate2Seq2SeqModel:
             if forced_end != self.config.eos_token_id:
                 raise ValueError(f"forced_eos_token_id={forced_end} differs from the end token "
                                  f"{self.config.eos_token_id}; the CTranslate2 backend can only force the end token.")
-            check_room_for_words(max_new, forced_end)
+            check_output_limit(max_new, forced_eos_token_id=forced_end)
             max_new -= 1  # the last position is the forced end token
         early_stopping = value("early_stopping")
         if early_stopping not in PATIENCE_FOR_EARLY_STOPPING:

@@ -194,11 +194,8 @@ class EndpointHandler:
         if parameters.get("num_beams", 1) > MAX_BEAMS:
             raise BadRequest(f"parameter num_beams is {parameters['num_beams']}; this endpoint allows at most "
                              f"{MAX_BEAMS}.")
-        longest = getattr(self.config, "max_position_embeddings", None)
-        if longest and parameters.get("max_new_tokens", 0) > longest:
-            raise BadRequest(f"parameter max_new_tokens is {parameters['max_new_tokens']}; this model writes at most "
-                             f"{longest} tokens.")
-        try:  # the pipeline's own checks, e.g. a max_new_tokens that leaves no room beside a forced end token
+        try:  # the pipeline's own checks, e.g. a max_new_tokens that leaves no room beside a forced end token or
+            # runs past the decoder's position table
             self.pipeline._sanitize_parameters(**parameters)
         except (TypeError, ValueError) as error:
             raise BadRequest(f"bad parameters: {error}") from None

@@ -10,8 +10,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from hf_syntax.data.corpus import read_parallel
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.translation.data import resolve_data_path
 from hf_syntax.recipes.translation.resume import recipe_differences
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
 from hf_syntax.study.processes import TRAIN_LOG, config_path, start_training
@@ -50,9 +52,31 @@ def check_run_configs(study: Study, todo: list[tuple[str, int]]) -> None:
     a misspelt setting of the third run is refused now, not hours later when that run would start."""
     for run, seed in todo:
         try:
-            load_recipe_config(config_path(study), run_overrides(study, run, seed))
+            config = load_recipe_config(config_path(study), run_overrides(study, run, seed))
         except (ConfigError, FileNotFoundError) as error:
             raise StudyError(f"run {run!r} (seed {seed}) cannot train: {error}") from None
+        check_scored_split(config, f"run {run!r} (seed {seed})")
+
+
+def check_scored_split(config: TranslationRecipeConfig, name: str) -> None:
+    """A study scores every run's validation translations line by line against its ``reference``; refuse a recipe
+    that would leave it none (a test split is what the recipe then translates last: the study failed after the
+    whole run trained, and every later session again) or whose lines would not pair with the reference's (blank
+    pairs dropped by ``skip_empty`` shift every later line: the paired bootstrap compared other sentences)."""
+    data = config.data
+    if data.test is not None or data.test_split is not None:
+        raise StudyError(f"{name}: its config has a test split (data.test or data.test_split), so the recipe "
+                         f"translates that one last and leaves no validation translations for the study to score; "
+                         f"drop it (common: [data.test=null]) and score a test set with --extra-test SOURCE "
+                         f"REFERENCE")
+    if data.skip_empty and data.validation is not None:
+        _, read = read_parallel(resolve_data_path(data.validation.source), resolve_data_path(data.validation.target),
+                                skip_empty=True, max_pairs=data.max_eval_pairs)
+        if read.skipped_line_numbers:
+            raise StudyError(f"{name}: data.skip_empty drops the blank pair(s) at line(s) "
+                             f"{read.skipped_line_numbers[:5]} of {data.validation.source}, and the study pairs the "
+                             f"translations with the reference line by line; remove those lines from both "
+                             f"validation files")
 
 
 def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> bool:
@@ -206,9 +230,24 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 report(study, extra_tests, blind)
             except StudyError as error:  # the runs in flight go on; the final report tries again
                 print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
+            except BaseException:  # an unforeseen failure, or Ctrl-C: no run goes on training without its driver
+                stop_runs(running)
+                raise
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: "
                          + "; ".join(f"{run} seed {seed}: {reason}" for run, seed, reason in failed))
+
+
+def stop_runs(running: dict) -> None:
+    """End the training processes still in flight (they checkpoint every epoch, so a rerun resumes them): left
+    running, a rerun of the study would start the same run again in the same folder."""
+    for process, _, _ in running.values():
+        process.terminate()
+    for process, _, _ in running.values():
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def last_line(log: Path) -> str:

@@ -40,6 +40,10 @@ DERIVED_MODEL_FIELDS = ("vocab_size", "decoder_vocab_size", "pad_token_id", "eos
 BOOKKEEPING_MODEL_FIELDS = ("_name_or_path", "transformers_version", "architectures", "auto_map", "dtype",
                             "torch_dtype", "use_cache")
 _MISSING = object()
+TRAINING_INPUTS_FILE = "training_inputs.json"
+"""Written into a run's output_dir when it starts: what decides its batches besides the training arguments."""
+DATA_TRAJECTORY_FIELDS = ("dataset", "train_split", "source_column", "target_column", "skip_empty", "max_train_pairs",
+                          "max_source_length", "max_target_length", "long_lines")
 
 
 def recipe_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> list[str]:
@@ -49,7 +53,7 @@ def recipe_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> lis
     schedule that depends on it (cosine, linear)."""
     import torch
 
-    differences = model_differences(recipe, checkpoint)
+    differences = [*model_differences(recipe, checkpoint), *input_differences(recipe, checkpoint)]
     try:
         trained = torch.load(checkpoint / "training_args.bin", weights_only=False)
     except Exception as error:  # pickled by another transformers version; the Trainer itself never reads it back
@@ -101,6 +105,40 @@ def effective_batch(arguments) -> int | None:
     """Pairs per optimizer step on one device: the batch size times the gradient accumulation (None: not known)."""
     sizes = [getattr(arguments, key, None) for key in EFFECTIVE_BATCH]
     return None if None in sizes else sizes[0] * sizes[1]
+
+
+def training_inputs(recipe: TranslationRecipeConfig) -> dict[str, Any]:
+    """What decides a run's batches besides its training arguments: which training pairs (files and tokenizer
+    folders by name, as a run folder may move between machines), how they are cut, and the subword vocabulary."""
+    data = recipe.data
+    inputs = {f"data.{key}": as_saved(getattr(data, key)) for key in DATA_TRAJECTORY_FIELDS}
+    if data.train is not None:
+        inputs["data.train files"] = [Path(data.train.source).name, Path(data.train.target).name]
+    inputs.update({f"tokenizer.{key}": as_saved(value) for key, value in vars(recipe.tokenizer).items()})
+    if recipe.tokenizer.path is not None:
+        inputs["tokenizer.path"] = Path(recipe.tokenizer.path).name
+    return inputs
+
+
+def record_training_inputs(recipe: TranslationRecipeConfig, fresh: bool) -> None:
+    """Write :func:`training_inputs` into the run's folder when it starts (a resumed run keeps the record it started
+    with, so a later resume compares with that)."""
+    path = Path(recipe.output_dir) / TRAINING_INPUTS_FILE
+    if fresh or not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(training_inputs(recipe), indent=2) + "\n", encoding="utf-8")
+
+
+def input_differences(recipe: TranslationRecipeConfig, checkpoint: Path) -> list[str]:
+    """The :func:`training_inputs` that differ from those the checkpoint's run started on (none where its folder
+    has no record: a run from before it). The resumed run kept its checkpoint's vocabulary and its data order while
+    the config and the summary named the new ones."""
+    path = checkpoint.parent / TRAINING_INPUTS_FILE
+    if not path.is_file():
+        return []
+    there = json.loads(path.read_text(encoding="utf-8"))
+    return [f"{key}: {there[key]!r} there, {value!r} here" for key, value in training_inputs(recipe).items()
+            if key in there and there[key] != value]
 
 
 def check_resumed_recipe(recipe: TranslationRecipeConfig, checkpoint: Path) -> None:

@@ -39,10 +39,12 @@ from hf_syntax.recipes.translation.model import build_model
 from hf_syntax.recipes.translation.publish import (
     describe_training_data, hub_upload, print_summary, push_model_folder, save_model_folder,
 )
-from hf_syntax.recipes.translation.resume import check_resumed_recipe
-from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
+from hf_syntax.recipes.translation.resume import check_resumed_recipe, record_training_inputs
+from hf_syntax.recipes.translation.schema import (AVERAGING_OPTION, TranslationRecipeConfig, check_averaging,
+                                                  load_recipe_config)
 from hf_syntax.recipes.translation.tokenization import SaveTargetTokenizer, prepare_tokenizers
-from hf_syntax.recipes.translation.trainer import SyntaxSeq2SeqTrainer, collator, training_arguments
+from hf_syntax.recipes.translation.trainer import (SyntaxSeq2SeqTrainer, collator, training_arguments,
+                                                   update_steps_per_epoch)
 from hf_syntax.trees import TreeError
 
 FINAL_MODEL_DIR = "model"
@@ -131,6 +133,8 @@ def train_translation(
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
     if resume_dir is not None:
         check_resumed_recipe(config, resume_dir)
+    if args.process_index == 0:
+        record_training_inputs(config, fresh=resume_dir is None)
     preprocessed = reusable_preprocessed_features(config)
     check_feature_columns(config, preprocessed)
     keep = (*PREPROCESSED_COLUMNS, *preprocessed["features"]["features"]) if preprocessed else ()
@@ -150,6 +154,9 @@ def train_translation(
             encoded, feature_settings = add_syntax_features(
                 encoded, source_tokenizer, target_tokenizer, config.features, config.data
             )
+    # the data's size decides how many checkpoints an epoch schedule saves: refuse averaging more before training
+    check_averaging(config.training.get(AVERAGING_OPTION, 1), config,
+                    update_steps_per_epoch(len(encoded["train"]), args))
     model = build_model(config, source_tokenizer, target_tokenizer, feature_settings)
     scorer = GeneratedTranslationScorer(
         target_tokenizer, bleu_tokenize=config.evaluation.bleu_tokenize, lowercase=config.evaluation.lowercase

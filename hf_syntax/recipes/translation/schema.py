@@ -19,6 +19,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, SPECIAL_TOKENS, TOKENIZER_MODELS
+from hf_syntax.metrics.bleu_tokenizers import check_bleu_tokenizer
 from hf_syntax.recipes.config import (
     ConfigError, check_arguments, check_choice, check_finite, check_recipe, check_training_values, load_config,
     recipe_of,
@@ -198,11 +199,49 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
     check_finite("generation.length_penalty", config.generation.length_penalty, "1.0")  # NaN scored every beam NaN
+    try:
+        check_bleu_tokenizer(config.evaluation.bleu_tokenize)
+    except ValueError as error:
+        raise ConfigError(f"evaluation.bleu_tokenize: {error}") from None
     check_training_values(config.training)
+    check_best_checkpoint_saving(training_values(config))
 
 
-def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
-    """Averaging needs its checkpoints kept and excludes choosing one on dev."""
+def training_values(config: TranslationRecipeConfig) -> dict[str, Any]:
+    """The ``training`` section as the Trainer gets it: the recipe's defaults (evaluate and save every
+    ``eval_steps``, load the best checkpoint at the end; averaging the last N keeps N and loads none) under the
+    config's own values."""
+    training = dict(config.training)
+    averaging = training.pop(AVERAGING_OPTION, 1)
+    defaults = {"lr_scheduler_type": "inverse_sqrt", "eval_strategy": "steps", "save_strategy": "steps",
+                "load_best_model_at_end": True, "report_to": "none", "save_total_limit": 3}
+    if averaging > 1:
+        defaults.update(load_best_model_at_end=False, save_total_limit=averaging)
+    return {**defaults, **training}
+
+
+def check_best_checkpoint_saving(values: dict[str, Any]) -> None:
+    """Loading the best checkpoint at the end needs one saved at every evaluation; TrainingArguments refused
+    anything else with a traceback when the run started (in a study, when that run's turn came)."""
+    if not values.get("load_best_model_at_end"):
+        return
+    evaluation, saving = (str(getattr(values[key], "value", values[key])) for key in ("eval_strategy", "save_strategy"))
+    fix = ("or set training.average_last_checkpoints to average the last checkpoints instead of choosing one "
+           "(or training.load_best_model_at_end=false to keep the last)")
+    if evaluation != saving:
+        raise ConfigError(f"training.load_best_model_at_end loads the best evaluated checkpoint, so "
+                          f"training.save_strategy ({saving!r}) must be training.eval_strategy ({evaluation!r}): "
+                          f"set both alike, {fix}")
+    save_steps, eval_steps = values.get("save_steps", 500), values.get("eval_steps") or values.get("logging_steps", 500)
+    if evaluation == "steps" and save_steps >= 1 and eval_steps >= 1 and save_steps % eval_steps:
+        raise ConfigError(f"training.load_best_model_at_end loads the best evaluated checkpoint, so "
+                          f"training.save_steps ({save_steps}) must be a multiple of training.eval_steps "
+                          f"({eval_steps}): a checkpoint at every evaluation, {fix}")
+
+
+def check_averaging(count: Any, config: TranslationRecipeConfig, steps_per_epoch: int | None = None) -> None:
+    """Averaging needs its checkpoints kept and excludes choosing one on dev. ``steps_per_epoch`` (known once the
+    data is read, before training) counts the saves that depend on it."""
     key = f"training.{AVERAGING_OPTION}"
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError(f"{key} must be a whole number >= 1 (1 keeps the final model as it is), got {count!r}")
@@ -218,23 +257,27 @@ def check_averaging(count: Any, config: TranslationRecipeConfig) -> None:
     if limit is not None and limit < count:
         raise ConfigError(f"training.save_total_limit={limit} keeps fewer checkpoints than {key}={count} averages: "
                           f"set it to at least {count}, or null to keep all")
-    saves = saves_before_the_end(config.training)
+    saves = saves_before_the_end(config.training, steps_per_epoch)
     if saves is not None and saves < count - 1:
         raise ConfigError(f"{key}={count} averages the final weights with the {count - 1} checkpoint(s) saved before "
                           f"the final step, but the run saves {saves} before it; save more often (training.save_steps "
                           f"or save_strategy: epoch) or average fewer")
 
 
-def saves_before_the_end(training: dict[str, Any]) -> int | None:
-    """How many checkpoints a run saves before its final step, where the config alone tells (``None`` where that
-    depends on the data's size: steps saved over epochs, epochs over max_steps). Counted now so that averaging too
-    many is refused before training, not after it."""
+def saves_before_the_end(training: dict[str, Any], steps_per_epoch: int | None = None) -> int | None:
+    """How many checkpoints a run saves before its final step, where the config (and, once the data is read,
+    ``steps_per_epoch``) tells; ``None`` where it does not yet. Counted before training so that averaging too many
+    is refused then, not after the whole run."""
     strategy = str(getattr(training.get("save_strategy"), "value", training.get("save_strategy", "steps")))
     max_steps, save_steps = training.get("max_steps", -1), training.get("save_steps", 500)
+    if max_steps <= 0 and steps_per_epoch is not None:
+        max_steps = math.ceil(training.get("num_train_epochs", 3) * steps_per_epoch)
     if strategy == "no":
         return 0
-    if strategy == "epoch" and max_steps <= 0:
+    if strategy == "epoch" and training.get("max_steps", -1) <= 0:
         return math.ceil(training.get("num_train_epochs", 3)) - 1
+    if strategy == "epoch" and steps_per_epoch is not None:
+        return (max_steps - 1) // steps_per_epoch
     if strategy == "steps" and max_steps > 0 and save_steps >= 1:  # below 1: a fraction of the total steps
         return (max_steps - 1) // int(save_steps)
     return None

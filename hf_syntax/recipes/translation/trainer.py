@@ -3,6 +3,7 @@ callback, the collator, and the training arguments the recipe fixes."""
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import nullcontext
 
@@ -16,7 +17,7 @@ from hf_syntax.data.collators import SyntaxSeq2SeqCollator
 from hf_syntax.data.corpus import TARGET_COLUMN
 from hf_syntax.modeling_syntax_transformer import SyntaxTransformerPreTrainedModel
 from hf_syntax.parse_losses import LOSS_PARTS
-from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig
+from hf_syntax.recipes.translation.schema import TranslationRecipeConfig, training_values
 
 
 class ParseLossWarmupCallback(TrainerCallback):
@@ -167,29 +168,23 @@ def collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqC
 def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArguments:
     """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices. A run that averages
     its last N checkpoints keeps N of them and loads no best one."""
-    training = dict(config.training)
-    averaging = training.pop(AVERAGING_OPTION, 1)
-    defaults = {
-        "lr_scheduler_type": "inverse_sqrt",
-        "eval_strategy": "steps",
-        "save_strategy": "steps",
-        "load_best_model_at_end": True,
-        "report_to": "none",
-        "save_total_limit": 3,
-        "dataloader_pin_memory": torch.cuda.is_available(),
-    }
-    if averaging > 1:
-        defaults.update(load_best_model_at_end=False, save_total_limit=averaging)
-    if launched_on_cpus_only():
-        defaults["use_cpu"] = True
+    machine = {"dataloader_pin_memory": torch.cuda.is_available(), **({"use_cpu": True} if launched_on_cpus_only()
+                                                                      else {})}
     return Seq2SeqTrainingArguments(
         output_dir=config.output_dir,
         seed=config.seed,
         predict_with_generate=True,
         metric_for_best_model="bleu",
         greater_is_better=True,
-        **{**defaults, **training},
+        **{**machine, **training_values(config)},
     )
+
+
+def update_steps_per_epoch(pairs: int, arguments: Seq2SeqTrainingArguments) -> int:
+    """Optimizer steps in one epoch of ``pairs`` training pairs, as the Trainer counts them (the last, short batch
+    and accumulation included)."""
+    batches = math.ceil(pairs / (arguments.per_device_train_batch_size * arguments.world_size))
+    return max(math.ceil(batches / arguments.gradient_accumulation_steps), 1)
 
 
 def launched_on_cpus_only() -> bool:
