@@ -41,6 +41,9 @@ def check_integer_column(name: str, values, what: str) -> None:
     check_tensor(name, values)
     if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
         raise ValueError(f"`{name}` holds {values.dtype} values; {what} are integers (torch.long).")
+    if not values.dtype.is_signed:  # uint8 wrapped around in differences and cannot hold -1 (special tokens)
+        raise ValueError(f"`{name}` holds {values.dtype} values, which have no sign; {what} are signed integers "
+                         f"(torch.long): convert it with .long().")
 
 
 @dataclass(frozen=True)

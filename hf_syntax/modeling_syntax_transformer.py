@@ -10,6 +10,7 @@ own are in `stacks.py`, the parse losses in `parse_losses.py`.
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 
 import torch
 from torch import nn
@@ -107,6 +108,12 @@ class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
+
+    def __init__(self, config: SyntaxTransformerConfig, *inputs, **kwargs):
+        # The options are checked when the config is built; one set afterwards (config.parse_layer_encoder = 3)
+        # built a model without that part, and only save_pretrained refused it, leaving a folder with no config.
+        config.validate()
+        super().__init__(config, *inputs, **kwargs)
 
     def read_source_tokenizer(self, tokenizer) -> None:
         """Take from the source tokenizer what the model needs besides the token ids, once before training: a
@@ -216,7 +223,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
                 output_hidden_states=output_hidden_states, **_side_columns(columns, "source"),
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
-            encoder_outputs = SyntaxEncoderOutput(*encoder_outputs)
+            encoder_outputs = _as_encoder_output(encoder_outputs)
         if decoder_input_ids is None:
             raise ValueError(f"{type(self).__name__} needs `decoder_input_ids`: it has no output layer, so it takes no "
                              "`labels` (SyntaxTransformerForConditionalGeneration shifts labels right itself).")
@@ -437,6 +444,18 @@ def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
                     if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD]
         raise TypeError(f"{type(model).__name__}.forward() got unexpected keyword argument(s) {unknown}; it takes "
                         f"{accepted}. Check the spelling.")
+
+
+def _as_encoder_output(given) -> SyntaxEncoderOutput:
+    """``encoder_outputs`` given as a tuple: ``(last_hidden_state,)``, or every field in order. ``to_tuple()`` drops
+    the fields that are None, so a shorter tuple cannot be read by position: a DBSA encoder's parse_log_probs landed
+    in hidden_states and the parse loss silently dropped out."""
+    fields = [field.name for field in dataclass_fields(SyntaxEncoderOutput)]
+    if isinstance(given, (tuple, list)) and len(given) not in (1, len(fields)):
+        raise ValueError(f"encoder_outputs is a tuple of {len(given)}, whose items cannot be matched to the fields "
+                         f"{fields} (to_tuple() leaves out those that are None); pass the SyntaxEncoderOutput the "
+                         f"encoder returned, or (last_hidden_state,).")
+    return SyntaxEncoderOutput(*given)
 
 
 def _side_columns(columns: dict, side: str) -> dict:

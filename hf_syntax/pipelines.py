@@ -273,6 +273,10 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
         return super().__call__(inputs, **kwargs)
 
     def _sanitize_parameters(self, pretokenized=None, **kwargs):
+        top_k = kwargs.get("top_k")  # 0 returned no label and -1 all but the last, silently
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k={top_k!r}: give a whole number >= 1 (how many of the best labels to return), "
+                             f"or None for every label.")
         preprocess, forward, postprocess = super()._sanitize_parameters(**kwargs)
         check_pretokenized(pretokenized)
         if pretokenized is not None:

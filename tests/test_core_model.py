@@ -314,12 +314,46 @@ def test_start_ids_index_the_target_vocabulary_and_old_configs_without_graph_lay
     assert GraphTransformerConfig.from_dict(graph).graph_new_groups == "sum"  # trained before the option: summed
 
 
+def test_an_option_set_after_the_config_was_built_is_checked_when_the_model_is_built():
+    """The model was built without its encoder parse head (the loss silently lost its parse term), and only
+    save_pretrained refused the config, after writing a folder without it."""
+    config = DbsaConfig(vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                        parse_layer_encoder=1, parse_layer_decoder=1)
+    config.parse_layer_encoder = 3
+    # the same error as the config's constructor gives (huggingface_hub's StrictDataclassClassValidationError)
+    with pytest.raises(Exception, match="parse_layer_encoder=3 must be between 1 and encoder_layers=1"):
+        SyntaxTransformerForConditionalGeneration(config)
+
+
+def test_encoder_outputs_as_a_tuple_that_cannot_be_read_by_position_are_refused():
+    """to_tuple() leaves out the fields that are None: a DBSA encoder's parse_log_probs was read as hidden_states and
+    the encoder parse loss silently dropped out of the loss."""
+    model = SyntaxTransformerForConditionalGeneration(DbsaConfig(
+        vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, parse_layer_encoder=1,
+        parse_layer_decoder=1)).eval()
+    ids, decoder_ids = torch.randint(3, 50, (2, 5)), torch.randint(3, 50, (2, 4))
+    encoded = model.get_encoder()(ids)
+    assert len(encoded.to_tuple()) == 2  # last_hidden_state and parse_log_probs
+    with pytest.raises(ValueError, match=r"encoder_outputs is a tuple of 2, whose items cannot be matched to the "
+                                         r"fields .*; pass the SyntaxEncoderOutput the encoder returned"):
+        model(encoder_outputs=encoded.to_tuple(), decoder_input_ids=decoder_ids)
+    with torch.no_grad():
+        expected = model(encoder_outputs=encoded, decoder_input_ids=decoder_ids).logits
+        alone = model(encoder_outputs=(encoded.last_hidden_state,), decoder_input_ids=decoder_ids).logits
+        assert torch.equal(alone, expected)
+
+
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
         (lambda ids, out: {"input_ids": ids[0], "decoder_input_ids": out}, r"`input_ids` has shape \(7,\); it must be "
                                                                           r"\(batch, length\)"),
         (lambda ids, out: {"input_ids": ids.float(), "decoder_input_ids": out}, "holds torch.float32 values"),
+        # no sign: differences of depths wrapped around and -1 (special tokens) could not be held
+        (lambda ids, out: {"input_ids": ids.to(torch.uint8), "decoder_input_ids": out},
+         r"holds torch.uint8 values, which have no sign; .* convert it with .long\(\)"),
         (lambda ids, out: {"input_ids": ids.tolist(), "decoder_input_ids": out}, r"`input_ids` is a list, not a tensor: "
                                                                                  r"tokenize with return_tensors='pt'"),
         (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"ids from \d+ to \d+ but the "

@@ -76,6 +76,10 @@ def test_bert_pos_pipeline_reads_a_tuple_a_missing_pair_and_a_listed_pair_as_the
     for pair in ({"text": texts[0], "foo": 1}, [{"text_pair": texts[1]}]):  # was "the foo is of type int"
         with pytest.raises(ValueError, match=r"a text pair is a dict with keys 'text' and 'text_pair'; got keys"):
             bert_pos_pipeline(pair)
+    for top_k in (0, -1, "2", True):  # 0 returned no label, -1 every label but the last
+        with pytest.raises(ValueError, match=rf"top_k={top_k!r}: give a whole number >= 1"):
+            bert_pos_pipeline(texts[0], top_k=top_k)
+    assert len(bert_pos_pipeline(texts[0], top_k=1)) == 1
 
 
 def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_characters(bert_pos_pipeline):
