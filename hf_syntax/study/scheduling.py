@@ -208,31 +208,32 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
     """Keep ``jobs`` runs going; after each one ends, rewrite the results. A pending run that finished elsewhere in
     the meantime (a GPU machine's, unpacked) is skipped."""
     pending, running, failed = list(todo), {}, []
-    while pending or running:
-        while pending and len(running) < jobs:
-            key = pending.pop(0)
-            if is_finished(study, *key, retrain):
-                print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
-                continue
-            running[key] = start(study, *key, threads, jobs)
-        time.sleep(5)
-        for key, (process, started, earlier) in list(running.items()):
-            record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
-            if process.poll() is None:
-                continue
-            del running[key]
-            if process.returncode:
-                log = study.output_dir(*key) / TRAIN_LOG
-                failed.append((*key, last_line(log)))
-                print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): {failed[-1][2]} (see {log})",
-                      flush=True)
-            try:
-                report(study, extra_tests, blind)
-            except StudyError as error:  # the runs in flight go on; the final report tries again
-                print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
-            except BaseException:  # an unforeseen failure, or Ctrl-C: no run goes on training without its driver
-                stop_runs(running)
-                raise
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                key = pending.pop(0)
+                if is_finished(study, *key, retrain):
+                    print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
+                    continue
+                running[key] = start(study, *key, threads, jobs)
+            time.sleep(5)
+            for key, (process, started, earlier) in list(running.items()):
+                record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
+                if process.poll() is None:
+                    continue
+                del running[key]
+                if process.returncode:
+                    log = study.output_dir(*key) / TRAIN_LOG
+                    failed.append((*key, last_line(log)))
+                    print(f"FAILED {key[0]} seed {key[1]} (exit {process.returncode}): {failed[-1][2]} (see {log})",
+                          flush=True)
+                try:
+                    report(study, extra_tests, blind)
+                except StudyError as error:  # the runs in flight go on; the final report tries again
+                    print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
+    except BaseException:  # an unforeseen failure (a report, a start) or Ctrl-C: no run trains on without its driver
+        stop_runs(running)
+        raise
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: "
                          + "; ".join(f"{run} seed {seed}: {reason}" for run, seed, reason in failed))

@@ -270,15 +270,18 @@ def saves_before_the_end(training: dict[str, Any], steps_per_epoch: int | None =
     is refused then, not after the whole run."""
     strategy = str(getattr(training.get("save_strategy"), "value", training.get("save_strategy", "steps")))
     max_steps, save_steps = training.get("max_steps", -1), training.get("save_steps", 500)
-    if max_steps <= 0 and steps_per_epoch is not None:
-        max_steps = math.ceil(training.get("num_train_epochs", 3) * steps_per_epoch)
+    epochs = training.get("num_train_epochs", 3)
     if strategy == "no":
         return 0
-    if strategy == "epoch" and training.get("max_steps", -1) <= 0:
-        return math.ceil(training.get("num_train_epochs", 3)) - 1
-    if strategy == "epoch" and steps_per_epoch is not None:
-        return (max_steps - 1) // steps_per_epoch
-    if strategy == "steps" and max_steps > 0 and save_steps >= 1:  # below 1: a fraction of the total steps
+    if strategy == "epoch" and max_steps <= 0:
+        return math.ceil(epochs) - 1
+    if max_steps <= 0:  # the run's steps come from its epochs and the data's size
+        if steps_per_epoch is None:
+            return None
+        max_steps = math.ceil(epochs * steps_per_epoch)
+    if strategy == "epoch":
+        return None if steps_per_epoch is None else (max_steps - 1) // steps_per_epoch
+    if strategy == "steps" and save_steps >= 1:  # below 1: a fraction of the total steps
         return (max_steps - 1) // int(save_steps)
     return None
 

@@ -168,8 +168,9 @@ def collator(source_tokenizer: PreTrainedTokenizerBase, model) -> SyntaxSeq2SeqC
 def training_arguments(config: TranslationRecipeConfig) -> Seq2SeqTrainingArguments:
     """Seq2SeqTrainingArguments from the ``training`` section plus the recipe's fixed choices. A run that averages
     its last N checkpoints keeps N of them and loads no best one."""
-    machine = {"dataloader_pin_memory": torch.cuda.is_available(), **({"use_cpu": True} if launched_on_cpus_only()
-                                                                      else {})}
+    machine = {"dataloader_pin_memory": torch.cuda.is_available()}
+    if launched_on_cpus_only():
+        machine["use_cpu"] = True
     return Seq2SeqTrainingArguments(
         output_dir=config.output_dir,
         seed=config.seed,
