@@ -114,10 +114,6 @@ class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
-    # attn_implementation="sdpa" (transformers' default request) was refused as unsupported, though every layer runs
-    # torch's scaled_dot_product_attention whenever it needs no explicit weights (attention.py): "sdpa" and "eager"
-    # are accepted and the same model; each layer picks per call. Flash and flex attention stay refused.
-    _supports_sdpa = True
 
     def __init__(self, config: SyntaxTransformerConfig, *inputs, **kwargs):
         # The options are checked when the config is built; one set afterwards (config.parse_layer_encoder = 3)

@@ -267,25 +267,6 @@ def test_config_return_dict_false_makes_both_models_return_tuples():
     assert generated.shape[0] == input_ids.shape[0]
 
 
-def test_sdpa_and_eager_attention_requests_load_the_same_model(tmp_path):
-    """attn_implementation="sdpa", the request transformers makes by default and users pass, was refused as
-    unsupported although the layers run scaled_dot_product_attention; "sdpa" and "eager" load the same model."""
-    torch.manual_seed(0)
-    spread_weights(SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY))).save_pretrained(tmp_path)
-    input_ids, attention_mask = _batch(SyntaxTransformerConfig().pad_token_id)
-    logits = {}
-    for implementation in (None, "sdpa", "eager"):
-        options = {} if implementation is None else {"attn_implementation": implementation}
-        model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path, **options).eval()
-        assert model.config._attn_implementation == (implementation or "sdpa")
-        with torch.no_grad():
-            logits[implementation] = model(input_ids=input_ids, attention_mask=attention_mask,
-                                           decoder_input_ids=input_ids[:, :4]).logits
-    assert torch.equal(logits[None], logits["sdpa"]) and torch.equal(logits["sdpa"], logits["eager"])
-    with pytest.raises(ValueError, match="Flash Attention 2"):
-        AutoModelForSeq2SeqLM.from_pretrained(tmp_path, attn_implementation="flash_attention_2")
-
-
 def test_config_output_flags_are_the_default_of_every_call():
     """config.output_attentions / output_hidden_states were ignored (only the call's flags were read): a config asking
     for them gave None everywhere. A call's own False still wins."""
