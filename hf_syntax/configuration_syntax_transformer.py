@@ -252,12 +252,25 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     source_segmenter: str | None = None
 
     def __post_init__(self, **kwargs):
+        kwargs = self._set_aliases(kwargs)
         reject_unknown_keys(type(self), kwargs)
         self.decoder_vocab_size = self.decoder_vocab_size or self.vocab_size
         self.source_features = list(self.source_features)
         if self.graph_new_groups is None:
             self.graph_new_groups = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
         super().__post_init__(**kwargs)
+
+    def _set_aliases(self, kwargs: dict) -> dict:
+        """The transformers-wide names (`attribute_map`: `hidden_size=` for `d_model`, ...) set their field, as in
+        every transformers config; given beside a different value of that field, which one was meant is unclear."""
+        defaults = {f.name: f.default for f in fields(self)}
+        for alias in set(kwargs) & set(self.attribute_map):
+            field, value = self.attribute_map[alias], kwargs.pop(alias)
+            if getattr(self, field) not in (defaults[field], value):
+                raise ValueError(f"{alias}={value!r} is another name for {field}, which is given as "
+                                 f"{getattr(self, field)!r}: give one of the two.")
+            setattr(self, field, value)
+        return kwargs
 
     @classmethod
     def from_dict(cls, config_dict, **kwargs):

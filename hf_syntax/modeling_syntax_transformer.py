@@ -71,6 +71,12 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
 
 
+def _returns_dict(config: SyntaxTransformerConfig, return_dict: bool | None) -> bool:
+    """An output dataclass unless this call or, when the call is silent, the config (`return_dict=False`) asks for
+    a tuple, as every transformers model does."""
+    return config.return_dict if return_dict is None else return_dict
+
+
 def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
     """The decoder cache given under either name: `generate` passes it as `past_key_values` before transformers 5.24
     and as `cache` from 5.24 on, whose own models still accept the old name."""
@@ -248,7 +254,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_self_parse_log_probs=encoder_outputs.self_parse_log_probs,
             **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
-        return outputs if return_dict is not False else outputs.to_tuple()
+        return outputs if _returns_dict(self.config, return_dict) else outputs.to_tuple()
 
 
 class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel, GenerationMixin):
@@ -382,7 +388,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs, cache=cache,
             use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-            past_key_values=past_key_values, **columns,
+            return_dict=True, past_key_values=past_key_values, **columns,
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
@@ -419,7 +425,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             decoder_parse_log_probs=outputs.decoder_parse_log_probs,
             self_parse_loss=self_parse, encoder_self_parse_log_probs=outputs.encoder_self_parse_log_probs,
         )
-        return result if return_dict is not False else result.to_tuple()
+        return result if _returns_dict(self.config, return_dict) else result.to_tuple()
 
     def parse_loss_weights(self) -> tuple[float, float]:
         """(lambda_enc, lambda_dec) at `parse_loss_step` (see `parse_losses.parse_loss_weights`)."""

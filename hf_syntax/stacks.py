@@ -118,6 +118,13 @@ def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, refer
                          f"one row per sentence of the batch.")
 
 
+def requested_outputs(config, output_attentions: bool | None, output_hidden_states: bool | None) -> tuple[bool, bool]:
+    """(output_attentions, output_hidden_states): what a call leaves unset comes from the config
+    (`output_attentions=True` in it), as in every transformers model."""
+    return (bool(config.output_attentions if output_attentions is None else output_attentions),
+            bool(config.output_hidden_states if output_hidden_states is None else output_hidden_states))
+
+
 def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
     """The columns `needed` out of those `given`, each checked to be there with one value per token of `reference`
     (the `side` stack's input ids)."""
@@ -173,6 +180,7 @@ class SyntaxTransformerEncoder(nn.Module):
         **kwargs,
     ) -> SyntaxEncoderOutput:
         config = self.config
+        output_attentions, output_hidden_states = requested_outputs(config, output_attentions, output_hidden_states)
         if input_ids is None:
             raise ValueError("The encoder needs `input_ids` (batch, source_length).")
         check_token_ids("input_ids", input_ids, config.vocab_size)
@@ -212,7 +220,7 @@ class SyntaxTransformerEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         parse_log_probs = None
         for layer in self.layers:
-            output = layer(hidden, mask, output_attentions=bool(output_attentions),
+            output = layer(hidden, mask, output_attentions=output_attentions,
                            **{name: stack_inputs[name] for name in layer.stack_inputs})
             hidden, stack_inputs["streams"] = output.hidden_states, output.streams
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
@@ -248,6 +256,7 @@ class SyntaxTransformerDecoder(nn.Module):
         **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
+        output_attentions, output_hidden_states = requested_outputs(config, output_attentions, output_hidden_states)
         check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
@@ -292,7 +301,7 @@ class SyntaxTransformerDecoder(nn.Module):
         parse_log_probs = None
         for layer in self.layers:
             output = layer(hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
-                           term_relations=relations, output_attentions=bool(output_attentions))
+                           term_relations=relations, output_attentions=output_attentions)
             hidden = output.hidden_states
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden = _kept(all_hidden, hidden)

@@ -236,6 +236,57 @@ def test_unknown_config_key_is_named():
         SyntaxTransformerConfig(d_modle=256)
 
 
+def test_transformers_wide_names_set_their_field_and_a_clash_is_refused(tmp_path):
+    """hidden_size= / num_attention_heads= / num_hidden_layers= were refused as unknown options, though every
+    transformers config takes its attribute_map names; a value beside a different one for the same field is refused."""
+    config = SyntaxTransformerConfig(
+        **{key: value for key, value in TINY.items() if key not in ("d_model", "encoder_attention_heads", "decoder_layers")},
+        hidden_size=64, num_attention_heads=8, num_hidden_layers=3)
+    assert (config.d_model, config.encoder_attention_heads, config.decoder_layers) == (64, 8, 3)
+    config.save_pretrained(tmp_path)
+    assert SyntaxTransformerConfig.from_pretrained(tmp_path).d_model == 64
+    assert SyntaxTransformerConfig(d_model=64, hidden_size=64).d_model == 64  # the same value twice is no clash
+    with pytest.raises(ValueError, match=r"hidden_size=64 is another name for d_model, which is given as 128: give one"):
+        SyntaxTransformerConfig(d_model=128, hidden_size=64)
+
+
+def test_config_return_dict_false_makes_both_models_return_tuples():
+    """config.return_dict=False was ignored (only the call's return_dict was read), unlike every transformers model."""
+    torch.manual_seed(0)
+    model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, return_dict=False)).eval()
+    input_ids, attention_mask = _batch(model.config.pad_token_id)
+    labels = input_ids[:, :5]
+    with torch.no_grad():
+        as_tuple = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        as_output = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, return_dict=True)
+        base = model.model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
+    assert isinstance(as_tuple, tuple) and isinstance(base, tuple)
+    assert torch.equal(as_tuple[0], as_output.loss) and torch.equal(as_tuple[1], as_output.logits)
+    with torch.no_grad():  # generate asks for dataclasses itself
+        generated = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=4)
+    assert generated.shape[0] == input_ids.shape[0]
+
+
+def test_config_output_flags_are_the_default_of_every_call():
+    """config.output_attentions / output_hidden_states were ignored (only the call's flags were read): a config asking
+    for them gave None everywhere. A call's own False still wins."""
+    torch.manual_seed(0)
+    model = SyntaxTransformerForConditionalGeneration(
+        SyntaxTransformerConfig(**TINY, output_attentions=True, output_hidden_states=True)).eval()
+    input_ids, attention_mask = _batch(model.config.pad_token_id)
+    with torch.no_grad():
+        everything = model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids[:, :5])
+        no_attentions = model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids[:, :5],
+                              output_attentions=False)
+        encoded = model.get_encoder()(input_ids, attention_mask=attention_mask)
+    layers = model.config.encoder_layers
+    assert len(everything.encoder_attentions) == len(everything.cross_attentions) == layers
+    assert len(everything.encoder_hidden_states) == len(everything.decoder_hidden_states) == layers + 1
+    assert len(encoded.hidden_states) == layers + 1 and len(encoded.attentions) == layers
+    assert no_attentions.encoder_attentions is None and no_attentions.cross_attentions is None
+    assert len(no_attentions.decoder_hidden_states) == layers + 1
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
