@@ -263,10 +263,10 @@ class SyntaxTransformerConfig(PreTrainedConfig):
     def _set_aliases(self, kwargs: dict) -> dict:
         """The transformers-wide names (`attribute_map`: `hidden_size=` for `d_model`, ...) set their field, as in
         every transformers config; given beside a different value of that field, which one was meant is unclear."""
-        defaults = {f.name: f.default for f in fields(self)}
         for alias in set(kwargs) & set(self.attribute_map):
             field, value = self.attribute_map[alias], kwargs.pop(alias)
-            if getattr(self, field) not in (defaults[field], value):
+            default = self.__dataclass_fields__[field].default
+            if getattr(self, field) not in (default, value):
                 raise ValueError(f"{alias}={value!r} is another name for {field}, which is given as "
                                  f"{getattr(self, field)!r}: give one of the two.")
             setattr(self, field, value)

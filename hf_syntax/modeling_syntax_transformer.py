@@ -36,6 +36,7 @@ from .stacks import (
     SyntaxEncoderOutput,
     SyntaxTransformerDecoder,
     SyntaxTransformerEncoder,
+    call_or_config,
     check_same_batch,
     check_token_ids,
 )
@@ -69,12 +70,6 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     shifted[:, 1:] = labels[:, :-1]
     shifted[:, 0] = decoder_start_token_id
     return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
-
-
-def _returns_dict(config: SyntaxTransformerConfig, return_dict: bool | None) -> bool:
-    """An output dataclass unless this call or, when the call is silent, the config (`return_dict=False`) asks for
-    a tuple, as every transformers model does."""
-    return config.return_dict if return_dict is None else return_dict
 
 
 def _either_cache(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
@@ -237,7 +232,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             decoder_input_ids, attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
             cache=cache,
-            use_cache=self.config.use_cache if use_cache is None else use_cache,
+            use_cache=call_or_config(self.config, "use_cache", use_cache),
             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
             **_side_columns(columns, "target"),
         )
@@ -254,7 +249,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_self_parse_log_probs=encoder_outputs.self_parse_log_probs,
             **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
-        return outputs if _returns_dict(self.config, return_dict) else outputs.to_tuple()
+        return outputs if call_or_config(self.config, "return_dict", return_dict) else outputs.to_tuple()
 
 
 class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel, GenerationMixin):
@@ -425,7 +420,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             decoder_parse_log_probs=outputs.decoder_parse_log_probs,
             self_parse_loss=self_parse, encoder_self_parse_log_probs=outputs.encoder_self_parse_log_probs,
         )
-        return result if _returns_dict(self.config, return_dict) else result.to_tuple()
+        return result if call_or_config(self.config, "return_dict", return_dict) else result.to_tuple()
 
     def parse_loss_weights(self) -> tuple[float, float]:
         """(lambda_enc, lambda_dec) at `parse_loss_step` (see `parse_losses.parse_loss_weights`)."""

@@ -118,11 +118,10 @@ def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, refer
                          f"one row per sentence of the batch.")
 
 
-def requested_outputs(config, output_attentions: bool | None, output_hidden_states: bool | None) -> tuple[bool, bool]:
-    """(output_attentions, output_hidden_states): what a call leaves unset comes from the config
-    (`output_attentions=True` in it), as in every transformers model."""
-    return (bool(config.output_attentions if output_attentions is None else output_attentions),
-            bool(config.output_hidden_states if output_hidden_states is None else output_hidden_states))
+def call_or_config(config, flag: str, value: bool | None) -> bool:
+    """A call's `flag` (`use_cache`, `return_dict`, `output_attentions`, ...), or the config's where the call leaves
+    it unset, as in every transformers model."""
+    return bool(getattr(config, flag) if value is None else value)
 
 
 def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
@@ -180,7 +179,8 @@ class SyntaxTransformerEncoder(nn.Module):
         **kwargs,
     ) -> SyntaxEncoderOutput:
         config = self.config
-        output_attentions, output_hidden_states = requested_outputs(config, output_attentions, output_hidden_states)
+        output_attentions = call_or_config(config, "output_attentions", output_attentions)
+        output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         if input_ids is None:
             raise ValueError("The encoder needs `input_ids` (batch, source_length).")
         check_token_ids("input_ids", input_ids, config.vocab_size)
@@ -256,7 +256,8 @@ class SyntaxTransformerDecoder(nn.Module):
         **columns,
     ) -> SyntaxDecoderOutput:
         config = self.config
-        output_attentions, output_hidden_states = requested_outputs(config, output_attentions, output_hidden_states)
+        output_attentions = call_or_config(config, "output_attentions", output_attentions)
+        output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
