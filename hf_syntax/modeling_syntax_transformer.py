@@ -108,6 +108,9 @@ class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     base_model_prefix = "model"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
+    # attn_implementation: "sdpa" (the default) or "eager" (attention weights always computed explicitly; see
+    # attention.explicit_weights). Both give the same outputs up to float rounding.
+    _supports_sdpa = True
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
 
     def __init__(self, config: SyntaxTransformerConfig, *inputs, **kwargs):

@@ -18,7 +18,7 @@ from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 from transformers.utils import is_torchdynamo_compiling
 
-from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
+from .attention import causal_mask, explicit_weights, matmul_dtype, padding_mask, term_relations
 from .columns import IGNORE_INDEX, check_integer_column, check_tensor
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
@@ -181,6 +181,7 @@ class SyntaxTransformerEncoder(nn.Module):
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
+        explicit = explicit_weights(config, output_attentions)
         if input_ids is None:
             raise ValueError("The encoder needs `input_ids` (batch, source_length).")
         check_token_ids("input_ids", input_ids, config.vocab_size)
@@ -220,7 +221,7 @@ class SyntaxTransformerEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         parse_log_probs = None
         for layer in self.layers:
-            output = layer(hidden, mask, output_attentions=output_attentions,
+            output = layer(hidden, mask, explicit_weights=explicit,
                            **{name: stack_inputs[name] for name in layer.stack_inputs})
             hidden, stack_inputs["streams"] = output.hidden_states, output.streams
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
@@ -258,6 +259,7 @@ class SyntaxTransformerDecoder(nn.Module):
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
+        explicit = explicit_weights(config, output_attentions)
         check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
@@ -302,7 +304,7 @@ class SyntaxTransformerDecoder(nn.Module):
         parse_log_probs = None
         for layer in self.layers:
             output = layer(hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
-                           term_relations=relations, output_attentions=output_attentions)
+                           term_relations=relations, explicit_weights=explicit)
             hidden = output.hidden_states
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden = _kept(all_hidden, hidden)

@@ -287,6 +287,19 @@ def test_config_output_flags_are_the_default_of_every_call():
     assert len(no_attentions.decoder_hidden_states) == layers + 1
 
 
+def test_attn_implementation_is_chosen_as_in_transformers(tmp_path):
+    """`from_pretrained(..., attn_implementation="sdpa")` was refused ("does not support sdpa yet"). Now "sdpa" is the
+    default and "eager" is kept; a config asking for attentions with no implementation named runs "eager" (under
+    sdpa transformers refuses it)."""
+    SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY)).save_pretrained(tmp_path)
+    for asked, expected in ((None, "sdpa"), ("sdpa", "sdpa"), ("eager", "eager")):
+        options = {} if asked is None else {"attn_implementation": asked}
+        loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path, **options)
+        assert loaded.config._attn_implementation == expected
+    with_attentions = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, output_attentions=True))
+    assert with_attentions.config._attn_implementation == "eager"
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
