@@ -224,7 +224,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states, **_side_columns(columns, "source"),
+                output_hidden_states=output_hidden_states, return_dict=True, **_side_columns(columns, "source"),
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = _as_encoder_output(encoder_outputs)
@@ -236,7 +236,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
             cache=cache,
             use_cache=call_or_config(self.config, "use_cache", use_cache),
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
             **_side_columns(columns, "target"),
         )
         outputs = SyntaxSeq2SeqModelOutput(

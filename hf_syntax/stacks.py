@@ -176,8 +176,9 @@ class SyntaxTransformerEncoder(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
         **kwargs,
-    ) -> SyntaxEncoderOutput:
+    ) -> SyntaxEncoderOutput | tuple:
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
@@ -226,10 +227,11 @@ class SyntaxTransformerEncoder(nn.Module):
             hidden, stack_inputs["streams"] = output.hidden_states, output.streams
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, output.attentions)
-        return SyntaxEncoderOutput(
+        output = SyntaxEncoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs, self_parse_log_probs=self_parse,
         )
+        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
 class SyntaxTransformerDecoder(nn.Module):
@@ -254,8 +256,9 @@ class SyntaxTransformerDecoder(nn.Module):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
         **columns,
-    ) -> SyntaxDecoderOutput:
+    ) -> SyntaxDecoderOutput | tuple:
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
@@ -310,11 +313,12 @@ class SyntaxTransformerDecoder(nn.Module):
             all_hidden = _kept(all_hidden, hidden)
             self_attentions = _kept(self_attentions, output.attentions)
             cross_attentions = _kept(cross_attentions, output.cross_attentions)
-        return SyntaxDecoderOutput(
+        output = SyntaxDecoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=self_attentions,
             cross_attentions=cross_attentions, parse_log_probs=parse_log_probs,
             **{CACHE_NAME: cache if use_cache else None},
         )
+        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
 __all__ = [

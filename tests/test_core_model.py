@@ -251,7 +251,8 @@ def test_transformers_wide_names_set_their_field_and_a_clash_is_refused(tmp_path
 
 
 def test_config_return_dict_false_makes_both_models_return_tuples():
-    """config.return_dict=False was ignored (only the call's return_dict was read), unlike every transformers model."""
+    """config.return_dict=False was ignored (only the call's return_dict was read), unlike every transformers model;
+    the encoder and decoder stacks ignored it too, in the config and in the call."""
     torch.manual_seed(0)
     model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, return_dict=False)).eval()
     input_ids, attention_mask = _batch(model.config.pad_token_id)
@@ -260,7 +261,12 @@ def test_config_return_dict_false_makes_both_models_return_tuples():
         as_tuple = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
         as_output = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, return_dict=True)
         base = model.model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
+        encoded = model.get_encoder()(input_ids, attention_mask=attention_mask)
+        encoded_as_output = model.get_encoder()(input_ids, attention_mask=attention_mask, return_dict=True)
+        decoded = model.get_decoder()(labels, encoder_hidden_states=encoded[0], encoder_attention_mask=attention_mask)
     assert isinstance(as_tuple, tuple) and isinstance(base, tuple)
+    assert isinstance(encoded, tuple) and isinstance(decoded, tuple)
+    assert torch.equal(encoded[0], encoded_as_output.last_hidden_state)
     assert torch.equal(as_tuple[0], as_output.loss) and torch.equal(as_tuple[1], as_output.logits)
     with torch.no_grad():  # generate asks for dataclasses itself
         generated = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=4)
