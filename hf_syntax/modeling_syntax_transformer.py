@@ -293,6 +293,17 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
     def get_decoder(self):
         return self.model.decoder
 
+    def save_pretrained(self, save_directory, *args, state_dict=None, **kwargs):
+        """A config set untied (`tie_word_embeddings=False`; peft's `merge_and_unload` sets it whenever the source and
+        target tables are separate) while the output layer still shares the target table's storage: transformers
+        saves that tensor once, under the table's name, and the untied reload starts the output layer from random.
+        The output layer is saved under its own name as well."""
+        output = self.get_output_embeddings().weight
+        target = self.get_decoder().embed_tokens.weight
+        if state_dict is None and not self.config.tie_word_embeddings and output.data_ptr() == target.data_ptr():
+            state_dict = {**self.state_dict(), "lm_head.weight": output.detach().clone()}
+        return super().save_pretrained(save_directory, *args, state_dict=state_dict, **kwargs)
+
     def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, batch_size,
                                       max_cache_length):
         """`decoding_cache` when set and it applies (see the class docstring), else transformers' choice."""

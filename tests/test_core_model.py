@@ -273,6 +273,18 @@ def test_config_return_dict_false_makes_both_models_return_tuples():
     assert generated.shape[0] == input_ids.shape[0]
 
 
+def test_untied_config_over_a_shared_output_table_saves_the_output_layer(tmp_path):
+    """peft's merge_and_unload sets tie_word_embeddings=False on a model with separate source and target tables while
+    the output layer still shares the target table: transformers saved the tensor once, under the table's name, and
+    the reload started the output layer from random."""
+    model = SyntaxTransformerForConditionalGeneration(SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)).eval()
+    model.config.tie_word_embeddings = False
+    model.save_pretrained(tmp_path)
+    reloaded = SyntaxTransformerForConditionalGeneration.from_pretrained(tmp_path)
+    assert torch.equal(reloaded.lm_head.weight, model.lm_head.weight)
+    assert not reloaded.config.tie_word_embeddings
+
+
 def test_config_output_flags_are_the_default_of_every_call():
     """config.output_attentions / output_hidden_states were ignored (only the call's flags were read): a config asking
     for them gave None everywhere. A call's own False still wins."""
