@@ -44,6 +44,13 @@ def softmax_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(dtype, torch.float32)
 
 
+def explicit_weights(config, output_attentions: bool) -> bool:
+    """Whether the layers compute their attention weights explicitly: the call asked for them, or the config's
+    `attn_implementation` is "eager" (transformers' name for the plain softmax-of-scores path); under "sdpa" (the
+    default) they call scaled_dot_product_attention wherever their terms allow it."""
+    return output_attentions or config._attn_implementation == "eager"
+
+
 def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
     """(batch, keys) 1/0 mask -> (batch, 1, 1, keys) additive mask; None when nothing is masked (no work per step).
     That shortcut reads the mask's values, so it is skipped while torch.compile traces (a branch on values breaks
@@ -261,9 +268,11 @@ class SyntaxAttention(nn.Module):
         attention_mask: torch.Tensor | None = None,
         cache=None,
         term_relations: TermRelations | None = None,
-        output_attentions: bool = False,
+        explicit_weights: bool = False,
     ) -> AttentionOutput:
-        """`term_relations`: the stack's relations of the relative terms (see `term_relations`)."""
+        """`term_relations`: the stack's relations of the relative terms (see `term_relations`). `explicit_weights`:
+        compute the attention weights as a softmax of the scores and return them (attentions were asked for, or
+        `attn_implementation="eager"`); otherwise scaled_dot_product_attention wherever the terms allow it."""
         batch, length, _ = hidden_states.shape
         (query, *parse_query) = self._project(hidden_states, "q_proj")
         (key, *parse_key), (value, *parse_value) = self._keys_values(
@@ -271,7 +280,7 @@ class SyntaxAttention(nn.Module):
 
         key_terms = self._joined_terms("key_table", term_relations)
         value_terms = self._joined_terms("value_table", term_relations)
-        output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms, output_attentions)
+        output, weights = self._attend(query, key, value, attention_mask, key_terms, value_terms, explicit_weights)
         parse_log_probs = None
         if self.parse_head is not None:
             parse_output, parse_log_probs = self.parse_head.attend(*parse_query, *parse_key, *parse_value,
@@ -332,10 +341,10 @@ class SyntaxAttention(nn.Module):
             one_hot = torch.cat([relations.one_hot[:, :, span] for span in spans], dim=2)
         return table, one_hot
 
-    def _attend(self, query, key, value, mask, key_terms, value_terms, output_attentions):
+    def _attend(self, query, key, value, mask, key_terms, value_terms, explicit_weights):
         dropout = self.dropout if self.training else 0.0
         mask = mask_as(mask, query.dtype)
-        if not output_attentions and value_terms is None:
+        if not explicit_weights and value_terms is None:
             bias = mask if key_terms is None else self._score_bias(query * self.scaling, mask, key_terms)
             output = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=bias, dropout_p=dropout, scale=self.scaling
@@ -346,7 +355,7 @@ class SyntaxAttention(nn.Module):
         # (`training.gradient_checkpointing`, HF's usual switch) recomputes whole layers in backward; recomputing
         # here always cost every step.
         output, weights = self._attend_explicitly(query, key, value, mask, key_terms, value_terms, dropout)
-        return output, (weights if output_attentions else None)
+        return output, (weights if explicit_weights else None)
 
     @staticmethod
     def _score_bias(scaled_query, mask, key_terms):

@@ -8,7 +8,7 @@ produces the tags when the model is used on raw text.
 from huggingface_hub.dataclasses import strict
 from transformers import BertConfig
 
-from .configuration_syntax_transformer import known_keys, reject_unknown_keys
+from .configuration_syntax_transformer import eager_if_attentions_asked, known_keys, reject_unknown_keys
 from .labels import UPOS_VOCAB, LabelVocab
 
 POS_COMBINE_MODES = ("sum", "concat")
@@ -63,6 +63,7 @@ class BertPosConfig(BertConfig):
         self.num_pos_tags = self.num_pos_tags or len(vocab)
         self.pos_embedding_size = self.pos_embedding_size or self.hidden_size
         super().__post_init__(**kwargs)
+        eager_if_attentions_asked(self)
 
     def validate_pos_options(self):
         """Called by ``@strict`` on construction, so a bad option fails before any weight is built."""

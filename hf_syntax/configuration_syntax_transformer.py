@@ -63,6 +63,14 @@ def reject_unknown_keys(config_class, kwargs, extra: tuple[str, ...] = ()) -> No
         )
 
 
+def eager_if_attentions_asked(config) -> None:
+    """A config asking for attentions with no attention implementation named runs "eager", as transformers' own
+    `output_attentions` setter decides; under the models' default "sdpa" transformers refuses such a config (the
+    seq2seq models) or BERT's layers return no attentions."""
+    if config.output_attentions and config._attn_implementation is None:
+        config._attn_implementation = "eager"
+
+
 RELATIVE_TERM_FIELDS = {name: default for kind in RELATIVE_TERMS.values() for name, default in kind.config_fields().items()}
 """Every relative attention term's config fields (clip, switches) with defaults, from its record."""
 
@@ -259,6 +267,7 @@ class SyntaxTransformerConfig(PreTrainedConfig):
         if self.graph_new_groups is None:
             self.graph_new_groups = GRAPH_NEW_GROUPS_BY_FUSION.get(self.graph_fusion, "sum")
         super().__post_init__(**kwargs)
+        eager_if_attentions_asked(self)
 
     def _set_aliases(self, kwargs: dict) -> dict:
         """The transformers-wide names (`attribute_map`: `hidden_size=` for `d_model`, ...) set their field, as in

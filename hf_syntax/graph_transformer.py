@@ -157,12 +157,12 @@ class GraphEncoderLayer(GradientCheckpointingLayer):
         self.attention_dropout = config.attention_dropout
 
     def forward(self, hidden_states, attention_mask, *, streams: GraphStreams | None = None,
-                output_attentions=False) -> LayerOutput:
+                explicit_weights=False) -> LayerOutput:
         """hidden_states = F_{l-1}; `streams` = the P and I the previous layer handed over (None for the first
         layer: P = F_{-1} = 0 and I = F_0, the embeddings being the first new information).
 
         Returns F_l, the parts' attention weights concatenated along the head axis in the order of `self.parts`
-        ((batch, 3 * heads, n, n), or (batch, heads, n, n) for a standard first layer) when asked for, and the
+        ((batch, 3 * heads, n, n), or (batch, heads, n, n) for a standard first layer) when `explicit_weights`, and the
         streams for the next layer; no parse head.
         """
         full = hidden_states
@@ -186,7 +186,7 @@ class GraphEncoderLayer(GradientCheckpointingLayer):
         for part, (query_stream, key_stream) in self.parts.items():
             attended, part_weights = self._attend(
                 project(part, query_stream, "q"), project(part, key_stream, "k"), project(part, key_stream, "v"),
-                attention_mask, output_attentions,
+                attention_mask, explicit_weights,
             )
             attended = attended.transpose(1, 2).reshape(*full.shape[:2], -1)
             parts.append(self.out_projections[part](attended))
@@ -198,13 +198,13 @@ class GraphEncoderLayer(GradientCheckpointingLayer):
         hidden_states = self.final_layer_norm(hidden_states + F.dropout(transformed, self.dropout, self.training))
         increment = branch if self.increment == "residual_branch" else hidden_states - full
         next_streams = GraphStreams(previous=full, incremental=increment)
-        return LayerOutput(hidden_states, torch.cat(weights, dim=1) if output_attentions else None,
+        return LayerOutput(hidden_states, torch.cat(weights, dim=1) if explicit_weights else None,
                            streams=next_streams)
 
-    def _attend(self, query, key, value, mask, output_attentions):
+    def _attend(self, query, key, value, mask, explicit_weights):
         dropout = self.attention_dropout if self.training else 0.0
         mask = mask_as(mask, query.dtype)
-        if not output_attentions:
+        if not explicit_weights:
             return F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout), None
         scores = ((query * self.head_dim**-0.5) @ key.transpose(-1, -2)).to(softmax_dtype(query.dtype))
         if mask is not None:

@@ -88,10 +88,10 @@ class EncoderLayer(GradientCheckpointingLayer):
         self.final_layer_norm = nn.LayerNorm(config.d_model)
         self.dropout = config.dropout
 
-    def forward(self, hidden_states, attention_mask, *, term_relations=None, output_attentions=False) -> LayerOutput:
+    def forward(self, hidden_states, attention_mask, *, term_relations=None, explicit_weights=False) -> LayerOutput:
         attention = self.self_attn(
             hidden_states, attention_mask=attention_mask, term_relations=term_relations,
-            output_attentions=output_attentions,
+            explicit_weights=explicit_weights,
         )
         hidden_states = self.self_attn_layer_norm(
             hidden_states + F.dropout(attention.output, self.dropout, self.training))
@@ -121,16 +121,16 @@ class DecoderLayer(GradientCheckpointingLayer):
         self.dropout = config.dropout
 
     def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask, *,
-                cache=None, term_relations=None, output_attentions=False) -> LayerOutput:
+                cache=None, term_relations=None, explicit_weights=False) -> LayerOutput:
         attention = self.self_attn(
             hidden_states, attention_mask=attention_mask, cache=cache,
-            term_relations=term_relations, output_attentions=output_attentions,
+            term_relations=term_relations, explicit_weights=explicit_weights,
         )
         hidden_states = self.self_attn_layer_norm(
             hidden_states + F.dropout(attention.output, self.dropout, self.training))
         cross = self.encoder_attn(
             hidden_states, key_value_states=encoder_hidden_states, attention_mask=encoder_attention_mask,
-            cache=cache, output_attentions=output_attentions,
+            cache=cache, explicit_weights=explicit_weights,
         )
         hidden_states = self.encoder_attn_layer_norm(
             hidden_states + F.dropout(cross.output, self.dropout, self.training))

@@ -108,6 +108,9 @@ class SyntaxTransformerPreTrainedModel(CheckedFromPretrained, PreTrainedModel):
     base_model_prefix = "model"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True  # every layer type is a GradientCheckpointingLayer
+    # attn_implementation: "sdpa" (the default) or "eager" (attention weights always computed explicitly; see
+    # attention.explicit_weights). Both give the same outputs up to float rounding.
+    _supports_sdpa = True
     _no_split_modules = ["EncoderLayer", "DecoderLayer"]
 
     def __init__(self, config: SyntaxTransformerConfig, *inputs, **kwargs):
@@ -221,7 +224,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states, **_side_columns(columns, "source"),
+                output_hidden_states=output_hidden_states, return_dict=True, **_side_columns(columns, "source"),
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = _as_encoder_output(encoder_outputs)
@@ -233,7 +236,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
             cache=cache,
             use_cache=call_or_config(self.config, "use_cache", use_cache),
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
             **_side_columns(columns, "target"),
         )
         outputs = SyntaxSeq2SeqModelOutput(
@@ -289,6 +292,17 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 
     def get_decoder(self):
         return self.model.decoder
+
+    def save_pretrained(self, save_directory, *args, state_dict=None, **kwargs):
+        """A config set untied (`tie_word_embeddings=False`; peft's `merge_and_unload` sets it whenever the source and
+        target tables are separate) while the output layer still shares the target table's storage: transformers
+        saves that tensor once, under the table's name, and the untied reload starts the output layer from random.
+        The output layer is saved under its own name as well."""
+        output = self.get_output_embeddings().weight
+        target = self.get_decoder().embed_tokens.weight
+        if state_dict is None and not self.config.tie_word_embeddings and output.data_ptr() == target.data_ptr():
+            state_dict = {**self.state_dict(), "lm_head.weight": output.detach().clone()}
+        return super().save_pretrained(save_directory, *args, state_dict=state_dict, **kwargs)
 
     def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, batch_size,
                                       max_cache_length):

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .columns import NO_WORD, check_integer_column
-from .attention import matmul_dtype, term_relations
+from .attention import explicit_weights, matmul_dtype, term_relations
 from .layers import EncoderLayer
 from .parse_head import BiaffineParseHead
 from .parse_head_trees import word_heads_from_parse
@@ -144,7 +144,8 @@ class SelfParser(nn.Module):
         relations = term_relations(self.layer_config, "encoder", positions, length, {}, hidden.shape[0],
                                    matmul_dtype(hidden))
         for layer in self.layers:
-            hidden = layer(hidden, mask, term_relations=relations)[0]
+            hidden = layer(hidden, mask, term_relations=relations,
+                           explicit_weights=explicit_weights(self.config, output_attentions=False))[0]
         return self.scorer(hidden, mask)
 
     def depths(self, parse_log_probs, input_ids, attention_mask, given: torch.Tensor | None) -> torch.Tensor:

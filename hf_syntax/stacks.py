@@ -18,7 +18,7 @@ from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 from transformers.utils import is_torchdynamo_compiling
 
-from .attention import causal_mask, matmul_dtype, padding_mask, term_relations
+from .attention import causal_mask, explicit_weights, matmul_dtype, padding_mask, term_relations
 from .columns import IGNORE_INDEX, check_integer_column, check_tensor
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
@@ -176,11 +176,13 @@ class SyntaxTransformerEncoder(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
         **kwargs,
-    ) -> SyntaxEncoderOutput:
+    ) -> SyntaxEncoderOutput | tuple:
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
+        explicit = explicit_weights(config, output_attentions)
         if input_ids is None:
             raise ValueError("The encoder needs `input_ids` (batch, source_length).")
         check_token_ids("input_ids", input_ids, config.vocab_size)
@@ -220,15 +222,16 @@ class SyntaxTransformerEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         parse_log_probs = None
         for layer in self.layers:
-            output = layer(hidden, mask, output_attentions=output_attentions,
+            output = layer(hidden, mask, explicit_weights=explicit,
                            **{name: stack_inputs[name] for name in layer.stack_inputs})
             hidden, stack_inputs["streams"] = output.hidden_states, output.streams
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden, all_attentions = _kept(all_hidden, hidden), _kept(all_attentions, output.attentions)
-        return SyntaxEncoderOutput(
+        output = SyntaxEncoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs, self_parse_log_probs=self_parse,
         )
+        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
 class SyntaxTransformerDecoder(nn.Module):
@@ -253,11 +256,13 @@ class SyntaxTransformerDecoder(nn.Module):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
         **columns,
-    ) -> SyntaxDecoderOutput:
+    ) -> SyntaxDecoderOutput | tuple:
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
+        explicit = explicit_weights(config, output_attentions)
         check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
@@ -302,17 +307,18 @@ class SyntaxTransformerDecoder(nn.Module):
         parse_log_probs = None
         for layer in self.layers:
             output = layer(hidden, self_mask, encoder_hidden_states, cross_mask, cache=cache,
-                           term_relations=relations, output_attentions=output_attentions)
+                           term_relations=relations, explicit_weights=explicit)
             hidden = output.hidden_states
             parse_log_probs = output.parse_log_probs if output.parse_log_probs is not None else parse_log_probs
             all_hidden = _kept(all_hidden, hidden)
             self_attentions = _kept(self_attentions, output.attentions)
             cross_attentions = _kept(cross_attentions, output.cross_attentions)
-        return SyntaxDecoderOutput(
+        output = SyntaxDecoderOutput(
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=self_attentions,
             cross_attentions=cross_attentions, parse_log_probs=parse_log_probs,
             **{CACHE_NAME: cache if use_cache else None},
         )
+        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
 __all__ = [

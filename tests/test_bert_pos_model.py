@@ -187,6 +187,18 @@ def test_auto_classes_resolve_bert_pos_configs():
     assert type(AutoModelForTokenClassification.from_config(config)) is BertPosForTokenClassification
 
 
+def test_config_asking_for_attentions_gets_them():
+    """BERT's default sdpa layers return no attentions (only a warning): a config asking for them runs "eager"."""
+    config = BertPosConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+                           output_attentions=True)
+    model = BertPosModel(config).eval()
+    input_ids = torch.tensor([[101, 7, 8, 102]])
+    with torch.no_grad():
+        attentions = model(input_ids=input_ids, pos_ids=torch.zeros_like(input_ids)).attentions
+    assert model.config._attn_implementation == "eager"
+    assert len(attentions) == 2 and attentions[0].shape == (1, 2, 4, 4)
+
+
 def test_non_bert_checkpoint_is_refused_with_a_clear_error(tmp_path):
     GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100)).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="'gpt2' checkpoint; BERT \\+ POS loads only BERT checkpoints"):

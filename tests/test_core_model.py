@@ -251,7 +251,8 @@ def test_transformers_wide_names_set_their_field_and_a_clash_is_refused(tmp_path
 
 
 def test_config_return_dict_false_makes_both_models_return_tuples():
-    """config.return_dict=False was ignored (only the call's return_dict was read), unlike every transformers model."""
+    """config.return_dict=False was ignored (only the call's return_dict was read), unlike every transformers model;
+    the encoder and decoder stacks ignored it too, in the config and in the call."""
     torch.manual_seed(0)
     model = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, return_dict=False)).eval()
     input_ids, attention_mask = _batch(model.config.pad_token_id)
@@ -260,11 +261,28 @@ def test_config_return_dict_false_makes_both_models_return_tuples():
         as_tuple = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
         as_output = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, return_dict=True)
         base = model.model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=labels)
+        encoded = model.get_encoder()(input_ids, attention_mask=attention_mask)
+        encoded_as_output = model.get_encoder()(input_ids, attention_mask=attention_mask, return_dict=True)
+        decoded = model.get_decoder()(labels, encoder_hidden_states=encoded[0], encoder_attention_mask=attention_mask)
     assert isinstance(as_tuple, tuple) and isinstance(base, tuple)
+    assert isinstance(encoded, tuple) and isinstance(decoded, tuple)
+    assert torch.equal(encoded[0], encoded_as_output.last_hidden_state)
     assert torch.equal(as_tuple[0], as_output.loss) and torch.equal(as_tuple[1], as_output.logits)
     with torch.no_grad():  # generate asks for dataclasses itself
         generated = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=4)
     assert generated.shape[0] == input_ids.shape[0]
+
+
+def test_untied_config_over_a_shared_output_table_saves_the_output_layer(tmp_path):
+    """peft's merge_and_unload sets tie_word_embeddings=False on a model with separate source and target tables while
+    the output layer still shares the target table: transformers saved the tensor once, under the table's name, and
+    the reload started the output layer from random."""
+    model = SyntaxTransformerForConditionalGeneration(SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)).eval()
+    model.config.tie_word_embeddings = False
+    model.save_pretrained(tmp_path)
+    reloaded = SyntaxTransformerForConditionalGeneration.from_pretrained(tmp_path)
+    assert torch.equal(reloaded.lm_head.weight, model.lm_head.weight)
+    assert not reloaded.config.tie_word_embeddings
 
 
 def test_config_output_flags_are_the_default_of_every_call():
@@ -285,6 +303,19 @@ def test_config_output_flags_are_the_default_of_every_call():
     assert len(encoded.hidden_states) == layers + 1 and len(encoded.attentions) == layers
     assert no_attentions.encoder_attentions is None and no_attentions.cross_attentions is None
     assert len(no_attentions.decoder_hidden_states) == layers + 1
+
+
+def test_attn_implementation_is_chosen_as_in_transformers(tmp_path):
+    """`from_pretrained(..., attn_implementation="sdpa")` was refused ("does not support sdpa yet"). Now "sdpa" is the
+    default and "eager" is kept; a config asking for attentions with no implementation named runs "eager" (under
+    sdpa transformers refuses it)."""
+    SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY)).save_pretrained(tmp_path)
+    for asked, expected in ((None, "sdpa"), ("sdpa", "sdpa"), ("eager", "eager")):
+        options = {} if asked is None else {"attn_implementation": asked}
+        loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path, **options)
+        assert loaded.config._attn_implementation == expected
+    with_attentions = SyntaxTransformerForConditionalGeneration(SyntaxTransformerConfig(**TINY, output_attentions=True))
+    assert with_attentions.config._attn_implementation == "eager"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import copy
 
 import pytest
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from device_support import MODEL_KINDS, build_model, logits_of, make_batch, source_inputs
 from hf_syntax.attention import (
@@ -53,7 +54,7 @@ def test_fused_attention_equals_the_explicit_path(case, dtype):
     generator = torch.Generator().manual_seed(1)
     query, key, value = (torch.randn(2, 2, n, 8, generator=generator).to(dtype) for n in (queries, keys, keys))
     key_terms = attention._joined_terms("key_table", relations)
-    fused, weights = attention._attend(query, key, value, mask, key_terms, None, output_attentions=False)
+    fused, weights = attention._attend(query, key, value, mask, key_terms, None, explicit_weights=False)
     explicit, _ = attention._attend_explicitly(query, key, value, mask, key_terms, None, 0.0)
     assert weights is None  # no value terms, no weights asked for: the fused path ran
     assert fused.dtype == dtype and torch.isfinite(fused).all()
@@ -71,10 +72,10 @@ def test_autocast_float32_masks_stay_finite_in_half_precision(dtype):
     mask, _, queries, keys = _case("left_padded_prompt", torch.float32)
     generator = torch.Generator().manual_seed(1)
     query, key, value = (torch.randn(2, 2, n, 8, generator=generator) for n in (queries, keys, keys))
-    expected, _ = attention._attend(query, key, value, mask, None, None, output_attentions=False)
+    expected, _ = attention._attend(query, key, value, mask, None, None, explicit_weights=False)
     with torch.autocast("cpu", dtype=dtype):
         got, _ = attention._attend(query.to(dtype), key.to(dtype), value.to(dtype), mask, None, None,
-                                   output_attentions=False)
+                                   explicit_weights=False)
     sees_no_key = (mask == mask.min()).all(-1, keepdim=True).expand_as(got[..., :1]).squeeze(-1)
     assert sees_no_key.sum() == 2 * 2  # row 1's first two queries, in both heads
     assert torch.isfinite(got).all() and (got[sees_no_key] != 0).any()
@@ -119,3 +120,29 @@ def test_bfloat16_autocast_forward_and_backward_are_finite_and_close_to_float32(
     for name in ("encoder_parse_log_probs", "decoder_parse_log_probs", "encoder_self_parse_log_probs"):
         if getattr(output, name, None) is not None:  # the parse losses read float32 log-probabilities
             assert getattr(output, name).dtype == torch.float32, name
+
+
+def _without_fused_attention():
+    """A context in which scaled_dot_product_attention raises on the CPU (its only allowed backend is cuDNN's)."""
+    return sdpa_kernel([SDPBackend.CUDNN_ATTENTION])
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_eager_attention_never_calls_the_fused_kernel_and_matches_sdpa(kind):
+    """`attn_implementation="sdpa"` (transformers' default, what users pass) was refused, and "eager" ran the fused
+    kernel anyway: eager now computes every attention explicitly, with sdpa's logits."""
+    model, batch = build_model(kind), make_batch(kind)
+    assert model.config._attn_implementation == "sdpa"
+    with torch.no_grad():
+        expected = logits_of(model, batch)
+        model.set_attn_implementation("eager")
+        with _without_fused_attention():
+            got = logits_of(model, batch)
+    assert (got - expected).abs().max() <= 1e-5 * expected.abs().max()
+
+
+def test_sdpa_attention_calls_the_fused_kernel():
+    """The other half of the check above: under "sdpa" the same context does stop the model."""
+    model, batch = build_model("graph_transformer"), make_batch("graph_transformer")
+    with torch.no_grad(), _without_fused_attention(), pytest.raises(RuntimeError, match="No viable backend"):
+        logits_of(model, batch)

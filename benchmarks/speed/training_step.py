@@ -15,6 +15,8 @@ CPU allocator holds during one step of 8 sentences x 512 tokens, Transformer_dep
     python benchmarks/speed/training_step.py --rows dbsa_dep_rel dbsa_dep_rel_self transformer_dep_rel \\
         --lengths 32 64 128 --repeats 9 --output benchmarks/results/speed_dbsa_dep_rel.json
     python benchmarks/speed/training_step.py --rows marian   # transformers' MarianMTModel of the same size
+    python benchmarks/speed/training_step.py --rows baseline_eager --lengths 32 64 128 \\
+        --output benchmarks/results/speed_attn_implementation.json   # the eager attention path against sdpa
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class Row:
 ROWS = {
     "baseline": Row("transformer_abs"),
     "marian": Row("marian"),  # same size, relu, scaled embeddings; its loss is plain cross-entropy
+    # attn_implementation="eager": every attention computes its weights explicitly instead of the fused kernel
+    "baseline_eager": Row("transformer_abs", {"attn_implementation": "eager"}),
     "dbsa_enc_dec": Row("dbsa_enc_dec", target=1.10),
     "transformer_rel": Row("transformer_rel", target=1.3),
     "transformer_dep_rel": Row("transformer_dep_rel", target=1.5),
