@@ -300,8 +300,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         The output layer is saved under its own name as well."""
         output = self.get_output_embeddings().weight
         target = self.get_decoder().embed_tokens.weight
-        if state_dict is None and not self.config.tie_word_embeddings and output.data_ptr() == target.data_ptr():
-            state_dict = {**self.state_dict(), "lm_head.weight": output.detach().clone()}
+        if not self.config.tie_word_embeddings and output.data_ptr() == target.data_ptr():
+            state_dict = {**(self.state_dict() if state_dict is None else state_dict),
+                          "lm_head.weight": output.detach().clone()}
         return super().save_pretrained(save_directory, *args, state_dict=state_dict, **kwargs)
 
     def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, batch_size,

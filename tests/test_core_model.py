@@ -279,10 +279,11 @@ def test_untied_config_over_a_shared_output_table_saves_the_output_layer(tmp_pat
     the reload started the output layer from random."""
     model = SyntaxTransformerForConditionalGeneration(SyntaxInfusedConfig(**TINY, feature_embedding_dim=8)).eval()
     model.config.tie_word_embeddings = False
-    model.save_pretrained(tmp_path)
-    reloaded = SyntaxTransformerForConditionalGeneration.from_pretrained(tmp_path)
-    assert torch.equal(reloaded.lm_head.weight, model.lm_head.weight)
-    assert not reloaded.config.tie_word_embeddings
+    for folder, given in ((tmp_path / "own", None), (tmp_path / "given", model.state_dict())):  # the Trainer gives one
+        model.save_pretrained(folder, state_dict=given)
+        reloaded = SyntaxTransformerForConditionalGeneration.from_pretrained(folder)
+        assert torch.equal(reloaded.lm_head.weight, model.lm_head.weight)
+        assert not reloaded.config.tie_word_embeddings
 
 
 def test_config_output_flags_are_the_default_of_every_call():
