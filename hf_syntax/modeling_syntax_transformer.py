@@ -36,6 +36,7 @@ from .stacks import (
     SyntaxEncoderOutput,
     SyntaxTransformerDecoder,
     SyntaxTransformerEncoder,
+    as_returned,
     call_or_config,
     check_same_batch,
     check_token_ids,
@@ -252,7 +253,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             encoder_self_parse_log_probs=encoder_outputs.self_parse_log_probs,
             **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
-        return outputs if call_or_config(self.config, "return_dict", return_dict) else outputs.to_tuple()
+        return as_returned(outputs, self.config, return_dict)
 
 
 class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel, GenerationMixin):
@@ -435,7 +436,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             decoder_parse_log_probs=outputs.decoder_parse_log_probs,
             self_parse_loss=self_parse, encoder_self_parse_log_probs=outputs.encoder_self_parse_log_probs,
         )
-        return result if call_or_config(self.config, "return_dict", return_dict) else result.to_tuple()
+        return as_returned(result, self.config, return_dict)
 
     def parse_loss_weights(self) -> tuple[float, float]:
         """(lambda_enc, lambda_dec) at `parse_loss_step` (see `parse_losses.parse_loss_weights`)."""

@@ -143,9 +143,9 @@ class SelfParser(nn.Module):
         positions = torch.arange(length, device=hidden.device)
         relations = term_relations(self.layer_config, "encoder", positions, length, {}, hidden.shape[0],
                                    matmul_dtype(hidden))
+        explicit = explicit_weights(self.config, output_attentions=False)
         for layer in self.layers:
-            hidden = layer(hidden, mask, term_relations=relations,
-                           explicit_weights=explicit_weights(self.config, output_attentions=False))[0]
+            hidden = layer(hidden, mask, term_relations=relations, explicit_weights=explicit)[0]
         return self.scorer(hidden, mask)
 
     def depths(self, parse_log_probs, input_ids, attention_mask, given: torch.Tensor | None) -> torch.Tensor:

@@ -124,6 +124,12 @@ def call_or_config(config, flag: str, value: bool | None) -> bool:
     return bool(getattr(config, flag) if value is None else value)
 
 
+def as_returned(output, config, return_dict: bool | None):
+    """`output`, or its tuple where the call's `return_dict` (else the config's) is False, as in every transformers
+    model."""
+    return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
+
+
 def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
     """The columns `needed` out of those `given`, each checked to be there with one value per token of `reference`
     (the `side` stack's input ids)."""
@@ -231,7 +237,7 @@ class SyntaxTransformerEncoder(nn.Module):
             last_hidden_state=hidden, hidden_states=all_hidden, attentions=all_attentions,
             parse_log_probs=parse_log_probs, self_parse_log_probs=self_parse,
         )
-        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
+        return as_returned(output, config, return_dict)
 
 
 class SyntaxTransformerDecoder(nn.Module):
@@ -318,7 +324,7 @@ class SyntaxTransformerDecoder(nn.Module):
             cross_attentions=cross_attentions, parse_log_probs=parse_log_probs,
             **{CACHE_NAME: cache if use_cache else None},
         )
-        return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
+        return as_returned(output, config, return_dict)
 
 
 __all__ = [
@@ -329,6 +335,7 @@ __all__ = [
     "SyntaxEncoderOutput",
     "SyntaxTransformerDecoder",
     "SyntaxTransformerEncoder",
+    "as_returned",
     "check_same_batch",
     "check_token_ids",
     "needed_columns",
