@@ -15,8 +15,10 @@ from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as hf_syntax_main
 from hf_syntax.study.processes import without_redraws
+from hf_syntax.study.machine_pace import time_machine
 from hf_syntax.study.records import (
-    check_one_vocabulary, committed_records, log_history, minutes_left, seconds_per_epoch, tokenizer_fingerprint,
+    SETTINGS_FILE, check_one_vocabulary, committed_records, epoch_in_reference_steps, log_history, minutes_left,
+    seconds_per_epoch, tokenizer_fingerprint,
 )
 from hf_syntax.study.report import report
 from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
@@ -73,6 +75,7 @@ def test_results_hold_one_record_per_run_in_the_issue_form(finished_study):
         assert record["steps"] == 4 and len(record["dev_bleu_per_epoch"]) == 2
         assert {"model_type", "dev_bleu", "dev_chrf", "train_seconds"} <= set(record) and record["device"] == "cpu"
         assert record["seconds_per_epoch"] is None  # two checkpoints, one stretch: too few to time an epoch
+        assert record["epoch_in_reference_steps"] is None and len(record["reference_seconds"]) == 1  # timed once
         assert set(record["extra_tests"]) == {"heldout"}
         assert record["extra_tests"]["heldout"]["reference"] == str(SAMPLE / "heldout.en")
     assert records[1]["model_type"] == "transformer_rel"
@@ -265,6 +268,51 @@ def test_the_epoch_time_is_the_fastest_stretch_between_checkpoints_and_the_table
     assert lines[-1].startswith("| rel | 42 |") and lines[-1].endswith("| 300 | 50.0 | 1 / 2 |")  # the per-run table
     old = markdown(study, [record("baseline", 100, None), record("rel", 300, None)])
     assert "epoch time" not in old and "s / epoch" not in old
+
+
+def test_epoch_times_from_two_machines_compare_in_each_machine_s_reference_steps(tmp_path):
+    """Issue 62's seed 44: a baseline trained on a machine twice as slow as its Graph run's. Each invocation records
+    when it started and its machine's reference step time; an epoch is counted in those steps, from the stretches
+    that lie within one timed invocation (not the one across the resume, nor those of an untimed invocation), and the
+    table divides those instead of the seconds, which would read as a 2x slower model."""
+    folder = tmp_path / "run"
+    saves = ((2, 900), (4, 950), (6, 1000), (8, 1050), (10, 1100), (12, 1160),  # untimed: 25 s a step
+             (14, 5000), (16, 5080), (18, 5160), (20, 5240))  # resumed at 4990 on a machine with 40 s a reference step
+    for step, saved_at in saves:
+        (folder / f"checkpoint-{step}").mkdir(parents=True)
+        os.utime(folder / f"checkpoint-{step}", (saved_at, saved_at))
+    (folder / SETTINGS_FILE).write_text(json.dumps([{"threads": 2, "jobs": 1},
+                                                    {"threads": 2, "jobs": 1, "started": 4990, "reference_seconds": 40}]))
+    summary = {"optimizer_steps": 20, "epochs": 10.0}
+    assert seconds_per_epoch(folder, summary) == 50.0  # the untimed machine's 25 s a step
+    assert epoch_in_reference_steps(folder, summary) == 2.0  # 40 s a step over 40 s a reference step, 2 steps an epoch
+    (folder / SETTINGS_FILE).write_text(json.dumps([{"threads": 2, "jobs": 1, "started": 800, "reference_seconds": 10},
+                                                    {"threads": 2, "jobs": 1, "started": 4990, "reference_seconds": 40}]))
+    assert epoch_in_reference_steps(folder, summary) == 2.0  # 25/10 before, 40/40 after, never (5000-1160)/2 across
+    os.utime(folder / "checkpoint-20", (5160, 5160))  # two timed stretches left after the resume: too few alone
+    (folder / SETTINGS_FILE).write_text(json.dumps([{"threads": 2, "jobs": 1},
+                                                    {"threads": 2, "jobs": 1, "started": 4990, "reference_seconds": 40}]))
+    assert epoch_in_reference_steps(folder, summary) is None
+
+    study = baseline_and_rel_study(tmp_path)
+
+    def record(name, per_epoch, relative):
+        return {"name": name, "label": name, "seed": 44, "steps": 8, "dev_bleu": 30.0, "dev_chrf": 50.0,
+                "dev_bleu_per_epoch": [30.0], "train_seconds": 100, "train_loss": {}, "extra_tests": {},
+                "seconds_per_epoch": per_epoch, "epoch_in_reference_steps": relative}
+
+    lines = markdown(study, [record("baseline", 80.0, 2.0), record("rel", 50.0, 2.5)]).splitlines()
+    assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.00 | 1.25 |")
+    assert lines[-1].startswith("| rel | 44 |") and "| 50.0 (2 reference steps) |" in lines[-1]
+    lines = markdown(study, [record("baseline", 80.0, None), record("rel", 50.0, 2.5)]).splitlines()
+    assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.00 | 0.62 |")  # seconds
+
+
+def test_the_reference_workload_times_this_machine():
+    """The machine's reference step, timed in a child process as the runs train: a positive time that repeats
+    within a factor of two here (the fastest of five repetitions)."""
+    first, second = time_machine(threads=1), time_machine(threads=1)
+    assert 0 < first < 60 and 0.5 < first / second < 2
 
 
 def test_the_report_pairs_seeds_for_the_interval_and_shows_best_and_last_evaluations(tmp_path):

@@ -166,20 +166,22 @@ def checkpoint_folders(output_dir: Path) -> list[Path]:
     return sorted(folders, key=lambda path: int(path.name.split("-", 1)[1]))
 
 
-def step_paces(output_dir: Path) -> list[float]:
-    """Seconds per optimizer step between each pair of consecutive checkpoints (their folders' save times), oldest
-    first: the training and any evaluation between the two saves. Empty before two checkpoints."""
+def timed_stretches(output_dir: Path) -> list[tuple[float, float, float]]:
+    """``(saved_at, later_saved_at, seconds per optimizer step)`` between each pair of consecutive checkpoints (their
+    folders' save times), oldest first: the training and any evaluation between the two saves. Empty before two
+    checkpoints."""
     checkpoints = checkpoint_folders(output_dir)
     steps = [int(folder.name.split("-", 1)[1]) for folder in checkpoints]
     saved_at = [folder.stat().st_mtime for folder in checkpoints]
-    return [(later_time - time) / (later - step)
+    return [(time, later_time, (later_time - time) / (later - step))
             for step, later, time, later_time in zip(steps, steps[1:], saved_at, saved_at[1:])]
 
 
 def seconds_per_step(output_dir: Path) -> float | None:
-    """A run's pace: the median of its :func:`step_paces`. The median, not the total: a run spread over sessions has
-    breaks between them, and stretches that shared the cores with other work run slow. None before two checkpoints."""
-    paces = step_paces(output_dir)
+    """A run's pace: the median of its :func:`timed_stretches`' paces. The median, not the total: a run spread over
+    sessions has breaks between them, and stretches that shared the cores with other work run slow. None before two
+    checkpoints."""
+    paces = [pace for _, _, pace in timed_stretches(output_dir)]
     return statistics.median(paces) if paces else None
 
 

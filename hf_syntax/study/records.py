@@ -3,8 +3,8 @@ time, settings, extra tests, blind translation), read from its folder or from th
 folder is gone.
 
 A run folder is ``<work_dir>/<run>/seed<N>``: the recipe's checkpoints, ``summary.json`` and ``model/``, and the
-driver's ``driver_seconds.json`` (wall time of every invocation), ``driver_settings.json`` (threads and jobs of
-every invocation: wall times compare only at equal ones) and ``reference_cross_entropy.json``.
+driver's ``driver_seconds.json`` (wall time of every invocation), ``driver_settings.json`` (threads, jobs, start time and
+the machine's reference step time of every invocation) and ``reference_cross_entropy.json``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, SUMMARY_FILE, checkpoint_folders, seconds_per_step, step_paces
+from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, SUMMARY_FILE, checkpoint_folders, seconds_per_step, timed_stretches
 from hf_syntax.study.processes import TRAIN_LOG, score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
@@ -23,7 +23,9 @@ from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
 WALL_CLOCK_FILE = "driver_seconds.json"  # wall time of every invocation of a run, summed over resumed sessions
 CROSS_ENTROPY_FILE = "reference_cross_entropy.json"  # the final model's cross-entropy of the split's references
 EXTRA_TESTS_FILE = "extra_tests.json"  # the final model's scores on each --extra-test, kept across resumed sessions
-SETTINGS_FILE = "driver_settings.json"  # threads and jobs of every invocation: wall times compare only at equal ones
+SETTINGS_FILE = "driver_settings.json"
+"""Threads and jobs of every invocation (wall times compare only at equal ones), and since issue 62's seed 44 when it
+started and its machine's reference step time (``machine_pace``), so that epoch times from two machines compare."""
 DEFAULT_SETTINGS = {"threads": 1, "jobs": 2}  # what every run before the settings were recorded trained with
 
 
@@ -60,7 +62,28 @@ def seconds_per_epoch(folder: Path, summary: dict) -> float | None:
     one is timed on the checkpoints it copied (copies keep their save times, as do runs packed on another machine).
     None with fewer than :data:`MIN_TIMED_STRETCHES` stretches: time a run by keeping its checkpoints
     (``save_total_limit: null``, as the plateau recipes do)."""
-    paces = [pace for pace in step_paces(folder) if pace > 0]  # 0: folders whose save times were not kept
+    return _fastest_epoch([pace for _, _, pace in timed_stretches(folder)], summary)
+
+
+def epoch_in_reference_steps(folder: Path, summary: dict) -> float | None:
+    """:func:`seconds_per_epoch` with each stretch's pace divided by the reference step time
+    (:mod:`~hf_syntax.study.machine_pace`) of the invocation that trained it: how many reference steps one epoch
+    takes, a pace that compares between machines. Only stretches that lie within one invocation which timed the
+    machine count (a stretch across a resume spans two machines, perhaps); None with fewer than
+    :data:`MIN_TIMED_STRETCHES` of them."""
+    invocations = [entry for entry in invocation_log(folder, SETTINGS_FILE) if "started" in entry]
+    relative = []
+    for begun, ended, pace in timed_stretches(folder):
+        before = [entry for entry in invocations if entry["started"] <= begun]
+        if before and "reference_seconds" in before[-1] and not any(begun < entry["started"] <= ended
+                                                                      for entry in invocations):
+            relative.append(pace / before[-1]["reference_seconds"])
+    return _fastest_epoch(relative, summary)
+
+
+def _fastest_epoch(paces: list[float], summary: dict) -> float | None:
+    """The fastest of per-step ``paces`` times the steps of an epoch (0: a stretch whose save times were not kept)."""
+    paces = [pace for pace in paces if pace > 0]
     if len(paces) < MIN_TIMED_STRETCHES or not summary["epochs"]:
         return None
     return round(min(paces) * summary["optimizer_steps"] / summary["epochs"], 1)
@@ -277,6 +300,8 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
         **({"train_loss": {step: losses.get(step) for step in study.loss_at_steps}} if study.loss_at_steps else {}),
         "train_seconds": round(sum(json.loads(wall_clock.read_text())) if wall_clock.exists() else summary["train_seconds"]),
         "seconds_per_epoch": seconds_per_epoch(folder, summary),
+        "epoch_in_reference_steps": epoch_in_reference_steps(folder, summary),
+        "reference_seconds": [entry["reference_seconds"] for entry in settings if "reference_seconds" in entry],
         "threads": threads, "jobs": jobs, "device": summary.get("device", "cpu"),
         "parameters": summary["parameters"],
         "tokenizer_sha256": tokenizer_fingerprint(folder / "model"),

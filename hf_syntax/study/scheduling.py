@@ -16,6 +16,7 @@ from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per
 from hf_syntax.recipes.translation.data import resolve_data_path
 from hf_syntax.recipes.translation.resume import recipe_differences
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
+from hf_syntax.study.machine_pace import time_machine
 from hf_syntax.study.processes import TRAIN_LOG, config_path, start_training
 from hf_syntax.study.records import (SETTINGS_FILE, WALL_CLOCK_FILE, BlindSource, check_one_vocabulary,
                                      committed_records, invocation_log, prepared_tokenizer, tokenizer_fingerprint)
@@ -181,8 +182,10 @@ def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
         check_one_vocabulary(study, [*committed_records(study).values(), candidate])
 
 
-def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[subprocess.Popen, float, list[float]]:
-    """Start one run; returns its process, its start time and the wall times of its earlier invocations."""
+def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_seconds: float,
+          ) -> tuple[subprocess.Popen, float, list[float]]:
+    """Start one run, its settings recorded with the machine's ``reference_seconds`` (``machine_pace``); returns its
+    process, its start time and the wall times of its earlier invocations."""
     check_prepared_vocabulary(study, run, seed)
     folder = study.output_dir(run, seed)
     if study.continues is not None and not any(folder.glob("checkpoint-*")):
@@ -192,7 +195,9 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int) -> tuple[s
         cut_longer_run(study, run, seed, longer_run)
     folder.mkdir(parents=True, exist_ok=True)
     settings = invocation_log(folder, SETTINGS_FILE)
-    (folder / SETTINGS_FILE).write_text(json.dumps([*settings, {"threads": threads, "jobs": jobs}]) + "\n")
+    invocation = {"threads": threads, "jobs": jobs, "started": round(time.time(), 1),
+                  "reference_seconds": reference_seconds}
+    (folder / SETTINGS_FILE).write_text(json.dumps([*settings, invocation]) + "\n")
     earlier = invocation_log(folder, WALL_CLOCK_FILE)
     return start_training(study, run, seed, threads), time.time(), earlier
 
@@ -206,8 +211,10 @@ def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> Non
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],
             threads: int = 1, blind: BlindSource | None = None, retrain: bool = False) -> None:
     """Keep ``jobs`` runs going; after each one ends, rewrite the results. A pending run that finished elsewhere in
-    the meantime (a GPU machine's, unpacked) is skipped."""
+    the meantime (a GPU machine's, unpacked) is skipped. The machine is timed once, before the first run starts
+    (nothing of the study's own shares it then)."""
     pending, running, failed = list(todo), {}, []
+    reference_seconds = None
     try:
         while pending or running:
             while pending and len(running) < jobs:
@@ -215,7 +222,11 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 if is_finished(study, *key, retrain):
                     print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
                     continue
-                running[key] = start(study, *key, threads, jobs)
+                if reference_seconds is None:
+                    reference_seconds = time_machine(threads)
+                    print(f"[{time.strftime('%H:%M:%S')}] the reference workload takes {reference_seconds} s a step "
+                          f"here at {threads} thread(s)", flush=True)
+                running[key] = start(study, *key, threads, jobs, reference_seconds)
             time.sleep(5)
             for key, (process, started, earlier) in list(running.items()):
                 record_wall_clock(study.output_dir(*key), earlier, time.time() - started)

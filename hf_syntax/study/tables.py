@@ -13,6 +13,8 @@ from hf_syntax.study.records import (DEFAULT_SETTINGS, check_reportable, committ
 from hf_syntax.study.significance import against_references, over_seeds
 from hf_syntax.study.study_file import Study, StudyError
 
+RELATIVE_EPOCH = "epoch_in_reference_steps"  # a record's epoch time in its machine's reference steps (machine_pace)
+
 
 def _mean_std(values: list[float], digits: int = 2) -> str:
     if not values:
@@ -69,10 +71,16 @@ def _cross_entropy_table(summaries: dict[str, dict]) -> list[str]:
 
 def _time_ratio(records: list[dict], rows: list[dict], baseline: str, key: str) -> str:
     """The mean over seeds of a run's time (``key``) over the baseline's of the same seed; times compare only at equal
-    threads, jobs and device."""
-    base = {(r["seed"], _settings(r)): r.get(key) for r in records if r["name"] == baseline}
-    ratios = [r[key] / base[r["seed"], _settings(r)] for r in rows
-              if (r.get(key) or 0) > 0 and (base.get((r["seed"], _settings(r))) or 0) > 0]
+    threads, jobs and device. Epoch times are divided in reference steps (``epoch_in_reference_steps``) where both
+    runs timed their machines, so a pair trained on two machines still compares."""
+    base = {(r["seed"], _settings(r)): r for r in records if r["name"] == baseline}
+    ratios = []
+    for row in rows:
+        paired = base.get((row["seed"], _settings(row)), {})
+        if key == "seconds_per_epoch" and row.get(RELATIVE_EPOCH) and paired.get(RELATIVE_EPOCH):
+            ratios.append(row[RELATIVE_EPOCH] / paired[RELATIVE_EPOCH])
+        elif (row.get(key) or 0) > 0 and (paired.get(key) or 0) > 0:
+            ratios.append(row[key] / paired[key])
     return f"{statistics.mean(ratios):.2f}" if ratios else "—"
 
 
@@ -94,6 +102,12 @@ def _settings(record: dict) -> tuple:
     """(threads, jobs, device) a run trained with; committed records from before they were recorded used the
     defaults, and every run before the device was recorded trained on CPU."""
     return (*(record.get(key, default) for key, default in DEFAULT_SETTINGS.items()), record.get("device", "cpu"))
+
+
+def _epoch_cell(record: dict) -> str:
+    """Seconds per epoch, and as many of the machine's reference steps where the run timed its machine."""
+    seconds, relative = record.get("seconds_per_epoch"), record.get(RELATIVE_EPOCH)
+    return f"{seconds or '—'}" + (f" ({relative:.0f} reference steps)" if relative else "")
 
 
 def _settings_cell(record: dict) -> str:
@@ -133,7 +147,9 @@ def markdown(study: Study, records: list[dict]) -> str:
     if paced:
         lines += ["", "`time × baseline` divides whole wall times (breaks, pauses and shared cores included); `epoch "
                       "time × baseline` divides one epoch with its evaluation at each run's fastest stretch between two "
-                      "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine."]
+                      "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine; where both "
+                      "runs timed their machine when they started, in its reference steps (`epoch_in_reference_steps`: "
+                      "the epoch over one step of a fixed PyTorch workload there), so that two machines compare."]
     summaries = over_seeds(study, records)
     if summaries:
         lines += ["", "Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
@@ -188,7 +204,7 @@ def markdown(study: Study, records: list[dict]) -> str:
         lines.append(f"| {r['name']} | {r['seed']} | {r['steps']} | {r[bleu_key]:.2f} | {r[chrf_key]:.2f} | "
                      f"{averaged} | {best_at} | {last} | "
                      f"{' / '.join(f'{b:.1f}' for b in r[curve_key])} |{losses} {r['train_seconds']} | "
-                     + f"{r.get('seconds_per_epoch') or '—'} | " * paced + f"{_settings_cell(r)} |")
+                     + f"{_epoch_cell(r)} | " * paced + f"{_settings_cell(r)} |")
     return "\n".join(lines) + "\n"
 
 
