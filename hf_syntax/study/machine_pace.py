@@ -4,8 +4,8 @@ still be compared, each divided by its own machine's time for the same work.
 
 The workload is plain ``torch.nn.Transformer`` training steps the size of the small recipes' model (d_model 256,
 3 + 3 layers, batch 32 of 16 tokens), not an hf-syntax model: its time must not change when this project's code does.
-It runs in a child process with the threads and environment the study's runs get (``python -m
-hf_syntax.study.machine_pace``), on the device they would train on.
+It runs in a child process with the threads and environment the study's runs get, on the device they would train
+on: this file run as a script, so that the child loads torch only, not hf_syntax (seconds more than the workload).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import subprocess
 import sys
 import time
 
-from hf_syntax.study.processes import child_environment
-from hf_syntax.study.study_file import StudyError
+import torch
 
 WARM_UP_STEPS = 3  # first steps allocate memory and pick kernels
 TIMED_STEPS = 3  # steps per timed repetition
@@ -25,8 +24,6 @@ REPETITIONS = 5  # the fastest repetition is the machine's: other work only slow
 
 def reference_step_seconds() -> float:
     """Seconds of one training step of the reference workload, the fastest of :data:`REPETITIONS` repetitions."""
-    import torch
-
     device = "cuda" if torch.cuda.is_available() else "cpu"
     generator = torch.Generator().manual_seed(0)
     vocabulary, batch, length = 8000, 32, 16
@@ -60,8 +57,10 @@ def reference_step_seconds() -> float:
 
 def time_machine(threads: int) -> float:
     """The reference workload's seconds per step at ``threads`` threads, in a child process as the runs train."""
-    result = subprocess.run([sys.executable, "-m", "hf_syntax.study.machine_pace"], env=child_environment(threads),
-                            capture_output=True, text=True)
+    from hf_syntax.study.processes import child_environment  # here: the child runs this file without the package
+    from hf_syntax.study.study_file import StudyError
+
+    result = subprocess.run([sys.executable, __file__], env=child_environment(threads), capture_output=True, text=True)
     if result.returncode:
         last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no message"
         raise StudyError(f"timing the machine's reference workload failed (exit {result.returncode}): {last}")
