@@ -3,7 +3,10 @@
 import importlib.util
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -14,8 +17,8 @@ import yaml
 from test_training_recipe import tiny_config
 
 from hf_syntax.cli import main as hf_syntax_main
-from hf_syntax.study.processes import without_redraws
 from hf_syntax.study.machine_pace import time_machine
+from hf_syntax.study.processes import without_redraws
 from hf_syntax.study.records import (
     SETTINGS_FILE, check_one_vocabulary, committed_records, epoch_in_reference_steps, log_history, minutes_left,
     seconds_per_epoch, tokenizer_fingerprint,
@@ -306,6 +309,51 @@ def test_epoch_times_from_two_machines_compare_in_each_machine_s_reference_steps
     assert lines[-1].startswith("| rel | 44 |") and "| 50.0 (2 reference steps) |" in lines[-1]
     lines = markdown(study, [record("baseline", 80.0, None), record("rel", 50.0, 2.5)]).splitlines()
     assert next(line for line in lines if line.startswith("| rel | rel |")).endswith("| 1.00 | 0.62 |")  # seconds
+
+
+def processes_naming(text: str) -> dict[int, str]:
+    """This machine's processes whose command lines contain ``text``, by process id (read from /proc)."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # the process ended meanwhile
+            continue
+        if text in line:
+            found[int(cmdline.parent.name)] = line
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").is_file(), reason="lists processes from /proc (Linux only)")
+def test_killing_the_driver_stops_the_runs_it_started(tmp_path):
+    """``kill DRIVER`` (SIGTERM, what a session end or a job scheduler sends) stops the training it started, as
+    Ctrl-C does, and says how to go on: before, the driver died alone and its run trained on, so a rerun of the study
+    trained the same run twice in one folder."""
+    config = tiny_config(tmp_path / "unused", max_steps=100000, eval_steps=50000, save_steps=50000)
+    del config["data"]["test"]  # a study scores its split (and --extra-test sets) itself
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": str(tmp_path / "tiny.yaml"), "work_dir": str(tmp_path / "runs"), "results": str(tmp_path / "results"),
+        "reference": str(SAMPLE / "valid.en"), "baseline": "baseline", "runs": {"baseline": {"label": "Transformer"}}}))
+    run_folder = tmp_path / "runs" / "baseline" / "seed1"
+    driver = subprocess.Popen([sys.executable, "-m", "hf_syntax.cli", "study", str(tmp_path / "study.yaml"),
+                               "--seeds", "1", "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 300
+        while "'loss'" not in ((run_folder / "train.log").read_text() if (run_folder / "train.log").exists() else ""):
+            assert time.time() < deadline, "the run did not start training in 5 minutes"
+            assert driver.poll() is None, driver.communicate()[0]
+            time.sleep(1)
+        assert processes_naming(str(run_folder))  # the training process, seen from here
+        driver.send_signal(signal.SIGTERM)
+        output, _ = driver.communicate(timeout=120)
+        assert driver.returncode == 128 + signal.SIGTERM
+        assert "stopped by signal 15: the runs in flight are stopped and resume from their newest checkpoints" in output
+        assert processes_naming(str(run_folder)) == {}
+    finally:
+        driver.kill()
+        for process_id in processes_naming(str(run_folder)):  # a run left training by a failure above
+            os.kill(process_id, signal.SIGKILL)
 
 
 def test_the_reference_workload_times_this_machine():

@@ -21,7 +21,7 @@ def command_study(options) -> None:
     from hf_syntax.study.processes import prepare
     from hf_syntax.study.records import BlindSource, check_extra_tests
     from hf_syntax.study.report import report
-    from hf_syntax.study.scheduling import check_run_configs, chosen_runs, is_finished, run_all
+    from hf_syntax.study.scheduling import check_run_configs, chosen_runs, is_finished, run_all, terminate_stops_runs
     from hf_syntax.study.study_file import Study, StudyError
     from hf_syntax.study.tables import progress
 
@@ -48,7 +48,8 @@ def command_study(options) -> None:
             prepare(study)
             todo = [(run, seed) for run, seed in chosen if not is_finished(study, run, seed, options.retrain)]
             check_run_configs(study, todo)
-            run_all(study, todo, options.jobs, options.extra_test, options.threads, blind, options.retrain)
+            with terminate_stops_runs():
+                run_all(study, todo, options.jobs, options.extra_test, options.threads, blind, options.retrain)
         records = report(study, options.extra_test, blind)
     except (StudyError, subprocess.CalledProcessError, OSError) as error:
         raise CliError(str(error)) from error

@@ -18,7 +18,7 @@ the same schedule: each run starts where that study's run of the same name and s
 on an open-ended schedule (a recipe measurement's curve): its checkpoints up to this study's budget are the run's.
 
 Modules, each importing only those before it: ``study_file`` (the ``Study``), ``processes`` (the children: prepare,
-train, translate), ``machine_pace`` (the machine's reference step time), ``significance`` (the statistics), ``records`` (a finished run's record), ``tables`` (Markdown),
-``report`` (the results files), ``scheduling`` (which runs, side by side, resumed). The command line is
-``hf_syntax/cli/study.py``.
+train, translate), ``machine_pace`` (the machine's reference step time), ``significance`` (the statistics),
+``records`` (a finished run's record), ``tables`` (Markdown), ``report`` (the results files), ``scheduling`` (which
+runs, side by side, resumed). The command line is ``hf_syntax/cli/study.py``.
 """

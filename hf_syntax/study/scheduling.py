@@ -4,9 +4,12 @@ the results rewritten after every finished run (an interrupted session loses onl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -248,6 +251,27 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: "
                          + "; ".join(f"{run} seed {seed}: {reason}" for run, seed, reason in failed))
+
+
+@contextlib.contextmanager
+def terminate_stops_runs():
+    """Within it, ``kill DRIVER`` (SIGTERM) ends :func:`run_all` through the clean-up Ctrl-C takes, which stops its
+    runs: by default the signal ended the driver alone, its runs trained on, and a rerun trained each of them twice in
+    one folder. Only the main thread may handle signals; elsewhere the default stays."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signal_number, _frame):
+        print(f"[{time.strftime('%H:%M:%S')}] stopped by signal {signal_number}: the runs in flight are stopped and "
+              f"resume from their newest checkpoints when the study is run again", flush=True)
+        raise SystemExit(128 + signal_number)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def stop_runs(running: dict) -> None:
