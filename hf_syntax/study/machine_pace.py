@@ -22,10 +22,10 @@ TIMED_STEPS = 3  # steps per timed repetition
 REPETITIONS = 5  # the fastest repetition is the machine's: other work only slows one down
 
 
-def reference_step_seconds() -> float:
-    """Seconds of one training step of the reference workload, the fastest of :data:`REPETITIONS` repetitions."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    generator = torch.Generator().manual_seed(0)
+def reference_step(device: str = "cpu"):
+    """A closure running one training step of the reference workload (forward, backward, one AdamW step) on
+    ``device``, its model and batch built once with fixed seeds."""
+    torch.manual_seed(0)
     vocabulary, batch, length = 8000, 32, 16
     model = torch.nn.ModuleDict({
         "embed": torch.nn.Embedding(vocabulary, 256),
@@ -34,7 +34,7 @@ def reference_step_seconds() -> float:
         "output": torch.nn.Linear(256, vocabulary),
     }).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    source, target = (torch.randint(vocabulary, (batch, length), generator=generator).to(device) for _ in range(2))
+    source, target = (torch.randint(vocabulary, (batch, length)).to(device) for _ in range(2))
 
     def step() -> None:
         hidden = model["transformer"](model["embed"](source), model["embed"](target))
@@ -42,6 +42,15 @@ def reference_step_seconds() -> float:
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+    return step
+
+
+def reference_step_seconds() -> float:
+    """Seconds of one reference step on the device the runs train on (a GPU where there is one), the fastest of
+    :data:`REPETITIONS` repetitions."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    step = reference_step(device)
 
     def timed(steps: int) -> float:
         started = time.perf_counter()
