@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import MarianMTModel
 
 from hf_syntax.variants import ARCHITECTURES
@@ -63,3 +64,28 @@ def test_counts_below_one_are_refused_before_any_timing(capsys):
         with pytest.raises(SystemExit):
             tool.main(flags)
         assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_the_machine_reference_benchmark_counts_each_model_in_reference_steps_at_every_thread_count(tmp_path):
+    """benchmarks/speed/machine_reference.py: at each thread count the baseline and the Graph default (its averaged
+    parts) are counted in the study's reference steps, and each pair of thread counts gives both the seconds' ratio
+    and the drift of those counts (what the study's division leaves of a machine's speed)."""
+    spec = importlib.util.spec_from_file_location("machine_reference", SPEED / "machine_reference.py")
+    tool = importlib.util.module_from_spec(spec)
+    load_tool()  # puts timing.py on the path
+    spec.loader.exec_module(tool)
+    output, threads = tmp_path / "reference.json", torch.get_num_threads()
+    try:
+        assert tool.main(["--threads", "1", "2", "--length", "6", "--repeats", "1", "--output", str(output)]) == 0
+    finally:
+        torch.set_num_threads(threads)  # the tool sets them for this process
+    report = json.loads(output.read_text())
+    assert set(report["by_threads"]) == {"1", "2"}
+    for measured in report["by_threads"].values():
+        seconds, counted = measured["seconds"], measured["in_reference_steps"]
+        assert counted["graph_default"] == pytest.approx(seconds["graph_default"] / seconds["reference"])
+        assert measured["graph_default_over_baseline"] == pytest.approx(seconds["graph_default"] / seconds["baseline"])
+    drift = report["comparisons"]["1_vs_2_threads"]["reference_steps_drift"]
+    seconds_ratio = report["comparisons"]["1_vs_2_threads"]["seconds_ratio"]
+    assert drift["baseline"] == pytest.approx(seconds_ratio["baseline"] / seconds_ratio["reference"])
+    assert tool.MODELS["graph_default"] == ("graph_transformer_half_dim_gate", {"graph_new_groups": "mean"})
