@@ -46,7 +46,7 @@ class SourceFeatureEmbedding(nn.Module):
             ids = features[column]
             if ids.shape != word_embeddings.shape[:2]:
                 raise ValueError(
-                    f"{column} has shape {tuple(ids.shape)} but input_ids has "
+                    f"{column} has shape {tuple(ids.shape)} but the source has "
                     f"{tuple(word_embeddings.shape[:2])}: feature columns must be aligned to the subwords."
                 )
             if not is_torchdynamo_compiling() and ids.numel() and (ids.min() < 0 or ids.max() >= table.num_embeddings):

@@ -208,11 +208,13 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
         **columns,
     ) -> SyntaxSeq2SeqModelOutput:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`); the
             output carries it under the installed transformers' name (`CACHE_NAME`).
+        inputs_embeds: the source's token embeddings instead of `input_ids` (see `SyntaxTransformerEncoder`).
         columns: the syntax columns the featurizer makes (`columns.SYNTAX_INPUTS`, named in the signature): the
             source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
@@ -225,7 +227,8 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states, return_dict=True, **_side_columns(columns, "source"),
+                output_hidden_states=output_hidden_states, return_dict=True, inputs_embeds=inputs_embeds,
+                **_side_columns(columns, "source"),
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = _as_encoder_output(encoder_outputs)
@@ -372,10 +375,12 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
         **columns,
     ) -> SyntaxSeq2SeqLMOutput | tuple:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`).
+        inputs_embeds: the source's token embeddings instead of `input_ids` (see `SyntaxTransformerEncoder`).
         labels: target ids (batch, target_length), -100 where no loss is wanted; shifted right internally.
         columns: the syntax columns (`columns.SYNTAX_INPUTS`, named in the signature), aligned to the subwords:
             dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
@@ -392,6 +397,8 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             if input_ids is not None:
                 check_token_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
                 check_same_batch("labels", labels, "input_ids", input_ids)
+            elif torch.is_tensor(inputs_embeds):
+                check_same_batch("labels", labels, "inputs_embeds", inputs_embeds)
             use_cache = False
             if decoder_input_ids is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
@@ -399,7 +406,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs, cache=cache,
             use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-            return_dict=True, past_key_values=past_key_values, **columns,
+            return_dict=True, past_key_values=past_key_values, inputs_embeds=inputs_embeds, **columns,
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
@@ -454,7 +461,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
     """`forward`'s wildcard takes the syntax columns only: a misspelt keyword (`attention_masks=`) was dropped
     silently and the model ran without it. A keyword given as None asks for nothing (PEFT's seq2seq wrapper passes
-    `inputs_embeds=None`), so it is let through."""
+    `decoder_inputs_embeds=None`), so it is let through."""
     unknown = sorted(name for name, value in columns.items() if name not in SYNTAX_COLUMN_NAMES and value is not None)
     if unknown:
         accepted = [parameter.name for parameter in inspect.signature(type(model).forward).parameters.values()

@@ -130,9 +130,9 @@ def as_returned(output, config, return_dict: bool | None):
     return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
-def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict, side: str) -> dict[str, torch.Tensor]:
-    """The columns `needed` out of those `given`, each checked to be there with one value per token of `reference`
-    (the `side` stack's input ids)."""
+def needed_columns(needed: tuple[str, ...], shape: torch.Size, given: dict, side: str) -> dict[str, torch.Tensor]:
+    """The columns `needed` out of those `given`, each checked to be there with one value per token of the `side`
+    stack's input, (batch, length) `shape`."""
     columns = {}
     for name in needed:
         column = given.get(name)
@@ -140,9 +140,10 @@ def needed_columns(needed: tuple[str, ...], reference: torch.Tensor, given: dict
             raise ValueError(f"This model reads the {side} columns {list(needed)} but `{name}` was not given. "
                              f"{FEATURIZER_HINT}")
         check_tensor(name, column)
-        if column.shape != reference.shape:
-            raise ValueError(f"{name} has shape {tuple(column.shape)} but the {side} ids have "
-                             f"{tuple(reference.shape)}: feature columns must be aligned to the subwords.")
+        if column.shape != shape:
+            added = " (positions put before it, as PEFT's prompt tuning does, need values too)" * (side == "source")
+            raise ValueError(f"{name} has shape {tuple(column.shape)} but the {side} has {tuple(shape)} (sentences, "
+                             f"tokens): feature columns hold one value per token{added}, aligned to the subwords.")
         check_integer_column(name, column, "syntax columns")
         columns[name] = column
     return columns
@@ -171,6 +172,27 @@ class SyntaxTransformerEncoder(nn.Module):
         self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
         self.self_parser = SelfParser(config) if config.self_parse_layers else None
 
+    def _source_shape(self, input_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None) -> torch.Size:
+        """(batch, source_length) of the one source given, ids or embeddings, each checked."""
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("The encoder needs `input_ids` (batch, source_length) or `inputs_embeds` (batch, "
+                             "source_length, width of get_input_embeddings()), exactly one of them.")
+        if input_ids is not None:
+            check_token_ids("input_ids", input_ids, self.config.vocab_size)
+            return input_ids.shape
+        width = self.embed_tokens.embedding_dim
+        if not torch.is_tensor(inputs_embeds) or inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != width:
+            shape = tuple(inputs_embeds.shape) if torch.is_tensor(inputs_embeds) else type(inputs_embeds).__name__
+            raise ValueError(f"`inputs_embeds` is {shape}; give a float tensor (batch, source_length, {width}): token "
+                             f"embeddings as model.get_input_embeddings() gives them.")
+        if not inputs_embeds.is_floating_point():
+            raise ValueError(f"`inputs_embeds` holds {inputs_embeds.dtype}, not embeddings; token ids go in "
+                             f"`input_ids`.")
+        if self.self_parser is not None:
+            raise ValueError("This model parses the source itself and reads its words from `input_ids` (which "
+                             "subwords start a word); it cannot take `inputs_embeds`. Pass `input_ids`.")
+        return inputs_embeds.shape[:2]
+
     def read_source_tokenizer(self, tokenizer) -> None:
         """What the encoder reads of its source vocabulary besides the ids: a self-parser's word starts."""
         if self.self_parser is not None:
@@ -178,36 +200,40 @@ class SyntaxTransformerEncoder(nn.Module):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.Tensor | None = None,
         **kwargs,
     ) -> SyntaxEncoderOutput | tuple:
+        r"""
+        inputs_embeds: instead of `input_ids`, their token embeddings as `get_input_embeddings()` gives them (batch,
+            source_length, its width), scaled as the model scales its own; e.g. PEFT's prompt tuning puts learnt
+            embeddings before the source's. The syntax columns and `attention_mask` then cover every position.
+        """
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         explicit = explicit_weights(config, output_attentions)
-        if input_ids is None:
-            raise ValueError("The encoder needs `input_ids` (batch, source_length).")
-        check_token_ids("input_ids", input_ids, config.vocab_size)
-        if attention_mask is not None and attention_mask.shape != input_ids.shape:
-            raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but `input_ids` "
-                             f"{tuple(input_ids.shape)}: one value per source token (1 = a token, 0 = padding).")
+        source_shape = self._source_shape(input_ids, inputs_embeds)
+        if attention_mask is not None and attention_mask.shape != source_shape:
+            raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but the source "
+                             f"{tuple(source_shape)}: one value per source token (1 = a token, 0 = padding).")
         check_padding_mask(attention_mask, config.absolute_positions)
-        length = input_ids.shape[1]
+        length = source_shape[1]
         if config.absolute_positions and length > config.max_position_embeddings:
             raise ValueError(
                 f"The source has {length} tokens but max_position_embeddings={config.max_position_embeddings}: "
                 "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
             )
-        columns = needed_columns(config.needs_source_features, input_ids, kwargs, "source")
-        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        columns = needed_columns(config.needs_source_features, source_shape, kwargs, "source")
+        hidden = (self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds) * self.embed_scale
         if self.feature_embedding is not None:
             hidden = self.feature_embedding(hidden, columns)
         if config.absolute_positions:
-            positions = torch.arange(length, device=input_ids.device)
+            positions = torch.arange(length, device=hidden.device)
             hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
@@ -217,10 +243,10 @@ class SyntaxTransformerEncoder(nn.Module):
             self_parse = self.self_parser(hidden, mask)
             columns["dep_depths"] = self.self_parser.depths(self_parse, input_ids, attention_mask,
                                                             kwargs.get("dep_depths"))
-        positions = torch.arange(length, device=input_ids.device)
+        positions = torch.arange(length, device=hidden.device)
         # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
         # terms' relations, and what the previous layer handed over (the Graph-Transformer's P and I; None at first).
-        relations = term_relations(config, "encoder", positions, length, columns, input_ids.shape[0],
+        relations = term_relations(config, "encoder", positions, length, columns, source_shape[0],
                                    matmul_dtype(hidden))
         stack_inputs = {"term_relations": relations, "streams": None}
 
@@ -303,7 +329,7 @@ class SyntaxTransformerDecoder(nn.Module):
                                          and (is_torchdynamo_compiling() or not attention_mask.all()))
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
-        columns = needed_columns(config.term_columns("decoder"), input_ids, columns, "target")
+        columns = needed_columns(config.term_columns("decoder"), input_ids.shape, columns, "target")
         relations = term_relations(config, "decoder", positions, total, columns, input_ids.shape[0],
                                    matmul_dtype(hidden))
 

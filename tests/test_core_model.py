@@ -442,7 +442,7 @@ def test_encoder_outputs_as_a_tuple_that_cannot_be_read_by_position_are_refused(
         (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"ids from \d+ to \d+ but the "
                                                                                r"vocabulary has"),
         (lambda ids, out: {"input_ids": ids, "attention_mask": torch.ones(2, 6, dtype=torch.long),
-                           "decoder_input_ids": out}, r"`attention_mask` has shape \(2, 6\) but `input_ids` \(2, 7\)"),
+                           "decoder_input_ids": out}, r"`attention_mask` has shape \(2, 6\) but the source \(2, 7\)"),
         (lambda ids, out: {"input_ids": ids, "labels": out[:1]}, "`labels` has 1 rows but `input_ids` has 2"),
         (lambda ids, out: {"input_ids": ids[None], "labels": out}, r"`input_ids` has shape \(1, 2, 7\); it must be"),
         (lambda ids, out: {"input_ids": ids, "labels": out + 1000}, r"`labels` holds ids .* \(or -100\)"),
