@@ -82,7 +82,7 @@ def encoder_parse_loss(config, log_probs: torch.Tensor | None, heads: torch.Tens
             f"This model has {head} ({field}={getattr(config, field)}); training it needs `dep_heads`. "
             f"{featurizer_hint}"
         )
-    check_heads("dep_heads", heads, log_probs.shape[:2], "input_ids", attention_mask)
+    check_heads("dep_heads", heads, log_probs.shape[:2], "the source", attention_mask)
     return parse_loss(log_probs, heads)
 
 

@@ -184,7 +184,7 @@ def test_heads_on_padding_or_of_the_wrong_shape_are_refused(dbsa):
     with pytest.raises(ValueError, match=r"decoder_dep_heads row 0, token 3 points at position 2, which "
                                          r"decoder_attention_mask \(shifted"):
         dbsa(**inputs, decoder_attention_mask=decoder_attention_mask, dep_heads=dep_heads, decoder_dep_heads=on_masked_input)
-    with pytest.raises(ValueError, match=r"dep_heads has shape \(1, 6\) but input_ids has \(2, 6\)"):
+    with pytest.raises(ValueError, match=r"dep_heads has shape \(1, 6\) but the source has \(2, 6\)"):
         dbsa(**inputs, dep_heads=dep_heads[:1], decoder_dep_heads=decoder_dep_heads)
     with pytest.raises(TypeError, match=r"`dep_heads` is a list, not a tensor"):
         dbsa(**inputs, dep_heads=dep_heads.tolist(), decoder_dep_heads=decoder_dep_heads)
