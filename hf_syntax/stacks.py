@@ -118,6 +118,20 @@ def check_same_batch(name: str, tensor: torch.Tensor, reference_name: str, refer
                          f"one row per sentence of the batch.")
 
 
+def check_growing_cache(cache) -> None:
+    """The decoder attends to every key its cache holds, which must be the positions decoded so far. A cache of fixed
+    length (generate's ``cache_implementation="static"``, ``"sliding_window"``, ``"offloaded_static"``, ...: slots
+    set aside up to the longest output, for torch.compile) holds empty slots too, and failed with a mask-shape error
+    that named none of this."""
+    self_attention = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+    if self_attention is not None and any(layer.is_compileable for layer in getattr(self_attention, "layers", ())):
+        raise ValueError(f"The decoder cache is of fixed length ({type(self_attention).__name__}: generate's "
+                         "cache_implementation 'static', 'sliding_window' and the like), but this model's decoder "
+                         "attends to every cached slot, so it needs a cache that grows with the output: leave "
+                         "cache_implementation unset (or 'dynamic'). For faster decoding on the CPU, "
+                         "hf_syntax.fast_inference.optimize_for_cpu(model) sets a cache made for this model.")
+
+
 def call_or_config(config, flag: str, value: bool | None) -> bool:
     """A call's `flag` (`use_cache`, `return_dict`, `output_attentions`, ...), or the config's where the call leaves
     it unset, as in every transformers model."""
@@ -296,6 +310,7 @@ class SyntaxTransformerDecoder(nn.Module):
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         explicit = explicit_weights(config, output_attentions)
         check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
+        check_growing_cache(cache)
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
             check_same_batch("decoder_input_ids", input_ids, "input_ids", encoder_hidden_states)

@@ -118,3 +118,15 @@ def test_optimize_for_cpu_decodes_through_the_decoding_cache():
     with torch.no_grad():
         output = quantized.generate(**batch, num_beams=4, max_new_tokens=6, return_dict_in_generate=True)
     assert isinstance(getattr(output, CACHE_NAME), DecodingCache)
+
+
+@pytest.mark.parametrize("implementation", ["static", "sliding_window"])
+def test_a_cache_of_fixed_length_is_refused_with_what_to_use_instead(implementation):
+    """generate's fixed-length caches (for torch.compile) hold empty slots the decoder would attend to: refused by
+    name, where they failed with a decoder_attention_mask shape error; the default and the growing caches work."""
+    model, batch = spread_model("transformer_abs"), random_batch()
+    with pytest.raises(ValueError, match=r"cache is of fixed length \(StaticCache.*leave cache_implementation unset "
+                                         r"\(or 'dynamic'\).*optimize_for_cpu"):
+        generate(model, batch, None, max_new_tokens=4, cache_implementation=implementation)
+    dynamic = generate(model, batch, None, max_new_tokens=4, cache_implementation="dynamic")
+    assert torch.equal(dynamic.sequences, generate(model, batch, DecodingCache, max_new_tokens=4).sequences)
