@@ -3,8 +3,8 @@ time, settings, extra tests, blind translation), read from its folder or from th
 folder is gone.
 
 A run folder is ``<work_dir>/<run>/seed<N>``: the recipe's checkpoints, ``summary.json`` and ``model/``, and the
-driver's ``driver_seconds.json`` (wall time of every invocation), ``driver_settings.json`` (threads, jobs, start time and
-the machine's reference step time of every invocation) and ``reference_cross_entropy.json``.
+driver's ``driver_seconds.json`` (wall time of every invocation), ``driver_settings.json`` (threads, jobs, start
+time and the machine's reference step time of every invocation) and ``reference_cross_entropy.json``.
 """
 
 from __future__ import annotations

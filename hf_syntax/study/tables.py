@@ -147,9 +147,10 @@ def markdown(study: Study, records: list[dict]) -> str:
     if paced:
         lines += ["", "`time × baseline` divides whole wall times (breaks, pauses and shared cores included); `epoch "
                       "time × baseline` divides one epoch with its evaluation at each run's fastest stretch between two "
-                      "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine; where both "
-                      "runs timed their machine when they started, in its reference steps (`epoch_in_reference_steps`: "
-                      "the epoch over one step of a fixed PyTorch workload there), so that two machines compare."]
+                      "checkpoints (`seconds_per_epoch`), the pace the model sets, whatever else shared the machine; "
+                      "where both runs timed their machine when they started, in its reference steps "
+                      "(`epoch_in_reference_steps`: the epoch over one step of a fixed PyTorch workload there), so "
+                      "that two machines compare."]
     summaries = over_seeds(study, records)
     if summaries:
         lines += ["", "Over seeds: the difference to the baseline of the same seed, its mean and 95% t-interval "
