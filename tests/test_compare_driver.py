@@ -24,7 +24,8 @@ from hf_syntax.study.records import (
     seconds_per_epoch, tokenizer_fingerprint,
 )
 from hf_syntax.study.report import report
-from hf_syntax.study.scheduling import check_prepared_vocabulary, chosen_runs, is_finished, run_all
+from hf_syntax.study.scheduling import (check_prepared_vocabulary, chosen_runs, is_finished, reference_or_none,
+                                       run_all)
 from hf_syntax.study.significance import (
     against_references, over_seeds, paired_bootstrap, seed_interval, seeds_for_power, t_test_power,
 )
@@ -354,6 +355,14 @@ def test_killing_the_driver_stops_the_runs_it_started(tmp_path):
         driver.kill()
         for process_id in processes_naming(str(run_folder)):  # a run left training by a failure above
             os.kill(process_id, signal.SIGKILL)
+
+
+def test_a_machine_that_cannot_be_timed_still_trains_and_says_why(monkeypatch, capsys):
+    """Timing the machine is a help, not a condition: where its child process fails (here: an interpreter that
+    exits 1), the driver says so and starts the runs without a reference."""
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    assert reference_or_none(threads=1) is None
+    assert "the machine is not timed (timing the machine's reference workload failed (exit 1)" in capsys.readouterr().out
 
 
 def test_the_reference_workload_times_this_machine():

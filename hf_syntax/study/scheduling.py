@@ -5,6 +5,7 @@ the results rewritten after every finished run (an interrupted session loses onl
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import signal
@@ -185,10 +186,10 @@ def check_prepared_vocabulary(study: Study, run: str, seed: int) -> None:
         check_one_vocabulary(study, [*committed_records(study).values(), candidate])
 
 
-def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_seconds: float,
+def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_seconds: float | None,
           ) -> tuple[subprocess.Popen, float, list[float]]:
-    """Start one run, its settings recorded with the machine's ``reference_seconds`` (``machine_pace``); returns its
-    process, its start time and the wall times of its earlier invocations."""
+    """Start one run, its settings recorded with the machine's ``reference_seconds`` (``machine_pace``; None: not
+    timed); returns its process, its start time and the wall times of its earlier invocations."""
     check_prepared_vocabulary(study, run, seed)
     folder = study.output_dir(run, seed)
     if study.continues is not None and not any(folder.glob("checkpoint-*")):
@@ -199,7 +200,7 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_
     folder.mkdir(parents=True, exist_ok=True)
     settings = invocation_log(folder, SETTINGS_FILE)
     invocation = {"threads": threads, "jobs": jobs, "started": round(time.time(), 1),
-                  "reference_seconds": reference_seconds}
+                  **({"reference_seconds": reference_seconds} if reference_seconds is not None else {})}
     (folder / SETTINGS_FILE).write_text(json.dumps([*settings, invocation]) + "\n")
     earlier = invocation_log(folder, WALL_CLOCK_FILE)
     return start_training(study, run, seed, threads), time.time(), earlier
@@ -217,7 +218,7 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
     the meantime (a GPU machine's, unpacked) is skipped. The machine is timed once, before the first run starts
     (nothing of the study's own shares it then)."""
     pending, running, failed = list(todo), {}, []
-    reference_seconds = None
+    machine = functools.cache(lambda: reference_or_none(threads))
     try:
         while pending or running:
             while pending and len(running) < jobs:
@@ -225,11 +226,7 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                 if is_finished(study, *key, retrain):
                     print(f"[{time.strftime('%H:%M:%S')}] skip {key[0]} seed {key[1]}: finished elsewhere", flush=True)
                     continue
-                if reference_seconds is None:
-                    reference_seconds = time_machine(threads)
-                    print(f"[{time.strftime('%H:%M:%S')}] the reference workload takes {reference_seconds} s a step "
-                          f"here at {threads} thread(s)", flush=True)
-                running[key] = start(study, *key, threads, jobs, reference_seconds)
+                running[key] = start(study, *key, threads, jobs, machine())
             time.sleep(5)
             for key, (process, started, earlier) in list(running.items()):
                 record_wall_clock(study.output_dir(*key), earlier, time.time() - started)
@@ -251,6 +248,20 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
     if failed:
         raise StudyError(f"{len(failed)} run(s) failed: "
                          + "; ".join(f"{run} seed {seed}: {reason}" for run, seed, reason in failed))
+
+
+def reference_or_none(threads: int) -> float | None:
+    """The machine's reference step time (``machine_pace``), said in the log; None, with the reason, where timing it
+    failed: the runs train all the same, their epochs only stay uncounted in reference steps."""
+    try:
+        seconds = time_machine(threads)
+    except StudyError as error:
+        print(f"[{time.strftime('%H:%M:%S')}] the machine is not timed ({error}); epoch times of this invocation "
+              f"will not be counted in reference steps", flush=True)
+        return None
+    print(f"[{time.strftime('%H:%M:%S')}] the reference workload takes {seconds} s a step here at {threads} "
+          f"thread(s)", flush=True)
+    return seconds
 
 
 @contextlib.contextmanager
