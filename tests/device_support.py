@@ -98,9 +98,19 @@ def to_device(batch: dict, device) -> dict:
     return {name: value.to(device) for name, value in batch.items()}
 
 
+def train_one_step(model, batch: dict, learning_rate: float) -> None:
+    """One AdamW step on the parameters that require a gradient (an adapter's, a prompt's), then eval mode."""
+    model.train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=learning_rate)
+    model(**batch).loss.backward()
+    optimizer.step()
+    model.eval()
+
+
 def logits_of(model, batch: dict) -> torch.Tensor:
     """The model's float32 logits for `batch` (labels given: the decoder reads the shifted labels)."""
     return model(**batch).logits.float()
 
 
-__all__ = ["MODEL_KINDS", "SEQ2SEQ_KINDS", "build_model", "logits_of", "make_batch", "source_inputs", "to_device"]
+__all__ = ["MODEL_KINDS", "SEQ2SEQ_KINDS", "build_model", "logits_of", "make_batch", "source_inputs", "to_device",
+           "train_one_step"]

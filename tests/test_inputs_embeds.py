@@ -5,7 +5,7 @@ stand in for ids are refused with what to pass instead."""
 import pytest
 import torch
 
-from device_support import SEQ2SEQ_KINDS, build_model, logits_of, make_batch, source_inputs
+from device_support import SEQ2SEQ_KINDS, build_model, logits_of, make_batch, source_inputs, train_one_step
 
 try:
     import peft
@@ -81,11 +81,7 @@ def test_prompt_tuning_trains_its_prompt_alone_and_reloads(kind, tmp_path):
                                                               num_virtual_tokens=3))
     assert [name for name, parameter in model.named_parameters() if parameter.requires_grad] == [
         "prompt_encoder.default.embedding.weight"]
-    model.train()
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-1)
-    model(**batch).loss.backward()
-    optimizer.step()
-    model.eval()
+    train_one_step(model, batch, learning_rate=1e-1)
     with torch.no_grad():
         tuned = logits_of(model, batch)
         generated = model.generate(**source_inputs(base, batch))

@@ -5,7 +5,7 @@ hf-syntax model that saves and loads like any other."""
 import pytest
 import torch
 
-from device_support import MODEL_KINDS, build_model, logits_of, make_batch, source_inputs
+from device_support import MODEL_KINDS, build_model, logits_of, make_batch, source_inputs, train_one_step
 
 peft = pytest.importorskip("peft", reason="peft is in the dev extra: pip install -e .[dev]")
 
@@ -30,11 +30,7 @@ def test_lora_adapter_trains_alone_reloads_and_merges(kind, tmp_path):
     trainable = [name for name, parameter in model.named_parameters() if parameter.requires_grad]
     assert trainable and all("lora_" in name or "modules_to_save" in name for name in trainable)
 
-    model.train()
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
-    model(**batch).loss.backward()
-    optimizer.step()
-    model.eval()
+    train_one_step(model, batch, learning_rate=1e-2)
     with torch.no_grad():
         tuned = logits_of(model, batch)
     assert (tuned - untuned).abs().max() > 1e-3  # the adapter changed the model

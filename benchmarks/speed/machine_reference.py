@@ -14,12 +14,11 @@ stays put while the seconds change, the division removes the machine's speed; th
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 from pathlib import Path
 
 import torch
-from timing import SMALL_CPU_SIZE, interleaved, random_batch, training_step
+from timing import SMALL_CPU_SIZE, interleaved, random_batch, training_step, write_report
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_syntax import config_for
@@ -70,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"repeats": options.repeats, "batch": f"64 x {options.length} tokens", "torch": torch.__version__,
               "machine": platform.processor() or platform.machine(), "dimensions": SMALL_CPU_SIZE,
               "by_threads": by_threads, "comparisons": comparisons}
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {options.output}")
+    write_report(report, options.output)
     return 0
 
 

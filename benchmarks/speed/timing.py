@@ -3,8 +3,10 @@ training step, and interleaved timing (machines here are shared and noisy, so mo
 median is kept; both wall time and this process's CPU time are recorded)."""
 
 import inspect
+import json
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -81,3 +83,10 @@ def interleaved(functions: dict, repeats: int, warmup: int = 1) -> dict:
             samples["cpu"][name].append(time.process_time() - cpu)
     return {clock: {name: statistics.median(times) for name, times in by_name.items()}
             for clock, by_name in samples.items()}
+
+
+def write_report(report: dict, output: Path) -> None:
+    """The measurements as JSON at ``output`` (its folder made), and where they went."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {output}")

@@ -22,13 +22,12 @@ CPU allocator holds during one step of 8 sentences x 512 tokens, Transformer_dep
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at, random_batch, training_step
+from timing import SMALL_CPU_SIZE, interleaved, parse_heads_at, random_batch, training_step, write_report
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
 from hf_syntax import config_for
@@ -156,9 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "batch": "8 x 512 tokens"}
         print(f"peak memory of a training step, 8 x 512 tokens: transformer_dep_rel/baseline = {ratio:.3f} "
               f"(target <= {MEMORY_TARGET}) {'ok' if ratio <= MEMORY_TARGET else 'MISSED'}")
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {options.output}")
+    write_report(report, options.output)
     return 0
 
 
