@@ -209,12 +209,14 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
         inputs_embeds: torch.Tensor | None = None,
+        decoder_inputs_embeds: torch.Tensor | None = None,
         **columns,
     ) -> SyntaxSeq2SeqModelOutput:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`); the
             output carries it under the installed transformers' name (`CACHE_NAME`).
-        inputs_embeds: the source's token embeddings instead of `input_ids` (see `SyntaxTransformerEncoder`).
+        inputs_embeds / decoder_inputs_embeds: token embeddings instead of `input_ids` / `decoder_input_ids`, as the
+            embedding tables give them (see `SyntaxTransformerEncoder`).
         columns: the syntax columns the featurizer makes (`columns.SYNTAX_INPUTS`, named in the signature): the
             source ones go to the encoder and the target ones to the decoder, which read those their config needs.
         """
@@ -232,11 +234,12 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
             )
         elif not isinstance(encoder_outputs, SyntaxEncoderOutput):
             encoder_outputs = _as_encoder_output(encoder_outputs)
-        if decoder_input_ids is None:
-            raise ValueError(f"{type(self).__name__} needs `decoder_input_ids`: it has no output layer, so it takes no "
-                             "`labels` (SyntaxTransformerForConditionalGeneration shifts labels right itself).")
+        if decoder_input_ids is None and decoder_inputs_embeds is None:
+            raise ValueError(f"{type(self).__name__} needs `decoder_input_ids` (or `decoder_inputs_embeds`): it has no "
+                             "output layer, so it takes no `labels` (SyntaxTransformerForConditionalGeneration shifts "
+                             "labels right itself).")
         decoder_outputs = self.decoder(
-            decoder_input_ids, attention_mask=decoder_attention_mask,
+            decoder_input_ids, attention_mask=decoder_attention_mask, inputs_embeds=decoder_inputs_embeds,
             encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
             cache=cache,
             use_cache=call_or_config(self.config, "use_cache", use_cache),
@@ -376,11 +379,13 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         return_dict: bool | None = None,
         past_key_values: EncoderDecoderCache | None = None,
         inputs_embeds: torch.Tensor | None = None,
+        decoder_inputs_embeds: torch.Tensor | None = None,
         **columns,
     ) -> SyntaxSeq2SeqLMOutput | tuple:
         r"""
         cache / past_key_values: the decoder's keys and values so far, under either name (see `_either_cache`).
-        inputs_embeds: the source's token embeddings instead of `input_ids` (see `SyntaxTransformerEncoder`).
+        inputs_embeds / decoder_inputs_embeds: token embeddings instead of `input_ids` / `decoder_input_ids`, as the
+            embedding tables give them (see `SyntaxTransformerEncoder`).
         labels: target ids (batch, target_length), -100 where no loss is wanted; shifted right internally.
         columns: the syntax columns (`columns.SYNTAX_INPUTS`, named in the signature), aligned to the subwords:
             dep_heads: per source token, the 0-based index of its head token (-100 unsupervised); trains the DBSA
@@ -390,7 +395,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             pos_ids / case_ids / subword_tags: source syntax features of the syntax-infused embedding.
         """
         reject_unknown_keywords(self, columns)
-        if labels is None and decoder_input_ids is None:
+        if labels is None and decoder_input_ids is None and decoder_inputs_embeds is None:
             raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
         if labels is not None:
             check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
@@ -400,13 +405,15 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             elif torch.is_tensor(inputs_embeds):
                 check_same_batch("labels", labels, "inputs_embeds", inputs_embeds)
             use_cache = False
-            if decoder_input_ids is None:
+            if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+            _check_one_label_per_decoder_input(labels, decoder_input_ids, decoder_inputs_embeds)
         outputs = self.model(
             input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs, cache=cache,
             use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-            return_dict=True, past_key_values=past_key_values, inputs_embeds=inputs_embeds, **columns,
+            return_dict=True, past_key_values=past_key_values, inputs_embeds=inputs_embeds,
+            decoder_inputs_embeds=decoder_inputs_embeds, **columns,
         )
         logits = self.lm_head(outputs.last_hidden_state)
 
@@ -460,14 +467,25 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
 
 def reject_unknown_keywords(model: nn.Module, columns: dict) -> None:
     """`forward`'s wildcard takes the syntax columns only: a misspelt keyword (`attention_masks=`) was dropped
-    silently and the model ran without it. A keyword given as None asks for nothing (PEFT's seq2seq wrapper passes
-    `decoder_inputs_embeds=None`), so it is let through."""
+    silently and the model ran without it. A keyword given as None asks for nothing (a wrapper may pass on an
+    argument it has no value for), so it is let through."""
     unknown = sorted(name for name, value in columns.items() if name not in SYNTAX_COLUMN_NAMES and value is not None)
     if unknown:
         accepted = [parameter.name for parameter in inspect.signature(type(model).forward).parameters.values()
                     if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD]
         raise TypeError(f"{type(model).__name__}.forward() got unexpected keyword argument(s) {unknown}; it takes "
                         f"{accepted}. Check the spelling.")
+
+
+def _check_one_label_per_decoder_input(labels: torch.Tensor, decoder_input_ids, decoder_inputs_embeds) -> None:
+    """The decoder predicts one label per input position: other lengths failed inside the loss as a "batch_size"
+    mismatch of the flattened tensors."""
+    name, given = (("decoder_input_ids", decoder_input_ids) if decoder_inputs_embeds is None
+                   else ("decoder_inputs_embeds", decoder_inputs_embeds))
+    if torch.is_tensor(given) and given.dim() >= 2 and tuple(given.shape[:2]) != tuple(labels.shape):
+        raise ValueError(f"`{name}` covers {tuple(given.shape[:2])} (sentences, tokens) but `labels` is "
+                         f"{tuple(labels.shape)}: one label per decoder input. Pass `labels` alone (the model shifts "
+                         f"them right into the decoder inputs) or decoder inputs of the labels' length.")
 
 
 def _as_encoder_output(given) -> SyntaxEncoderOutput:

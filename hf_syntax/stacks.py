@@ -144,6 +144,27 @@ def as_returned(output, config, return_dict: bool | None):
     return output if call_or_config(config, "return_dict", return_dict) else output.to_tuple()
 
 
+def ids_or_embeddings(ids: torch.Tensor | None, embeddings: torch.Tensor | None, names: tuple[str, str],
+                      table: nn.Embedding, vocab_size: int | None = None) -> torch.Tensor:
+    """The one of a stack's token ids (checked below `vocab_size` where given) or their embeddings (`table`'s width,
+    floats) that was given: its first two dimensions are (batch, length)."""
+    ids_name, embeddings_name = names
+    if (ids is None) == (embeddings is None):
+        raise ValueError(f"Pass `{ids_name}` (batch, length) or `{embeddings_name}` (batch, length, "
+                         f"{table.embedding_dim}), exactly one of them.")
+    if ids is not None:
+        check_token_ids(ids_name, ids, vocab_size)
+        return ids
+    width = table.embedding_dim
+    if not torch.is_tensor(embeddings) or embeddings.dim() != 3 or embeddings.shape[-1] != width:
+        shape = tuple(embeddings.shape) if torch.is_tensor(embeddings) else type(embeddings).__name__
+        raise ValueError(f"`{embeddings_name}` is {shape}; give a float tensor (batch, length, {width}): token "
+                         f"embeddings as the model's embedding table gives them.")
+    if not embeddings.is_floating_point():
+        raise ValueError(f"`{embeddings_name}` holds {embeddings.dtype}, not embeddings; token ids go in `{ids_name}`.")
+    return embeddings
+
+
 def needed_columns(needed: tuple[str, ...], shape: torch.Size, given: dict, side: str) -> dict[str, torch.Tensor]:
     """The columns `needed` out of those `given`, each checked to be there with one value per token of the `side`
     stack's input, (batch, length) `shape`."""
@@ -186,27 +207,6 @@ class SyntaxTransformerEncoder(nn.Module):
         self.layers = nn.ModuleList([layer_class(config, i) for i in range(config.encoder_layers)])
         self.self_parser = SelfParser(config) if config.self_parse_layers else None
 
-    def _source_shape(self, input_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None) -> torch.Size:
-        """(batch, source_length) of the one source given, ids or embeddings, each checked."""
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("The encoder needs `input_ids` (batch, source_length) or `inputs_embeds` (batch, "
-                             "source_length, width of get_input_embeddings()), exactly one of them.")
-        if input_ids is not None:
-            check_token_ids("input_ids", input_ids, self.config.vocab_size)
-            return input_ids.shape
-        width = self.embed_tokens.embedding_dim
-        if not torch.is_tensor(inputs_embeds) or inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != width:
-            shape = tuple(inputs_embeds.shape) if torch.is_tensor(inputs_embeds) else type(inputs_embeds).__name__
-            raise ValueError(f"`inputs_embeds` is {shape}; give a float tensor (batch, source_length, {width}): token "
-                             f"embeddings as model.get_input_embeddings() gives them.")
-        if not inputs_embeds.is_floating_point():
-            raise ValueError(f"`inputs_embeds` holds {inputs_embeds.dtype}, not embeddings; token ids go in "
-                             f"`input_ids`.")
-        if self.self_parser is not None:
-            raise ValueError("This model parses the source itself and reads its words from `input_ids` (which "
-                             "subwords start a word); it cannot take `inputs_embeds`. Pass `input_ids`.")
-        return inputs_embeds.shape[:2]
-
     def read_source_tokenizer(self, tokenizer) -> None:
         """What the encoder reads of its source vocabulary besides the ids: a self-parser's word starts."""
         if self.self_parser is not None:
@@ -231,7 +231,12 @@ class SyntaxTransformerEncoder(nn.Module):
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         explicit = explicit_weights(config, output_attentions)
-        source_shape = self._source_shape(input_ids, inputs_embeds)
+        source = ids_or_embeddings(input_ids, inputs_embeds, ("input_ids", "inputs_embeds"), self.embed_tokens,
+                                   config.vocab_size)
+        if inputs_embeds is not None and self.self_parser is not None:
+            raise ValueError("This model parses the source itself and reads its words from `input_ids` (which "
+                             "subwords start a word); it cannot take `inputs_embeds`. Pass `input_ids`.")
+        source_shape = source.shape[:2]
         if attention_mask is not None and attention_mask.shape != source_shape:
             raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but the source "
                              f"{tuple(source_shape)}: one value per source token (1 = a token, 0 = padding).")
@@ -294,7 +299,7 @@ class SyntaxTransformerDecoder(nn.Module):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -303,29 +308,34 @@ class SyntaxTransformerDecoder(nn.Module):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.Tensor | None = None,
         **columns,
     ) -> SyntaxDecoderOutput | tuple:
+        """`inputs_embeds`: instead of `input_ids`, their embeddings (the model's `decoder_inputs_embeds`)."""
         config = self.config
         output_attentions = call_or_config(config, "output_attentions", output_attentions)
         output_hidden_states = call_or_config(config, "output_hidden_states", output_hidden_states)
         explicit = explicit_weights(config, output_attentions)
-        check_token_ids("decoder_input_ids", input_ids)  # shape and type only: the model checks the ids' range
+        # shape and type only: the model checks the ids' range once, not at every decoding step
+        target = ids_or_embeddings(input_ids, inputs_embeds, ("decoder_input_ids", "decoder_inputs_embeds"),
+                                   self.embed_tokens)
         check_growing_cache(cache)
         past_length = cache.get_seq_length() if cache is not None else 0
         if encoder_hidden_states is not None:
-            check_same_batch("decoder_input_ids", input_ids, "input_ids", encoder_hidden_states)
+            check_same_batch("decoder_input_ids" if inputs_embeds is None else "decoder_inputs_embeds", target,
+                             "input_ids", encoder_hidden_states)
             if encoder_attention_mask is not None and encoder_attention_mask.shape != encoder_hidden_states.shape[:2]:
                 raise ValueError(f"`attention_mask` has shape {tuple(encoder_attention_mask.shape)} but the encoder "
                                  f"outputs cover {tuple(encoder_hidden_states.shape[:2])}: pass the source mask the "
                                  "encoder outputs were computed with.")
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
-        length = input_ids.shape[1]
+        batch, length = target.shape[:2]
         total = past_length + length
-        if attention_mask is not None and attention_mask.shape != (input_ids.shape[0], total):
+        if attention_mask is not None and attention_mask.shape != (batch, total):
             raise ValueError(  # a longer mask was cut to its last columns silently, a shorter one a size mismatch
                 f"`decoder_attention_mask` has shape {tuple(attention_mask.shape)} but the decoder has "
-                f"{input_ids.shape[0]} rows of {total} tokens ({past_length} cached + {length} new): one value per "
+                f"{batch} rows of {total} tokens ({past_length} cached + {length} new): one value per "
                 "decoder token, the cached ones included."
             )
         if config.absolute_positions and total > config.max_position_embeddings:
@@ -333,8 +343,8 @@ class SyntaxTransformerDecoder(nn.Module):
                 f"The target reached {total} tokens but max_position_embeddings={config.max_position_embeddings}: "
                 "truncate the labels or lower max_length/max_new_tokens for generation."
             )
-        positions = torch.arange(past_length, total, device=input_ids.device)
-        hidden = self.embed_tokens(input_ids) * self.embed_scale
+        positions = torch.arange(past_length, total, device=target.device)
+        hidden = (self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds) * self.embed_scale
         if config.absolute_positions:
             hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
@@ -344,8 +354,8 @@ class SyntaxTransformerDecoder(nn.Module):
                                          and (is_torchdynamo_compiling() or not attention_mask.all()))
         self_mask = causal_mask(positions, total, attention_mask, hidden.dtype) if needs_self_mask else None
         cross_mask = padding_mask(encoder_attention_mask, hidden.dtype)
-        columns = needed_columns(config.term_columns("decoder"), input_ids.shape, columns, "target")
-        relations = term_relations(config, "decoder", positions, total, columns, input_ids.shape[0],
+        columns = needed_columns(config.term_columns("decoder"), target.shape[:2], columns, "target")
+        relations = term_relations(config, "decoder", positions, total, columns, batch,
                                    matmul_dtype(hidden))
 
         all_hidden = (hidden,) if output_hidden_states else None

@@ -62,8 +62,8 @@ def test_the_base_model_says_it_needs_decoder_input_ids():
     with pytest.raises(TypeError, match=r"SyntaxTransformerModel.forward\(\) got unexpected keyword argument\(s\) "
                                         r"\['labels'\]"):
         model(input_ids, labels=labels)
-    with pytest.raises(ValueError, match=r"SyntaxTransformerModel needs `decoder_input_ids`: it has no output layer, "
-                                         r"so it takes no `labels`"):
+    with pytest.raises(ValueError, match=r"SyntaxTransformerModel needs `decoder_input_ids` \(or "
+                                         r"`decoder_inputs_embeds`\): it has no output layer, so it takes no `labels`"):
         model(input_ids)
 
 

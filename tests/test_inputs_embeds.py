@@ -32,6 +32,25 @@ def test_a_model_s_own_embeddings_give_what_its_ids_give(kind):
         assert torch.equal(model.generate(**_embedded(model, source)), model.generate(**source))
 
 
+@pytest.mark.parametrize("kind", list(SEQ2SEQ_KINDS))
+def test_the_decoder_takes_its_inputs_as_embeddings_too(kind):
+    """`decoder_inputs_embeds` in place of the labels shifted right: the same logits and loss (DBSA's decoder parse
+    loss included, which reads the labels)."""
+    model, batch = build_model(kind), make_batch(kind)
+    shifted = model.prepare_decoder_input_ids_from_labels(batch["labels"])
+    with torch.no_grad():
+        expected = model(**batch)
+        given = model(**batch, decoder_inputs_embeds=model.get_decoder().embed_tokens(shifted))
+    assert torch.allclose(given.logits, expected.logits, atol=1e-6) and torch.allclose(given.loss, expected.loss)
+    with pytest.raises(ValueError, match="`decoder_input_ids` .* or `decoder_inputs_embeds` .*exactly one of them"):
+        model(**batch, decoder_input_ids=shifted, decoder_inputs_embeds=model.get_decoder().embed_tokens(shifted))
+    for name, short in (("decoder_input_ids", shifted[:, :4]),
+                        ("decoder_inputs_embeds", model.get_decoder().embed_tokens(shifted[:, :4]))):
+        with pytest.raises(ValueError, match=rf"`{name}` covers \(2, 4\) \(sentences, tokens\) but `labels` is "
+                                             r"\(2, 6\): one label per decoder input"):  # was a loss-internal size error
+            model(**batch, **{name: short})
+
+
 def test_embeddings_are_scaled_as_the_model_scales_its_own():
     """With `scale_embedding` the model multiplies its looked-up embeddings by sqrt(d_model); given embeddings are
     those of `get_input_embeddings()`, so they are scaled alike (else a scaled model read them 5.7x too small)."""
@@ -44,7 +63,7 @@ def test_embeddings_are_scaled_as_the_model_scales_its_own():
     (lambda batch, embeds: _without_ids(batch), "exactly one of them"),
     (lambda batch, embeds: {**batch, "inputs_embeds": embeds}, "exactly one of them"),
     (lambda batch, embeds: {**_without_ids(batch), "inputs_embeds": embeds[..., :5]},
-     r"`inputs_embeds` is \(2, 8, 5\); give a float tensor \(batch, source_length, 32\)"),
+     r"`inputs_embeds` is \(2, 8, 5\); give a float tensor \(batch, length, 32\)"),
     (lambda batch, embeds: {**_without_ids(batch), "inputs_embeds": batch["input_ids"][..., None].expand(-1, -1, 32)},
      r"holds torch.int64, not embeddings; token ids go in `input_ids`"),
     (lambda batch, embeds: {**_without_ids(batch), "inputs_embeds": embeds,
