@@ -323,6 +323,18 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, batch_size,
                                               max_cache_length)
 
+    def _validate_model_kwargs(self, model_kwargs):
+        """`generate` feeds the decoder the ids it writes, starting from `decoder_start_token_id` or a prefix in
+        `decoder_input_ids`; it has no place for decoder embeddings (transformers' own seq2seq models take none
+        either). Given them, it also passed its start ids beside them, and the refusal named two inputs where the
+        caller gave one."""
+        if model_kwargs.get("decoder_inputs_embeds") is not None:
+            raise ValueError("generate() writes the translation from token ids, so it cannot start from "
+                             "`decoder_inputs_embeds`. Give a decoder prefix as `decoder_input_ids` (batch, length), "
+                             "or leave it out to start from decoder_start_token_id; `decoder_inputs_embeds` is for "
+                             "forward() (training and scoring).")
+        super()._validate_model_kwargs(model_kwargs)
+
     def get_output_embeddings(self):
         return self.lm_head
 

@@ -51,6 +51,17 @@ def test_the_decoder_takes_its_inputs_as_embeddings_too(kind):
             model(**batch, **{name: short})
 
 
+def test_generate_asks_for_a_decoder_prefix_as_ids():
+    """generate() writes from ids; given decoder embeddings it used to refuse "both" inputs, naming one never given."""
+    model, batch = build_model("syntax_transformer"), make_batch("syntax_transformer")
+    start = torch.full((2, 1), model.config.decoder_start_token_id)
+    with pytest.raises(ValueError, match=r"cannot start from `decoder_inputs_embeds`\. Give a decoder prefix as "
+                                         r"`decoder_input_ids`"):
+        model.generate(**source_inputs(model, batch), decoder_inputs_embeds=model.get_decoder().embed_tokens(start))
+    prefixed = model.generate(**source_inputs(model, batch), decoder_input_ids=start, max_new_tokens=4)
+    assert torch.equal(prefixed[:, :1], start)
+
+
 def test_embeddings_are_scaled_as_the_model_scales_its_own():
     """With `scale_embedding` the model multiplies its looked-up embeddings by sqrt(d_model); given embeddings are
     those of `get_input_embeddings()`, so they are scaled alike (else a scaled model read them 5.7x too small)."""
