@@ -853,6 +853,28 @@ def test_a_run_that_fails_says_why_in_the_driver_s_error(finished_study, tmp_pat
     assert error.startswith("error: 1 run(s) failed: rel seed 3: error: ") and "absent.ja" in error
 
 
+def test_a_report_that_fails_between_runs_leaves_the_queue_going(tmp_path, capsys):
+    """A report after one run fails for any reason (here its results folder is a file): the next run still starts,
+    rather than the driver ending there with the session's remaining hours unused. That next run was cut off during
+    its first save, so it starts over."""
+    config = tiny_config(tmp_path / "unused", max_steps=4)
+    config["data"]["train"] = {"source": str(tmp_path / "absent.ja"), "target": str(tmp_path / "absent.en")}
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "results").write_text("not a folder")
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "config": str(tmp_path / "tiny.yaml"), "work_dir": str(tmp_path / "runs"), "results": str(tmp_path / "results"),
+        "reference": str(SAMPLE / "valid.en"), "baseline": "baseline",
+        "runs": {"baseline": {"label": "Transformer"}, "rel": {"label": "Transformer_rel"}}}))
+    (tmp_path / "runs" / "rel" / "seed4" / "checkpoint-2").mkdir(parents=True)  # cut off during its first save
+    with pytest.raises(StudyError, match=r"2 run\(s\) failed"):
+        run_all(Study.load(tmp_path / "study.yaml"), [("rel", 3), ("rel", 4)], jobs=1, extra_tests=[])
+    output = capsys.readouterr().out
+    assert "report after rel seed 3 failed, retried at the end: NotADirectoryError" in output
+    started = (tmp_path / "runs" / "rel" / "seed4" / "train.log").read_text().splitlines()[0]
+    assert started.endswith("rel seed 4 started from step 0 (cut off while saving, moved aside: "
+                            "incomplete-checkpoint-2)")  # not resumed from it, which failed in every session
+
+
 def test_committed_records_outlive_their_run_folders(finished_study):
     """runs/ is not committed: when a run's folder is gone its committed record counts as finished (not trained
     again), stays in the results and still serves the bootstrap of the other runs (from its committed translations)."""
@@ -876,7 +898,8 @@ def test_committed_records_outlive_their_run_folders(finished_study):
 
 def test_a_run_still_training_says_how_long_it_still_needs_at_its_own_pace(tmp_path, capsys):
     """Checkpoints every 2 steps, 60 s apart except for a session break of 900 s: the median pace is 30 s a step
-    (the break is ignored), and 4 of the 12 steps are left, so 2 minutes. One checkpoint gives no estimate."""
+    (the break is ignored), and 4 of the 12 steps are left, so 2 minutes. One checkpoint gives no estimate; one cut
+    off while saving is read past."""
     study = baseline_and_rel_study(tmp_path)
     study = Study(**{**vars(study), "work_dir": tmp_path / "runs", "results": tmp_path / "results"})
     folder = study.output_dir("rel", 9)
@@ -890,6 +913,10 @@ def test_a_run_still_training_says_how_long_it_still_needs_at_its_own_pace(tmp_p
         if step == 2:
             assert minutes_left(folder) is None
     assert minutes_left(folder) == pytest.approx(2.0)
+    cut_off = folder / "checkpoint-10"  # a session ended while saving it: no trainer_state.json (the progress failed)
+    cut_off.mkdir()
+    os.utime(cut_off, (2080, 2080))
+    assert minutes_left(folder) == pytest.approx(2.0)  # read from checkpoint-8 until the run resumes
     print(progress(study))
     assert "| rel | 9 | training, ~2 min left | 2.00 | 4.00 | 6.00 | 8.00 |" in capsys.readouterr().out
 

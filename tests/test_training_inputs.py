@@ -12,7 +12,8 @@ import yaml
 from hf_syntax.data.corpus import CorpusError, read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import check_checkpoint_folder, checkpoint_folders, resolve_resume
+from hf_syntax.recipes.runs import (check_checkpoint_folder, checkpoint_folders, resolve_resume,
+                                   set_aside_when_none_is_complete)
 from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
 from hf_syntax.recipes.translation.model import build_model
 from hf_syntax.recipes.translation.run import main
@@ -470,6 +471,31 @@ def test_latest_skips_a_checkpoint_cut_off_while_saving(tmp_path, caplog):
     with pytest.raises(ConfigError, match="checkpoint-9 is incomplete, missing: scheduler.pt"):
         resolve_resume("latest", str(run), overwrite=False)
     assert (run / "checkpoint-9").is_dir(), "with nothing to resume from, nothing is moved"
+
+
+def test_a_trainer_state_cut_off_mid_write_marks_its_checkpoint_incomplete(tmp_path):
+    """The Trainer writes trainer_state.json last: a session ending during that write left a file that is there but
+    not JSON, which passed as complete and failed every later resume on reading it."""
+    run = tmp_path / "run"
+    earlier = complete_checkpoint(run / "checkpoint-9")
+    (complete_checkpoint(run / "checkpoint-10") / "trainer_state.json").write_text('{"global_step": 1')
+    assert resolve_resume("latest", str(run), overwrite=False) == earlier
+    assert (run / "incomplete-checkpoint-10").is_dir()
+    with pytest.raises(ConfigError, match=r"missing: a whole trainer_state.json \(what is there is not JSON\)"):
+        check_checkpoint_folder(run / "incomplete-checkpoint-10")
+
+
+def test_a_driver_starts_again_a_run_cut_off_during_its_first_save(tmp_path):
+    """With no complete checkpoint "latest" has nothing to resume from and refuses (a person decides); the study
+    driver, which owns the folder, moves the cut-off ones aside so the run starts over instead of failing in every
+    later session. With a complete one nothing moves."""
+    run = tmp_path / "run"
+    (complete_checkpoint(run / "checkpoint-5") / "optimizer.pt").unlink()
+    assert set_aside_when_none_is_complete(run) == [run / "incomplete-checkpoint-5"]
+    assert checkpoint_folders(run) == []
+    complete_checkpoint(run / "checkpoint-5")
+    (complete_checkpoint(run / "checkpoint-10") / "scheduler.pt").unlink()
+    assert set_aside_when_none_is_complete(run) == [] and len(checkpoint_folders(run)) == 2
 
 
 def test_fresh_run_into_folder_with_checkpoints_is_refused(tmp_path):

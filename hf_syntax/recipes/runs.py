@@ -78,6 +78,8 @@ def check_checkpoint_folder(folder: Path) -> None:
         missing.append("rng_state.pth (random states: without them the resumed run is not exact)")
     if not (folder / "tokenizer_config.json").is_file():
         missing.append("tokenizer_config.json")
+    if not missing and not _is_json(folder / "trainer_state.json"):
+        missing.append("a whole trainer_state.json (what is there is not JSON)")  # the Trainer writes it last
     if missing:
         raise ConfigError(
             f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off while "
@@ -87,6 +89,14 @@ def check_checkpoint_folder(folder: Path) -> None:
         check_model_files(folder)
     except DamagedFileError as error:
         raise ConfigError(f"checkpoint {error}") from None
+
+
+def _is_json(path: Path) -> bool:
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def check_output_dir(output_dir: str | Path) -> None:
@@ -145,6 +155,21 @@ def newest_complete_checkpoint(output_dir: Path) -> Path:
                            folder)
         return folder
     raise cut_off[0][1]
+
+
+def set_aside_when_none_is_complete(output_dir: Path) -> list[Path]:
+    """For a driver that owns ``output_dir`` (the study's): when every ``checkpoint-*`` in it was cut off while saving
+    (a session ended during the first save), move them aside and return their new names, so that the run starts
+    again instead of failing on "latest" in every later session. With a complete one, nothing is moved: "latest"
+    resumes from it."""
+    folders = checkpoint_folders(output_dir)
+    for folder in folders:
+        try:
+            check_checkpoint_folder(folder)
+        except ConfigError:
+            continue
+        return []
+    return [move_aside(folder, "incomplete") for folder in folders]
 
 
 def move_aside(folder: Path, reason: str) -> Path:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from hf_syntax.data.corpus import split_lines
-from hf_syntax.recipes.runs import checkpoint_folders
+from hf_syntax.recipes.runs import checkpoint_folders, set_aside_when_none_is_complete
 from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
 TRAIN_LOG = "train.log"  # a run folder's training output, every start of the run marked in it
@@ -87,9 +87,12 @@ def start_training(study: Study, run: str, seed: int, threads: int) -> subproces
     """Start one run's training in the background, its output appended to the run folder's ``train.log`` after a
     line that says when and from where it starts: a run spread over sessions, or begun again after a cut before its
     first checkpoint, shows each start in its log (a restart repeats the first lines, which would read as a fault)."""
+    set_aside = set_aside_when_none_is_complete(study.output_dir(run, seed))
     checkpoints = checkpoint_folders(study.output_dir(run, seed))
     command = training_command(study, run, seed, resume=bool(checkpoints))
     start = f"resumed from {checkpoints[-1].name}" if checkpoints else "started from step 0"
+    if set_aside:
+        start += f" (cut off while saving, moved aside: {', '.join(folder.name for folder in set_aside)})"
     log = (study.output_dir(run, seed) / TRAIN_LOG).open("a")
     log.write(f"[hf-syntax study {time.strftime('%Y-%m-%d %H:%M:%S')}] {run} seed {seed} {start}\n")
     log.flush()

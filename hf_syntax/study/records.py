@@ -34,19 +34,29 @@ def invocation_log(folder: Path, name: str) -> list:
     return json.loads((folder / name).read_text()) if (folder / name).exists() else []
 
 
+def newest_trainer_state(folder: Path) -> dict | None:
+    """The newest checkpoint's ``trainer_state.json`` that can be read: a session that ended while saving leaves the
+    newest without it (or with half of it) until the run resumes; None before the first checkpoint."""
+    for checkpoint in reversed(checkpoint_folders(folder)):
+        try:
+            return json.loads((checkpoint / "trainer_state.json").read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def log_history(folder: Path) -> list[dict]:
     """The Trainer's log (the newest checkpoint's trainer_state.json holds all of it up to that checkpoint)."""
-    checkpoints = checkpoint_folders(folder)
-    return json.loads((checkpoints[-1] / "trainer_state.json").read_text())["log_history"] if checkpoints else []
+    state = newest_trainer_state(folder)
+    return state["log_history"] if state else []
 
 
 def minutes_left(folder: Path) -> float | None:
     """How long a run still training needs to reach its budget at its own pace (``seconds_per_step``) from its newest
     checkpoint. None before two checkpoints; a run that stops early needs less."""
-    pace = seconds_per_step(folder)
-    if pace is None:
+    pace, state = seconds_per_step(folder), newest_trainer_state(folder)
+    if pace is None or state is None:
         return None
-    state = json.loads((checkpoint_folders(folder)[-1] / "trainer_state.json").read_text())
     return (state["max_steps"] - state["global_step"]) * pace / 60
 
 

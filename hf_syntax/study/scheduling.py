@@ -240,9 +240,11 @@ def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: l
                           flush=True)
                 try:
                     report(study, extra_tests, blind)
-                except StudyError as error:  # the runs in flight go on; the final report tries again
-                    print(f"report after {key[0]} seed {key[1]} failed, retried at the end: {error}", flush=True)
-    except BaseException:  # an unforeseen failure (a report, a start) or Ctrl-C: no run trains on without its driver
+                except Exception as error:  # the runs in flight and those queued go on (hours of training
+                    # outweigh a table): the final report tries again and raises what still fails
+                    print(f"report after {key[0]} seed {key[1]} failed, retried at the end: "
+                          f"{type(error).__name__}: {error}", flush=True)
+    except BaseException:  # an unforeseen failure (a start) or Ctrl-C: no run trains on without its driver
         stop_runs(running)
         raise
     if failed:
