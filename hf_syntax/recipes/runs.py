@@ -68,7 +68,7 @@ def write_json(path: Path, record: dict[str, Any]) -> None:
 
 def check_checkpoint_folder(folder: Path) -> None:
     """Refuse to resume from a folder that lacks what an exact resume needs (names the missing files) or whose
-    weights or config were cut off while saving, before any data is prepared."""
+    weights, config or trainer state were cut off while saving, before any data is prepared."""
     if not folder.is_dir():
         raise ConfigError(f"resume_from_checkpoint: {folder} is not a folder")
     missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
@@ -78,17 +78,19 @@ def check_checkpoint_folder(folder: Path) -> None:
         missing.append("rng_state.pth (random states: without them the resumed run is not exact)")
     if not (folder / "tokenizer_config.json").is_file():
         missing.append("tokenizer_config.json")
-    if not missing and not _is_json(folder / "trainer_state.json"):
-        missing.append("a whole trainer_state.json (what is there is not JSON)")  # the Trainer writes it last
     if missing:
-        raise ConfigError(
-            f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off while "
-            "saving; resume from an earlier checkpoint-* folder or start again"
-        )
+        raise _cut_off(folder, missing)
     try:
         check_model_files(folder)
     except DamagedFileError as error:
         raise ConfigError(f"checkpoint {error}") from None
+    if not _is_json(folder / "trainer_state.json"):  # the Trainer writes it last, after the weights checked above
+        raise _cut_off(folder, ["a whole trainer_state.json (what is there is not JSON)"])
+
+
+def _cut_off(folder: Path, missing: list[str]) -> ConfigError:
+    return ConfigError(f"checkpoint {folder} is incomplete, missing: {', '.join(missing)}; it was probably cut off "
+                       "while saving; resume from an earlier checkpoint-* folder or start again")
 
 
 def _is_json(path: Path) -> bool:
