@@ -232,8 +232,15 @@ def word_heads_from_subword_heads(dep_heads, word_ids, word_count: int | None = 
     A word's head is read from its final subword (its other subwords only point along the word); works for both
     head rules. ``word_count`` defaults to 1 + the largest word id; words without subwords get ``None``.
     """
+    # tensors and arrays as lists: a tensor's elements were dict keys by identity, and every head came out None
+    dep_heads = dep_heads.tolist() if hasattr(dep_heads, "tolist") else list(dep_heads)
+    word_ids = word_ids.tolist() if hasattr(word_ids, "tolist") else list(word_ids)
     if len(dep_heads) != len(word_ids):
         raise ValueError(f"{len(dep_heads)} heads but {len(word_ids)} word ids; they must be the same sequence.")
+    for position, head in enumerate(dep_heads):
+        if head is not None and head != IGNORE_INDEX and not 0 <= head < len(dep_heads):
+            raise ValueError(f"head {head} at subword {position} is outside 0 .. {len(dep_heads) - 1}: heads are "
+                             f"positions in this same sequence ({IGNORE_INDEX} where unknown).")
     if word_count is None:
         word_count = max((word for word in word_ids if word != NO_WORD), default=-1) + 1
     final_position = {}

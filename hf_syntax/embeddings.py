@@ -54,7 +54,7 @@ class SourceFeatureEmbedding(nn.Module):
                     f"{column} holds ids outside [0, {table.num_embeddings}); the featurizer's label "
                     "vocabulary does not match this model's config."
                 )
-            embedded.append(table(ids))
+            embedded.append(table(ids.long()))  # int16 ids fail the lookup, as in ids_or_embeddings
         if self.combine == "concat_each":
             return torch.cat([word_embeddings, *embedded], dim=-1)
         summed = torch.stack(embedded).sum(0)

@@ -411,6 +411,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
         if labels is not None:
             check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
+            labels = labels.long()  # int32 labels (numpy's default on Windows) failed inside cross_entropy
             if input_ids is not None:
                 check_token_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
                 check_same_batch("labels", labels, "input_ids", input_ids)

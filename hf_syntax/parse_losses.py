@@ -33,7 +33,7 @@ def parse_loss(log_probs: torch.Tensor, heads: torch.Tensor, denominator: torch.
     """`-log A[t, head(t)]` summed over supervised tokens and divided by `denominator` (default: their number, i.e.
     the mean); zero (with a graph) when nothing is supervised. No branch on the heads' values: no wait for a GPU, no
     break in a torch.compile graph."""
-    log_probs, heads = log_probs.flatten(0, 1).float(), heads.flatten()
+    log_probs, heads = log_probs.flatten(0, 1).float(), heads.flatten().long()  # nll_loss takes int64 targets
     if denominator is None:
         denominator = (heads != IGNORE_INDEX).sum()
     return F.nll_loss(log_probs, heads, ignore_index=IGNORE_INDEX, reduction="sum") / denominator.clamp(min=1)
@@ -56,7 +56,7 @@ def check_heads(name: str, heads, shape: tuple[int, int], column_of: str, keep: 
     bad = supervised & ((heads < 0) | (heads >= length))
     masked = torch.zeros_like(bad)
     if keep is not None:
-        masked = supervised & ~bad & (keep.gather(1, heads.clamp(0, length - 1)) == 0)
+        masked = supervised & ~bad & (keep.gather(1, heads.clamp(0, length - 1).long()) == 0)
     if not bool((bad | masked).any()):  # the values are read once
         return
     if bad.any():

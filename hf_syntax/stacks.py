@@ -154,7 +154,7 @@ def ids_or_embeddings(ids: torch.Tensor | None, embeddings: torch.Tensor | None,
                          f"{table.embedding_dim}), exactly one of them.")
     if ids is not None:
         check_token_ids(ids_name, ids, vocab_size)
-        return ids
+        return ids.long()  # int32 (numpy's default on Windows) or int16 ids: the embedding lookup takes int64
     width = table.embedding_dim
     if not torch.is_tensor(embeddings) or embeddings.dim() != 3 or embeddings.shape[-1] != width:
         shape = tuple(embeddings.shape) if torch.is_tensor(embeddings) else type(embeddings).__name__
@@ -248,7 +248,7 @@ class SyntaxTransformerEncoder(nn.Module):
                 "truncate it (tokenizer(..., truncation=True, max_length=...)) or raise max_position_embeddings."
             )
         columns = needed_columns(config.needs_source_features, source_shape, kwargs, "source")
-        hidden = (self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds) * self.embed_scale
+        hidden = (self.embed_tokens(source) if inputs_embeds is None else source) * self.embed_scale
         if self.feature_embedding is not None:
             hidden = self.feature_embedding(hidden, columns)
         if config.absolute_positions:
@@ -260,7 +260,7 @@ class SyntaxTransformerEncoder(nn.Module):
         self_parse = None
         if self.self_parser is not None:  # a self-parsing model makes the depths its depth term reads
             self_parse = self.self_parser(hidden, mask)
-            columns["dep_depths"] = self.self_parser.depths(self_parse, input_ids, attention_mask,
+            columns["dep_depths"] = self.self_parser.depths(self_parse, source, attention_mask,
                                                             kwargs.get("dep_depths"))
         positions = torch.arange(length, device=hidden.device)
         # What layers read besides hidden states and mask (each names its own in `stack_inputs`): the relative
@@ -344,7 +344,7 @@ class SyntaxTransformerDecoder(nn.Module):
                 "truncate the labels or lower max_length/max_new_tokens for generation."
             )
         positions = torch.arange(past_length, total, device=target.device)
-        hidden = (self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds) * self.embed_scale
+        hidden = (self.embed_tokens(target) if inputs_embeds is None else target) * self.embed_scale
         if config.absolute_positions:
             hidden = hidden + sinusoidal_positions(positions, config.d_model, hidden.dtype)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)

@@ -7,6 +7,7 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
+from device_support import SEQ2SEQ_KINDS, build_model, make_batch
 from fresh_process import run_without_hf_syntax
 from random_weights import spread_weights
 from hf_syntax import (
@@ -455,6 +456,18 @@ def test_misshapen_or_foreign_token_ids_are_clear_errors(baseline, inputs, messa
     ids, out = torch.randint(3, 100, (2, 7)), torch.randint(3, 100, (2, 4))
     with pytest.raises((ValueError, TypeError), match=message):  # TypeError: a list where a tensor goes
         baseline(**inputs(ids, out))
+
+
+@pytest.mark.parametrize("kind", list(SEQ2SEQ_KINDS))
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int16])
+def test_narrower_integer_inputs_give_what_int64_gives(kind, dtype):
+    """numpy's default integer is int32 on Windows: int32 labels failed inside cross_entropy, int32 heads inside the
+    parse losses, int16 ids inside the embedding lookups (and the self-parser's word roles)."""
+    model, batch = build_model(kind), make_batch(kind)
+    narrow = {name: value.to(dtype) if value.dtype == torch.long and name != "attention_mask" else value
+              for name, value in batch.items()}
+    with torch.no_grad():
+        assert torch.allclose(model(**narrow).loss, model(**batch).loss)
 
 
 def test_labels_may_hold_the_ignore_index(baseline):

@@ -1,6 +1,7 @@
 """Offset alignment rules, DBSA subword heads and their inversion, on synthetic offsets and real tokenizers."""
 
 import pytest
+import torch
 from features_support import TREEBANKS, byte_level_bpe, metaspace_bpe, minilm_wordpiece, treebank, unigram
 
 from hf_syntax.align import (
@@ -66,6 +67,13 @@ def test_dbsa_subword_heads_and_inversion(rule, expected):
     assert columns["pos_ids"][0] == SPECIAL_ID and columns["pos_ids"][1] == UPOS_VOCAB.id_of("ADJ")
     assert columns["subword_tags"] == [SPECIAL_ID, B, I, E, B, E, O, SPECIAL_ID]
     assert word_heads_from_subword_heads(heads, word_ids) == [2, 0, 2]
+    # as the featurizer returns them with return_tensors="pt" (every head came out None: tensors as dict keys)
+    assert word_heads_from_subword_heads(torch.tensor(heads), torch.tensor(word_ids)) == [2, 0, 2]
+    with pytest.raises(ValueError, match=r"head 9 at subword 1 is outside 0 \.\. 7: heads are positions in this "
+                                         r"same sequence \(-100 where unknown\)"):  # was an IndexError (9), or
+        word_heads_from_subword_heads([heads[0], 9, *heads[2:]], word_ids)  # read from the end (-2)
+    with pytest.raises(ValueError, match=r"head -2 at subword 1 is outside"):
+        word_heads_from_subword_heads([heads[0], -2, *heads[2:]], word_ids)
     with pytest.raises(ValueError, match="head_rule"):
         subword_columns(tree, word_ids, ("dep_heads",), head_rule="middle")
     with pytest.raises(ValueError, match="same sequence"):
