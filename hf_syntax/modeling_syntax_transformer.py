@@ -24,6 +24,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from .attention import RelativeTerm
 from .columns import IGNORE_INDEX, SYNTAX_INPUTS
 from .configuration_syntax_transformer import SyntaxTransformerConfig
+from .generation_checks import GenerationSettingError, check_output_limit
 from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
 from .parse_losses import (
     decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
@@ -322,6 +323,20 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
             return
         super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, batch_size,
                                               max_cache_length)
+
+    def _validate_generated_length(self, generation_config, input_ids_length, has_default_max_length):
+        """`generate` called directly gets the checks the pipeline makes: 0 beams was a ZeroDivisionError, a limit
+        of 1 new token beside the forced end token a silently empty translation, a limit past the decoder's position
+        table a failure midway that lost the whole batch. With a decoder prefix the limits count from it, as
+        transformers' own check says."""
+        beams = generation_config.num_beams
+        if isinstance(beams, bool) or not isinstance(beams, int) or beams < 1:
+            raise GenerationSettingError(f"num_beams={beams!r}: give a whole number >= 1 (1 is greedy search).")
+        if input_ids_length == 1:
+            new_tokens = generation_config.max_new_tokens
+            check_output_limit(new_tokens, None if new_tokens is not None else generation_config.max_length,
+                               generation_config.forced_eos_token_id, self.config.max_position_embeddings)
+        super()._validate_generated_length(generation_config, input_ids_length, has_default_max_length)
 
     def _validate_model_kwargs(self, model_kwargs):
         """`generate` feeds the decoder the ids it writes, starting from `decoder_start_token_id` or a prefix in

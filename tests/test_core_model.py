@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
-from device_support import SEQ2SEQ_KINDS, build_model, make_batch
+from device_support import SEQ2SEQ_KINDS, build_model, make_batch, source_inputs
 from fresh_process import run_without_hf_syntax
 from random_weights import spread_weights
 from hf_syntax import (
@@ -468,6 +468,17 @@ def test_narrower_integer_inputs_give_what_int64_gives(kind, dtype):
               for name, value in batch.items()}
     with torch.no_grad():
         assert torch.allclose(model(**narrow).loss, model(**batch).loss)
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"num_beams": 0}, r"num_beams=0: give a whole number >= 1"),  # was a ZeroDivisionError
+    ({"max_new_tokens": 1, "forced_eos_token_id": 2}, r"max_new_tokens=1 leaves room for no word"),  # was empty
+    ({"max_new_tokens": 10_000}, r"max_new_tokens=10000: this model writes at most 32 tokens"),  # failed midway
+])
+def test_generate_called_directly_refuses_what_the_pipeline_refuses(settings, message):
+    model, batch = build_model("syntax_transformer"), make_batch("syntax_transformer")
+    with pytest.raises(ValueError, match=message):
+        model.generate(**source_inputs(model, batch), **settings)
 
 
 def test_labels_may_hold_the_ignore_index(baseline):
