@@ -46,6 +46,36 @@ def check_integer_column(name: str, values, what: str) -> None:
                          f"(torch.long): convert it with .long().")
 
 
+def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: int | None = None,
+              cause: str = "were they made by another tokenizer than this model's?") -> None:
+    """``ids`` must be a (batch, length) tensor of integer ids (of ``shape`` where given) with at least one column and
+    values in 0 .. ``size`` - 1 (``ignore`` aside, e.g. -100 in labels). An unbatched row failed an unpacking deep
+    inside the model, an empty one an IndexError, an id out of range an IndexError inside an embedding lookup; here
+    each is named with what to change. The values are read only eagerly (a compiled graph cannot branch on them)."""
+    from transformers.utils import is_torchdynamo_compiling
+
+    check_tensor(name, ids)
+    if ids.dim() != 2 or (shape is not None and ids.shape != shape):
+        wanted = "(batch, length)" if shape is None else f"{tuple(shape)}, as the tokens"
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be {wanted}: tokenize with "
+                         f"return_tensors='pt' (a single sentence too, as a batch of one: {name}[None]).")
+    check_integer_column(name, ids, "ids")
+    if ids.shape[0] and not ids.shape[1]:
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}: its rows hold no id. Drop empty texts before "
+                         f"tokenizing (a tokenizer adds special tokens even to an empty one).")
+    if size is None or is_torchdynamo_compiling() or not ids.numel():
+        return
+    values = ids if ignore is None else ids.masked_fill(ids == ignore, 0)
+    low, high = int(values.min()), int(values.max())
+    if 0 <= low and high < size:
+        return
+    allowed = f" (or {ignore})" if ignore is not None else ""
+    if low == IGNORE_INDEX and ignore is None:
+        cause = "-100 marks ignored labels: pass the targets as `labels`, which the model shifts into decoder inputs"
+    raise ValueError(f"`{name}` holds values from {low} to {high}, but this model takes 0 .. {size - 1}{allowed}: "
+                     f"{cause}")
+
+
 @dataclass(frozen=True)
 class Column:
     name: str

@@ -8,6 +8,18 @@ class GenerationSettingError(ValueError):
     """A generation setting the model cannot translate with; the message says which values work."""
 
 
+GENERATION_COUNTS = {"num_beams": "1 is greedy search", "max_new_tokens": "the longest translation",
+                     "max_length": "the longest translation, its decoder start token counted"}
+"""The generation settings that count something, with what they count."""
+
+
+def check_generation_count(name: str, value) -> None:
+    """A count among ``GENERATION_COUNTS`` must be a whole number >= 1: 0 beams was a ZeroDivisionError inside
+    generate, a str a TypeError there."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise GenerationSettingError(f"{name}={value!r}: give a whole number >= 1 ({GENERATION_COUNTS[name]}).")
+
+
 def check_output_limit(max_new_tokens: int | None = None, max_length: int | None = None,
                        forced_eos_token_id: int | None = None, max_positions: int | None = None) -> None:
     """Refuse an output limit the model cannot translate with. Below 2 new tokens beside a forced end token (every
@@ -34,4 +46,4 @@ def check_output_limit(max_new_tokens: int | None = None, max_length: int | None
             f"{max_positions + counted}.")
 
 
-__all__ = ["GenerationSettingError", "check_output_limit"]
+__all__ = ["GENERATION_COUNTS", "GenerationSettingError", "check_generation_count", "check_output_limit"]

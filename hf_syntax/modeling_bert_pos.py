@@ -24,7 +24,7 @@ from transformers import initialization as init
 from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
 from transformers.utils import is_torchdynamo_compiling
 
-from .columns import check_integer_column, check_tensor
+from .columns import check_ids, check_integer_column, check_tensor
 from .configuration_bert_pos import BertPosConfig
 from .saved_files import CheckedFromPretrained
 
@@ -172,12 +172,11 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("BertPosModel: pass exactly one of input_ids or inputs_embeds.")
         if input_ids is not None:
-            _check_ids("input_ids", input_ids, None, self.config.vocab_size,
-                       "were they made by another tokenizer than this model's?")
+            check_ids("input_ids", input_ids, self.config.vocab_size)
         tokens = input_ids if input_ids is not None else inputs_embeds[..., 0]
         if token_type_ids is not None:
-            _check_ids("token_type_ids", token_type_ids, tokens.shape, self.config.type_vocab_size,
-                       "segment ids are 0 for the first text and 1 for the second.")
+            check_ids("token_type_ids", token_type_ids, self.config.type_vocab_size, shape=tokens.shape,
+                      cause="segment ids are 0 for the first text and 1 for the second.")
         if attention_mask is not None:  # a mask of another shape was broadcast or ignored: padding was attended
             check_tensor("attention_mask", attention_mask)
             if attention_mask.shape != tokens.shape:
@@ -221,22 +220,6 @@ class BertPosModel(BertPosPreTrainedModel, BertModel):
                 f"{self.config.pos_vocab['name']!r}); got values from {int(pos_ids.min())} to "
                 f"{int(pos_ids.max())}. Were they made with a different POS vocabulary?"
             )
-
-
-def _check_ids(name: str, ids, shape: torch.Size | None, size: int, hint: str) -> None:
-    """`ids` must be a (batch, length) integer tensor (of `shape` where given) with values in 0 .. `size` - 1: out of
-    range they were an IndexError inside an embedding lookup, unbatched a failed unpacking inside BERT."""
-    check_integer_column(name, ids, "ids")
-    if ids.dim() != 2 or (shape is not None and ids.shape != shape):
-        wanted = "(batch, length)" if shape is None else f"{tuple(shape)}, as the tokens"
-        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be {wanted}: tokenize with "
-                         f"return_tensors='pt' (a single sentence too, as a batch of one).")
-    if is_torchdynamo_compiling() or not ids.numel():
-        return
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= size:
-        raise ValueError(f"`{name}` holds values from {low} to {high} but this model has {size} (0 .. {size - 1}): "
-                         f"{hint}")
 
 
 class _TaskHeadTakesPosIds:

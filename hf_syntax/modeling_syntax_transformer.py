@@ -22,9 +22,9 @@ from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 
 from .attention import RelativeTerm
-from .columns import IGNORE_INDEX, SYNTAX_INPUTS
+from .columns import IGNORE_INDEX, SYNTAX_INPUTS, check_ids
 from .configuration_syntax_transformer import SyntaxTransformerConfig
-from .generation_checks import GenerationSettingError, check_output_limit
+from .generation_checks import check_generation_count, check_output_limit
 from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
 from .parse_losses import (
     decoder_parse_loss, encoder_parse_loss, parse_loss_weights, self_parse_loss, shift_decoder_heads,
@@ -40,7 +40,6 @@ from .stacks import (
     as_returned,
     call_or_config,
     check_same_batch,
-    check_token_ids,
 )
 
 
@@ -226,7 +225,7 @@ class SyntaxTransformerModel(SyntaxTransformerPreTrainedModel):
         if decoder_input_ids is not None and (cache is None or cache.get_seq_length() == 0):
             # The ids' range on a first pass only (training, a decode's first step), not at every cached step; read
             # here, before the encoder's work is queued, so the wait for the values costs nothing on a GPU.
-            check_token_ids("decoder_input_ids", decoder_input_ids, self.config.decoder_vocab_size)
+            check_ids("decoder_input_ids", decoder_input_ids, self.config.decoder_vocab_size)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
@@ -329,9 +328,7 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         of 1 new token beside the forced end token a silently empty translation, a limit past the decoder's position
         table a failure midway that lost the whole batch. With a decoder prefix the limits count from it, as
         transformers' own check says."""
-        beams = generation_config.num_beams
-        if isinstance(beams, bool) or not isinstance(beams, int) or beams < 1:
-            raise GenerationSettingError(f"num_beams={beams!r}: give a whole number >= 1 (1 is greedy search).")
+        check_generation_count("num_beams", generation_config.num_beams)
         if input_ids_length == 1:
             new_tokens = generation_config.max_new_tokens
             check_output_limit(new_tokens, None if new_tokens is not None else generation_config.max_length,
@@ -425,10 +422,10 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         if labels is None and decoder_input_ids is None and decoder_inputs_embeds is None:
             raise ValueError("Pass `decoder_input_ids` or `labels` (the model shifts labels right itself).")
         if labels is not None:
-            check_token_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
+            check_ids("labels", labels, self.config.decoder_vocab_size, ignore=IGNORE_INDEX)
             labels = labels.long()  # int32 labels (numpy's default on Windows) failed inside cross_entropy
             if input_ids is not None:
-                check_token_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
+                check_ids("input_ids", input_ids)  # its shape first: a 3-d batch was named a row-count mismatch
                 check_same_batch("labels", labels, "input_ids", input_ids)
             elif torch.is_tensor(inputs_embeds):
                 check_same_batch("labels", labels, "inputs_embeds", inputs_embeds)

@@ -33,7 +33,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS, TextClassif
 from .columns import pad_columns
 from .featurizer import SyntaxFeaturizer
 from .folder_layout import TARGET_TOKENIZER_DIR
-from .generation_checks import GenerationSettingError, check_output_limit
+from .generation_checks import GENERATION_COUNTS, check_generation_count, check_output_limit
 from .parsers import get_parser
 from .source_reading import (
     EmptyInputError, SourceReader, SourceReading, check_sources, check_texts, featurizer_max_length,
@@ -150,11 +150,8 @@ class SyntaxTranslationPipeline(Pipeline):
                              "choose the languages of multilingual models only: drop them.")
         if return_tensors and return_text:
             raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
-        for name, meaning in (("num_beams", "1 is greedy search"), ("max_new_tokens", "the longest translation"),
-                              ("max_length", "the longest translation, its decoder start token counted")):
-            value = generate_kwargs.get(name)  # generate failed on 0 beams with a ZeroDivisionError, and on a str
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise GenerationSettingError(f"{name}={value!r}: give a whole number >= 1 ({meaning}).")
+        for name in GENERATION_COUNTS:
+            check_generation_count(name, generate_kwargs.get(name))
         check_pretokenized(pretokenized)
         saved = getattr(self.model, "generation_config", None)
         check_output_limit(generate_kwargs.get("max_new_tokens"), generate_kwargs.get("max_length"),

@@ -19,7 +19,7 @@ from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPa
 from transformers.utils import is_torchdynamo_compiling
 
 from .attention import causal_mask, explicit_weights, matmul_dtype, padding_mask, term_relations
-from .columns import IGNORE_INDEX, check_integer_column, check_tensor
+from .columns import check_ids, check_integer_column, check_tensor
 from .embeddings import SourceFeatureEmbedding, sinusoidal_positions
 from .graph_transformer import GraphEncoderLayer
 from .layers import DecoderLayer, EncoderLayer
@@ -66,28 +66,6 @@ def _kept(per_layer: tuple | None, item) -> tuple | None:
 
 def _embedding_scale(config) -> float:
     return math.sqrt(config.d_model) if config.scale_embedding else 1.0
-
-
-def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int | None = None, ignore: int | None = None) -> None:
-    """`ids` must be a (batch, length) tensor of integer token ids, below `vocab_size` where given (`ignore` aside,
-    e.g. -100 in labels): a single unbatched row, float ids or ids of another tokenizer are refused here with what to
-    change, instead of an IndexError inside an embedding. The value range is read only eagerly (a compiled graph
-    cannot branch on values)."""
-    check_tensor(name, ids)
-    if ids.dim() != 2:
-        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): add the batch "
-                         f"dimension ({name}[None]) or tokenize with return_tensors='pt'.")
-    check_integer_column(name, ids, "token ids")
-    if vocab_size is None or is_torchdynamo_compiling() or not ids.numel():
-        return
-    values = ids if ignore is None else ids.masked_fill(ids == ignore, 0)
-    low, high = int(values.min()), int(values.max())
-    if low < 0 or high >= vocab_size:
-        allowed = f" (or {ignore})" if ignore is not None else ""
-        cause = ("-100 marks ignored labels: pass the targets as `labels`, which the model shifts into decoder inputs"
-                 if low == IGNORE_INDEX and ignore is None else "were they made by another tokenizer than this model's?")
-        raise ValueError(f"`{name}` holds ids from {low} to {high} but the vocabulary has {vocab_size} (0 .. "
-                         f"{vocab_size - 1}{allowed}): {cause}")
 
 
 def check_padding_mask(attention_mask: torch.Tensor | None, absolute_positions: bool) -> None:
@@ -153,7 +131,7 @@ def ids_or_embeddings(ids: torch.Tensor | None, embeddings: torch.Tensor | None,
         raise ValueError(f"Pass `{ids_name}` (batch, length) or `{embeddings_name}` (batch, length, "
                          f"{table.embedding_dim}), exactly one of them.")
     if ids is not None:
-        check_token_ids(ids_name, ids, vocab_size)
+        check_ids(ids_name, ids, vocab_size)
         return ids.long()  # int32 (numpy's default on Windows) or int16 ids: the embedding lookup takes int64
     width = table.embedding_dim
     if not torch.is_tensor(embeddings) or embeddings.dim() != 3 or embeddings.shape[-1] != width:
@@ -388,6 +366,5 @@ __all__ = [
     "SyntaxTransformerEncoder",
     "as_returned",
     "check_same_batch",
-    "check_token_ids",
     "needed_columns",
 ]

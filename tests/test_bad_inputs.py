@@ -154,8 +154,8 @@ def test_masks_of_the_wrong_shape_empty_rows_and_left_padding_are_refused(baseli
 
 
 @pytest.mark.parametrize(("bad_id", "message"), [
-    (45, r"ids from \d+ to 45 but the vocabulary has 40 \(0 .. 39\): were they made by another tokenizer"),
-    (-100, r"ids from -100 to \d+ .*: -100 marks ignored labels: pass the targets as `labels`"),
+    (45, r"values from \d+ to 45, but this model takes 0 .. 39: were they made by another tokenizer"),
+    (-100, r"values from -100 to \d+, .*: -100 marks ignored labels: pass the targets as `labels`"),
 ])
 def test_decoder_input_ids_outside_the_vocabulary_are_named(baseline, bad_id, message):
     input_ids, attention_mask, labels = _batch()

@@ -227,13 +227,13 @@ def test_ids_and_masks_that_do_not_fit_the_tokens_fail_clearly(batch):
     inputs, pos_ids = batch
     model = BertPosModel.from_pretrained(MINILM).eval()
     ids = inputs["input_ids"]
-    with pytest.raises(ValueError, match=rf"`input_ids` holds values from \d+ to \d+ but this model has "
-                                         rf"{model.config.vocab_size} .*another tokenizer"):
+    with pytest.raises(ValueError, match=rf"`input_ids` holds values from \d+ to \d+, but this model takes 0 .. "
+                                         rf"{model.config.vocab_size - 1}: .*another tokenizer"):
         model(input_ids=ids + model.config.vocab_size, pos_ids=pos_ids)
     with pytest.raises(ValueError, match=r"`input_ids` has shape \(\d+,\); it must be \(batch, length\)"):
         model(input_ids=ids[0], pos_ids=pos_ids[0])
-    with pytest.raises(ValueError, match=r"`token_type_ids` holds values from 5 to 5 but this model has 2 "
-                                         r"\(0 \.\. 1\): segment ids"):
+    with pytest.raises(ValueError, match=r"`token_type_ids` holds values from 5 to 5, but this model takes "
+                                         r"0 \.\. 1: segment ids"):
         model(**{**inputs, "token_type_ids": torch.full_like(ids, 5)}, pos_ids=pos_ids)
     for mask in (inputs["attention_mask"][:, :5], torch.ones(ids.shape[0], ids.shape[1] + 2, dtype=torch.long)):
         with pytest.raises(ValueError, match=r"`attention_mask` has shape .* but the tokens .*: one value per token"):

@@ -440,13 +440,19 @@ def test_encoder_outputs_as_a_tuple_that_cannot_be_read_by_position_are_refused(
          r"holds torch.uint8 values, which have no sign; .* convert it with .long\(\)"),
         (lambda ids, out: {"input_ids": ids.tolist(), "decoder_input_ids": out}, r"`input_ids` is a list, not a tensor: "
                                                                                  r"tokenize with return_tensors='pt'"),
-        (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"ids from \d+ to \d+ but the "
-                                                                               r"vocabulary has"),
+        (lambda ids, out: {"input_ids": ids + 1000, "decoder_input_ids": out}, r"values from \d+ to \d+, but this "
+                                                                               r"model takes 0 \.\. 119:"),
         (lambda ids, out: {"input_ids": ids, "attention_mask": torch.ones(2, 6, dtype=torch.long),
                            "decoder_input_ids": out}, r"`attention_mask` has shape \(2, 6\) but the source \(2, 7\)"),
         (lambda ids, out: {"input_ids": ids, "labels": out[:1]}, "`labels` has 1 rows but `input_ids` has 2"),
         (lambda ids, out: {"input_ids": ids[None], "labels": out}, r"`input_ids` has shape \(1, 2, 7\); it must be"),
-        (lambda ids, out: {"input_ids": ids, "labels": out + 1000}, r"`labels` holds ids .* \(or -100\)"),
+        (lambda ids, out: {"input_ids": ids, "labels": out + 1000}, r"`labels` holds values .* \(or -100\)"),
+        # no column at all: an IndexError inside the model
+        (lambda ids, out: {"input_ids": ids[:, :0], "decoder_input_ids": out}, r"`input_ids` has shape \(2, 0\): "
+                                                                                r"its rows hold no id"),
+        (lambda ids, out: {"input_ids": ids, "labels": out[:, :0]}, r"`labels` has shape \(2, 0\): its rows hold no"),
+        (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[:, :0]}, r"`decoder_input_ids` has shape "
+                                                                               r"\(2, 0\): its rows"),
         (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[0]}, "`decoder_input_ids` has shape"),
         (lambda ids, out: {"input_ids": ids, "decoder_input_ids": out[:1]}, "`decoder_input_ids` has 1 rows"),
     ],

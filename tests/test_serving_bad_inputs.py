@@ -108,7 +108,8 @@ def test_max_new_tokens_1_beside_a_forced_end_token_is_refused_everywhere(japane
 
 
 def test_the_ctranslate2_model_refuses_a_limit_with_no_room_for_a_word(japanese_folder):
-    """Called without the pipeline, the CTranslate2 model applies the same check."""
+    """Called without the pipeline, the CTranslate2 model applies the same checks (num_beams=0 reached
+    CTranslate2 as beam_size 0)."""
     pytest.importorskip("ctranslate2")
     from hf_syntax.fast_inference import load_model
 
@@ -117,6 +118,8 @@ def test_the_ctranslate2_model_refuses_a_limit_with_no_room_for_a_word(japanese_
     ids = {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
     with pytest.raises(GenerationSettingError, match="max_new_tokens=1 leaves room for no word"):
         model.generate(**ids, max_new_tokens=1)
+    with pytest.raises(GenerationSettingError, match=r"num_beams=0: give a whole number >= 1 \(1 is greedy"):
+        model.generate(**ids, num_beams=0)
     assert model.generate(**ids, max_new_tokens=2).shape[0] == 1
 
 

@@ -15,7 +15,7 @@ import torch
 from transformers import AutoConfig, GenerationConfig
 
 from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
-from ..generation_checks import check_output_limit
+from ..generation_checks import GENERATION_COUNTS, check_generation_count, check_output_limit
 from ..hub.model_folder import ModelFolderError
 from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
@@ -169,6 +169,8 @@ class CTranslate2Seq2SeqModel:
         if unsupported:
             raise ValueError(f"the CTranslate2 backend does not support the generation option(s) {unsupported}; "
                              f"it maps {list(GENERATION_OPTIONS)}. Use the PyTorch backend for the others.")
+        for name in GENERATION_COUNTS:
+            check_generation_count(name, value(name))
         max_new = value("max_new_tokens") or value("max_length") - 1  # max_length counts the decoder start token
         min_new = value("min_new_tokens") or max(value("min_length") - 1, 0)
         forced_end = value("forced_eos_token_id")
