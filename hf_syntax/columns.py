@@ -48,9 +48,9 @@ def check_integer_column(name: str, values, what: str) -> None:
 
 def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: int | None = None,
               cause: str = "were they made by another tokenizer than this model's?") -> None:
-    """``ids`` must be a (batch, length) tensor of integer ids (of ``shape`` where given) with at least one column and
-    values in 0 .. ``size`` - 1 (``ignore`` aside, e.g. -100 in labels). An unbatched row failed an unpacking deep
-    inside the model, an empty one an IndexError, an id out of range an IndexError inside an embedding lookup; here
+    """``ids`` must be a (batch, length) tensor of integer ids (of ``shape`` where given) with at least one row and
+    column and values in 0 .. ``size`` - 1 (``ignore`` aside, e.g. -100 in labels). An unbatched row failed an
+    unpacking deep inside the model, an empty batch or row a reshape or an IndexError, an id out of range an IndexError inside an embedding lookup; here
     each is named with what to change. The values are read only eagerly (a compiled graph cannot branch on them)."""
     from transformers.utils import is_torchdynamo_compiling
 
@@ -60,7 +60,9 @@ def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: in
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be {wanted}: tokenize with "
                          f"return_tensors='pt' (a single sentence too, as a batch of one: {name}[None]).")
     check_integer_column(name, ids, "ids")
-    if ids.shape[0] and not ids.shape[1]:
+    if not ids.shape[0]:
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}: a batch of no sentence. Give at least one.")
+    if not ids.shape[1]:
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}: its rows hold no id. Drop empty texts before "
                          f"tokenizing (a tokenizer adds special tokens even to an empty one).")
     if size is None or is_torchdynamo_compiling() or not ids.numel():

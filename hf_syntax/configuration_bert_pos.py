@@ -7,6 +7,7 @@ produces the tags when the model is used on raw text.
 
 from huggingface_hub.dataclasses import strict
 from transformers import BertConfig
+from transformers.activations import ACT2FN
 
 from .configuration_syntax_transformer import eager_if_attentions_asked, known_keys, reject_unknown_keys
 from .labels import UPOS_VOCAB, LabelVocab
@@ -14,6 +15,7 @@ from .labels import UPOS_VOCAB, LabelVocab
 POS_COMBINE_MODES = ("sum", "concat")
 POS_INIT_MODES = ("normal", "zeros")
 LOADABLE_MODEL_TYPES = ("bert", "bert_pos")
+PROBLEM_TYPES = (None, "regression", "single_label_classification", "multi_label_classification")
 TASK_HEAD_KEYS = ("num_labels",)
 """A keyword argument `PreTrainedConfig` reads for a task head though it is no field."""
 
@@ -105,6 +107,31 @@ class BertPosConfig(BertConfig):
                 f"BertPosConfig: pos_parser must be a parser spec such as 'spacy:en_core_web_sm' or 'stanza:en'; "
                 f"got {self.pos_parser!r}."
             )
+
+    def validate_bert_fields(self):
+        """BERT's own fields, checked on construction as the POS ones are; unchecked, an unknown activation was a
+        KeyError when the weights were built, 0 segment types an IndexError at the first forward, a dropout outside
+        [0, 1) a failure inside torch at the first training step, 0 labels a head with no output and an unknown
+        problem_type no loss at all."""
+        if isinstance(self.hidden_act, str) and self.hidden_act not in ACT2FN:
+            raise ValueError(f"BertPosConfig: hidden_act={self.hidden_act!r} is not an activation transformers knows; "
+                             f"choose one of {sorted(ACT2FN)}.")
+        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                     "max_position_embeddings", "type_vocab_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"BertPosConfig: {name} must be >= 1, got {getattr(self, name)}.")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value < 1:
+                raise ValueError(f"BertPosConfig: {name}={value} is a probability: 0 <= {name} < 1 (0 switches it "
+                                 f"off).")
+        if self.num_labels < 1:
+            raise ValueError(f"BertPosConfig: num_labels={self.num_labels}; a task head needs at least 1 (1 is "
+                             f"regression).")
+        if self.problem_type not in PROBLEM_TYPES:
+            raise ValueError(f"BertPosConfig: problem_type={self.problem_type!r} is not one transformers' task heads "
+                             f"compute a loss for; choose one of {PROBLEM_TYPES} (None: read from num_labels and the "
+                             f"labels' dtype).")
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, **kwargs) -> "BertPosConfig":

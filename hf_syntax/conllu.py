@@ -32,6 +32,8 @@ class ConlluSentence:
 
 
 def _open_bytes(path):
+    if not isinstance(path, (str, os.PathLike)):  # None was "expected str, bytes or os.PathLike object"
+        raise TypeError(f"give the CoNLL-U file's path (a str or pathlib.Path); got {path!r}.")
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"CoNLL-U file {path!r} does not exist.")

@@ -20,9 +20,10 @@ from transformers import initialization as init
 from transformers.cache_utils import Cache, EncoderDecoderCache
 from transformers.generation.configuration_utils import GenerationMode
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
+from transformers.utils import ModelOutput
 
 from .attention import RelativeTerm
-from .columns import IGNORE_INDEX, SYNTAX_INPUTS, check_ids
+from .columns import IGNORE_INDEX, SYNTAX_INPUTS, check_ids, check_tensor
 from .configuration_syntax_transformer import SyntaxTransformerConfig
 from .generation_checks import check_generation_count, check_output_limit
 from .parse_head import DBSA_PARSE_HEAD, BiaffineParseHead
@@ -336,10 +337,21 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         super()._validate_generated_length(generation_config, input_ids_length, has_default_max_length)
 
     def _validate_model_kwargs(self, model_kwargs):
-        """`generate` feeds the decoder the ids it writes, starting from `decoder_start_token_id` or a prefix in
-        `decoder_input_ids`; it has no place for decoder embeddings (transformers' own seq2seq models take none
-        either). Given them, it also passed its start ids beside them, and the refusal named two inputs where the
-        caller gave one."""
+        """The inputs `generate` got, checked before transformers reads them: ids or masks given as lists, and a
+        decoder prefix without its batch dimension, failed inside transformers ("'list' object has no attribute
+        'shape'", "too many indices"). `generate` feeds the decoder the ids it writes, starting from
+        `decoder_start_token_id` or a prefix in `decoder_input_ids`; it has no place for decoder embeddings
+        (transformers' own seq2seq models take none either). Given them, it also passed its start ids beside them,
+        and the refusal named two inputs where the caller gave one."""
+        for name, vocab_size in (("input_ids", self.config.vocab_size),
+                                 ("decoder_input_ids", self.config.decoder_vocab_size)):
+            if model_kwargs.get(name) is not None:  # a list or one unbatched row failed inside transformers
+                check_ids(name, model_kwargs[name], vocab_size)
+        for name in ("attention_mask", "decoder_attention_mask"):
+            if model_kwargs.get(name) is not None:
+                check_tensor(name, model_kwargs[name])
+        if torch.is_tensor(model_kwargs.get("encoder_outputs")):
+            _as_encoder_output(model_kwargs["encoder_outputs"])
         if model_kwargs.get("decoder_inputs_embeds") is not None:
             raise ValueError("generate() writes the translation from token ids, so it cannot start from "
                              "`decoder_inputs_embeds`. Give a decoder prefix as `decoder_input_ids` (batch, length), "
@@ -514,10 +526,20 @@ def _check_one_label_per_decoder_input(labels: torch.Tensor, decoder_input_ids, 
 
 
 def _as_encoder_output(given) -> SyntaxEncoderOutput:
-    """``encoder_outputs`` given as a tuple: ``(last_hidden_state,)``, or every field in order. ``to_tuple()`` drops
+    """``encoder_outputs`` given as another model's output (read by field name) or as a tuple: ``(last_hidden_state,)``,
+    or every field in order. ``to_tuple()`` drops
     the fields that are None, so a shorter tuple cannot be read by position: a DBSA encoder's parse_log_probs landed
     in hidden_states and the parse loss silently dropped out."""
     fields = [field.name for field in dataclass_fields(SyntaxEncoderOutput)]
+    if torch.is_tensor(given):  # was unpacked along the batch: its rows were taken for the output's fields
+        raise ValueError(f"encoder_outputs is a tensor of shape {tuple(given.shape)}; pass the SyntaxEncoderOutput "
+                         f"the encoder returned (model.get_encoder()(...)), or (last_hidden_state,).")
+    if isinstance(given, ModelOutput):  # another model's output class (BaseModelOutput): read by field name
+        unknown = sorted(set(given.keys()) - set(fields))
+        if unknown:
+            raise ValueError(f"encoder_outputs has the field(s) {unknown}, which a SyntaxEncoderOutput does not "
+                             f"have ({fields}).")
+        return SyntaxEncoderOutput(**given)
     if isinstance(given, (tuple, list)) and len(given) not in (1, len(fields)):
         raise ValueError(f"encoder_outputs is a tuple of {len(given)}, whose items cannot be matched to the fields "
                          f"{fields} (to_tuple() leaves out those that are None); pass the SyntaxEncoderOutput the "

@@ -215,6 +215,8 @@ class SyntaxTransformerEncoder(nn.Module):
             raise ValueError("This model parses the source itself and reads its words from `input_ids` (which "
                              "subwords start a word); it cannot take `inputs_embeds`. Pass `input_ids`.")
         source_shape = source.shape[:2]
+        if attention_mask is not None:  # a list was "'list' object has no attribute 'shape'"
+            check_tensor("attention_mask", attention_mask)
         if attention_mask is not None and attention_mask.shape != source_shape:
             raise ValueError(f"`attention_mask` has shape {tuple(attention_mask.shape)} but the source "
                              f"{tuple(source_shape)}: one value per source token (1 = a token, 0 = padding).")
@@ -302,14 +304,18 @@ class SyntaxTransformerDecoder(nn.Module):
         if encoder_hidden_states is not None:
             check_same_batch("decoder_input_ids" if inputs_embeds is None else "decoder_inputs_embeds", target,
                              "input_ids", encoder_hidden_states)
-            if encoder_attention_mask is not None and encoder_attention_mask.shape != encoder_hidden_states.shape[:2]:
-                raise ValueError(f"`attention_mask` has shape {tuple(encoder_attention_mask.shape)} but the encoder "
-                                 f"outputs cover {tuple(encoder_hidden_states.shape[:2])}: pass the source mask the "
-                                 "encoder outputs were computed with.")
+            if encoder_attention_mask is not None:
+                check_tensor("attention_mask", encoder_attention_mask)
+                if encoder_attention_mask.shape != encoder_hidden_states.shape[:2]:
+                    raise ValueError(f"`attention_mask` has shape {tuple(encoder_attention_mask.shape)} but the "
+                                     f"encoder outputs cover {tuple(encoder_hidden_states.shape[:2])}: pass the source "
+                                     "mask the encoder outputs were computed with.")
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
         batch, length = target.shape[:2]
         total = past_length + length
+        if attention_mask is not None:
+            check_tensor("decoder_attention_mask", attention_mask)
         if attention_mask is not None and attention_mask.shape != (batch, total):
             raise ValueError(  # a longer mask was cut to its last columns silently, a shorter one a size mismatch
                 f"`decoder_attention_mask` has shape {tuple(attention_mask.shape)} but the decoder has "

@@ -240,6 +240,20 @@ def test_ids_and_masks_that_do_not_fit_the_tokens_fail_clearly(batch):
             model(input_ids=ids, attention_mask=mask, pos_ids=pos_ids)
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"hidden_act": "bogus"}, r"hidden_act='bogus' is not an activation transformers knows"),  # KeyError at build
+    ({"type_vocab_size": 0}, r"type_vocab_size must be >= 1, got 0"),  # IndexError at the first forward
+    ({"hidden_dropout_prob": 1.5}, r"hidden_dropout_prob=1.5 is a probability"),  # failed in torch at training
+    ({"classifier_dropout": -0.1}, r"classifier_dropout=-0.1 is a probability"),
+    ({"num_labels": 0}, r"num_labels=0; a task head needs at least 1"),  # a head with no output
+    ({"problem_type": "ranking"}, r"problem_type='ranking' is not one transformers' task heads compute a loss"),
+])
+def test_config_checks_the_bert_fields_it_inherits(fields, message):
+    with pytest.raises(Exception, match=message):
+        BertPosConfig(**fields)
+    assert BertPosConfig(hidden_act="gelu_new", num_labels=1, problem_type="regression").num_labels == 1
+
+
 def test_config_rejects_inconsistent_pos_settings():
     with pytest.raises(Exception, match="pos_combine must be one of"):
         BertPosConfig(pos_combine="product")

@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
+from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPooling
 
 from device_support import SEQ2SEQ_KINDS, build_model, make_batch, source_inputs
 from fresh_process import run_without_hf_syntax
@@ -485,6 +486,47 @@ def test_generate_called_directly_refuses_what_the_pipeline_refuses(settings, me
     model, batch = build_model("syntax_transformer"), make_batch("syntax_transformer")
     with pytest.raises(ValueError, match=message):
         model.generate(**source_inputs(model, batch), **settings)
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    (lambda ids, mask, start: {"input_ids": ids.tolist()}, r"`input_ids` is a list, not a tensor"),
+    (lambda ids, mask, start: {"input_ids": ids, "attention_mask": mask.tolist()}, r"`attention_mask` is a list"),
+    (lambda ids, mask, start: {"input_ids": ids, "decoder_input_ids": start[0]},
+     r"`decoder_input_ids` has shape \(2,\); it must be \(batch, length\)"),  # was "too many indices"
+    (lambda ids, mask, start: {"input_ids": ids, "decoder_input_ids": start.tolist()}, r"`decoder_input_ids` is a list"),
+    (lambda ids, mask, start: {"input_ids": ids[:0]}, r"`input_ids` has shape \(0, 7\): a batch of no sentence"),
+    (lambda ids, mask, start: {"input_ids": ids[:, :0]}, r"`input_ids` has shape \(2, 0\): its rows hold no id"),
+])
+def test_generate_names_inputs_it_cannot_read(baseline, inputs, message):
+    """Before: AttributeError / IndexError / a reshape error inside transformers' generate or the attention."""
+    ids = torch.randint(3, 100, (2, 7))
+    start = torch.tensor([[baseline.config.decoder_start_token_id, 5]] * 2)
+    with pytest.raises((ValueError, TypeError), match=message):
+        baseline.generate(**inputs(ids, torch.ones_like(ids), start), max_new_tokens=4)
+
+
+def test_encoder_outputs_are_read_by_field_and_a_bare_tensor_is_refused(baseline):
+    """A bare tensor was unpacked along its batch (its rows taken for the fields) and refused as a row-count
+    mismatch of `input_ids`, which the caller had not given; another model's output class had its keys read as
+    values."""
+    ids, decoder_ids = torch.randint(3, 100, (2, 7)), torch.randint(3, 100, (2, 4))
+    encoded = baseline.get_encoder()(ids)
+    for call in (lambda: baseline(encoder_outputs=encoded.last_hidden_state, decoder_input_ids=decoder_ids),
+                 lambda: baseline.generate(encoder_outputs=encoded.last_hidden_state, max_new_tokens=4)):
+        with pytest.raises(ValueError, match=r"encoder_outputs is a tensor of shape \(2, 7, 32\); pass the "
+                                             r"SyntaxEncoderOutput the encoder returned"):
+            call()
+    with torch.no_grad():
+        expected = baseline(encoder_outputs=encoded, decoder_input_ids=decoder_ids).logits
+        generic = baseline(encoder_outputs=BaseModelOutput(last_hidden_state=encoded.last_hidden_state),
+                           decoder_input_ids=decoder_ids).logits
+    assert torch.equal(generic, expected)
+    with pytest.raises(ValueError, match=r"encoder_outputs has the field\(s\) \['pooler_output'\]"):
+        baseline(encoder_outputs=BaseModelOutputWithPooling(last_hidden_state=encoded.last_hidden_state,
+                                                            pooler_output=encoded.last_hidden_state[:, 0]),
+                 decoder_input_ids=decoder_ids)
+    with pytest.raises(TypeError, match=r"`decoder_attention_mask` is a list, not a tensor"):
+        baseline(input_ids=ids, decoder_input_ids=decoder_ids, decoder_attention_mask=[[1] * 4] * 2)
 
 
 def test_labels_may_hold_the_ignore_index(baseline):

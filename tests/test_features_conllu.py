@@ -226,6 +226,8 @@ def test_damaged_or_joined_files_are_named_with_what_to_do(tmp_path):
         read_conllu(write(tmp_path, without_comments))
     empty = write(tmp_path, "", "empty.conllu")
     assert read_conllu(empty) == []
+    with pytest.raises(TypeError, match=r"give the CoNLL-U file's path \(a str or pathlib.Path\); got None"):
+        read_conllu(None)  # was "expected str, bytes or os.PathLike object, not NoneType"
     with pytest.raises(TreeError, match="empty.conllu holds no sentence, so the conllu: parser has no tree to give"):
         load_parser(f"conllu:{empty}")
 

@@ -101,6 +101,8 @@ def test_missing_and_non_utf8_files(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     with pytest.raises(CorpusError, match="is not UTF-8"):
         read_parallel(tmp_path / "latin1.txt", target)
+    with pytest.raises(TypeError, match=r"give the corpus file's path \(a str or pathlib.Path\); got None"):
+        read_parallel(None, target)  # was "expected str, bytes or os.PathLike object, not NoneType"
 
 
 def test_a_damaged_or_misnamed_gzip_file_says_what_it_is(tmp_path):

@@ -8,6 +8,7 @@ its file and line number (or, with ``skip_empty=True``, the pair is dropped and 
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ class CorpusStats:
 def read_lines(path: str | Path) -> list[str]:
     """All lines of a UTF-8 text file (``.gz`` is decompressed), without their line breaks or a byte-order mark
     before the first (``utf-8-sig``: it would otherwise be part of the first sentence's first word)."""
+    if not isinstance(path, (str, os.PathLike)):  # None was "expected str, bytes or os.PathLike object"
+        raise TypeError(f"give the corpus file's path (a str or pathlib.Path); got {path!r}.")
     path = Path(path)
     if path.is_dir():
         raise CorpusError(f"{path} is a folder; give the corpus file in it (one sentence per line)")
