@@ -13,7 +13,6 @@ import gzip
 import os
 import zlib
 
-from .labels import UPOS_TAGS
 from .trees import MultiwordToken, TreeError, WordTree, locate_words
 
 
@@ -201,12 +200,6 @@ def _sentence_from_block(path, first_line, block, allow_multiple_roots=False) ->
             raise TreeError(f"{where}: word id {word_id!r} should be {len(words) + 1} (ids must count up from 1).")
         if not _is_number(head):
             raise TreeError(f"{where}: HEAD {head!r} of word {word_id} ({form!r}) is not a non-negative integer.")
-        if tag != "_" and tag not in UPOS_TAGS:
-            raise TreeError(
-                f"{where}: UPOS {tag!r} of word {word_id} ({form!r}) is not one of the 17 Universal POS tags "
-                f"({' '.join(UPOS_TAGS)}); a treebank's own tags belong in XPOS (column 5), and POS features would "
-                f"read it as an unknown tag."
-            )
         if not form.strip():
             raise TreeError(f"{where}: FORM of word {word_id} is empty; write the word there (CoNLL-U has no empty "
                             f"words).")

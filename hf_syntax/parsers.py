@@ -179,6 +179,10 @@ def _spacy_install_hint(name_or_path: str) -> str:
     return f"spaCy pipeline {name_or_path!r} is not installed. Install it with {how}."
 
 
+UD1_UPOS_RENAMES = {"CONJ": "CCONJ"}
+"""spaCy still knows UD v1's name for coordinating conjunctions; a model trained on v1 data tags with it."""
+
+
 def tree_from_spacy_doc(doc) -> WordTree:
     """Convert a parsed ``spacy.tokens.Doc``; whitespace tokens are dropped (their dependents move to their head)."""
     kept = [token for token in doc if not token.is_space]
@@ -196,7 +200,7 @@ def tree_from_spacy_doc(doc) -> WordTree:
     return WordTree(
         words=[token.text for token in kept],
         heads=[head_of(token) for token in kept],
-        upos=[token.pos_ or None for token in kept],
+        upos=[UD1_UPOS_RENAMES.get(token.pos_, token.pos_) or None for token in kept],
         deprels=[token.dep_ or None for token in kept],
         spans=[(token.idx, token.idx + len(token.text)) for token in kept],
         text=doc.text,

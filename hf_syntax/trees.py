@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .labels import UPOS_TAGS
+
 
 class TreeError(ValueError):
     """A malformed tree: wrong lengths, a head out of range, a cycle, no root, bad spans.
@@ -78,6 +80,13 @@ class WordTree:
         for index, word in enumerate(self.words):
             if not isinstance(word, str) or not word or word.isspace():
                 raise TreeError(f"WordTree word {index + 1} is {word!r}; words must be non-empty, non-blank strings.")
+        for index, tag in enumerate(self.upos or ()):
+            if tag is not None and tag not in UPOS_TAGS:  # read as the unknown tag: POS features learned nothing
+                raise TreeError(
+                    f"WordTree word {index + 1} ({self.words[index]!r}) has UPOS {tag!r}, which is not one of the 17 "
+                    f"Universal POS tags ({' '.join(UPOS_TAGS)}); give UD tags or None (a tagset's own tags, such as "
+                    f"PTB's NN, belong in CoNLL-U's XPOS column 5).", word=index,
+                )
         for index, head in enumerate(self.heads):
             if not isinstance(head, (int, np.integer)) or not 0 <= head <= count:
                 raise TreeError(

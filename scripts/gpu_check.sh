@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of issue 41, one command on a CUDA machine (about 3 minutes on one H200, no network):
+# The GPU check of issue 41, one command on a CUDA machine (3 to 4 minutes on one H200, no network):
 #   bash scripts/gpu_check.sh OUT_DIR [DATA_DIR] [benchmarks/gpu_check.py run options: --profile, --compile, --rows ...]
 # 1. the tests marked `gpu` (tests/test_gpu.py; they skip on CPU, so CI never runs them) and the dtype tests that
 #    share their builders (tests/test_dtypes.py);

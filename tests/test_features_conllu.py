@@ -136,7 +136,8 @@ def test_a_bad_sentence_starts_comment_names_its_line(tmp_path):
         (("# text", "# sentence_starts = 1 \uff12\n# text"), r"x.conllu:2: '# sentence_starts' must list word ids"),
         # A treebank's own tag in the UPOS column (PTB "NN") was read as an unknown tag: POS features learned nothing.
         (("2\tbruit\tbruit\tNOUN", "2\tbruit\tbruit\tNN"),
-         r"x.conllu:4: UPOS 'NN' of word 2 \('bruit'\) is not one of the 17 Universal POS tags .*XPOS \(column 5\)"),
+         r"x.conllu:4 \(sentence .*\): WordTree word 2 \('bruit'\) has UPOS 'NN', which is not one of the 17 "
+         r"Universal POS tags .*XPOS column 5"),
         # Each was read silently: the text's tail dropped, a range twice (its form twice in the rebuilt text),
         # a range inside a range (the outer one dropped), a misnumbered empty node skipped as one.
         (("# text = Le bruit du chat.", "# text = Le bruit du chat. Miaou"),

@@ -191,3 +191,24 @@ def test_deprel_vocabulary_reads_older_and_clearnlp_names_as_ud():
         LabelVocab("t", ["a"], {"x": "nope"})
     with pytest.raises(TypeError, match="give a dict from other names to labels"):
         LabelVocab("t", ["a"], ["x"])
+
+
+def test_upos_outside_the_universal_tags_is_refused():
+    """PTB tags (DT, NN) were each read as the unknown tag, so the POS features learned nothing; read_conllu refused
+    them, a WordTree built by hand did not."""
+    with pytest.raises(TreeError, match=r"WordTree word 2 \('cat'\) has UPOS 'NN', which is not one of the 17 "
+                                        r"Universal POS tags") as refused:
+        WordTree.from_words(["the", "cat"], heads=[2, 0], upos=["DET", "NN"])
+    assert refused.value.word == 1
+    assert WordTree.from_words(["the", "cat"], heads=[2, 0], upos=[None, "NOUN"]).upos == (None, "NOUN")
+
+
+def test_spacy_conj_from_ud_version_1_reads_as_cconj():
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import Doc
+
+    from hf_syntax.parsers import tree_from_spacy_doc
+
+    doc = Doc(spacy.blank("en").vocab, words=["cats", "and", "dogs"], pos=["NOUN", "CONJ", "NOUN"],
+              heads=[0, 2, 0], deps=["ROOT", "cc", "conj"])
+    assert tree_from_spacy_doc(doc).upos == ("NOUN", "CCONJ", "NOUN")
