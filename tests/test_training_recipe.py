@@ -22,7 +22,7 @@ from fresh_process import run_without_hf_syntax
 
 from hf_syntax.hub.export import check_export_folder
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.translation.run import early_stopping, train_translation
+from hf_syntax.recipes.translation.run import early_stopping, stopped_early, train_translation
 from hf_syntax.recipes.translation.schema import load_recipe_config
 
 TOTAL_STEPS = 8
@@ -215,14 +215,31 @@ def test_a_resumed_run_keeps_counting_evaluations_without_a_better_bleu(tmp_path
     assert resumed["optimizer_steps"] == whole["optimizer_steps"]
 
 
-def test_a_shorter_run_that_would_already_have_stopped_is_not_continued(tmp_path):
+def test_a_shorter_run_that_would_already_have_stopped_is_not_trained_on(tmp_path):
     """Its best evaluation was the 2nd of 4: with patience 2 it would have stopped after the 4th, so a longer budget
-    has nothing to add, and continuing it would report a run that early stopping never trained."""
+    has nothing to add, and training on would report a run that early stopping never trained."""
     history = [{"eval_bleu": bleu, "step": step} for step, bleu in enumerate([1.0, 2.0, 1.5, 2.0], start=1)]
     (tmp_path / "trainer_state.json").write_text(json.dumps({"log_history": history, "stateful_callbacks": {}}))
-    with pytest.raises(ConfigError, match="stops after evaluation 4 of the 4 it already has"):
-        early_stopping(2, tmp_path)
+    assert stopped_early(2, tmp_path) and not stopped_early(3, tmp_path) and not stopped_early(None, tmp_path)
     assert early_stopping(3, tmp_path)[0].early_stopping_patience_counter == 2
+
+
+@pytest.mark.slow
+def test_a_run_cut_off_after_early_stopping_ended_it_is_finished_by_a_resume(tmp_path):
+    """Killed after its stopping checkpoint but before its summary (a session end), the run could not be finished:
+    resuming it was refused as "nothing to continue". Now the resume trains nothing and ends the run as it ended."""
+    config = tiny_config(tmp_path / "early", eval_steps=1, save_steps=1)
+    (tmp_path / "early.yaml").write_text(yaml.safe_dump({**config, "early_stopping_patience": 2}))
+    whole = train_translation(load_recipe_config(tmp_path / "early.yaml"))
+    assert whole["optimizer_steps"] < TOTAL_STEPS, "the run never stopped early"
+    predictions = Path(whole["predictions_file"]).read_text(encoding="utf-8")
+    for finished in (tmp_path / "early" / "summary.json", Path(whole["predictions_file"])):
+        finished.unlink()
+    shutil.rmtree(whole["model_dir"])
+    resumed = train_translation(load_recipe_config(tmp_path / "early.yaml"), resume_from_checkpoint="latest")
+    for key in ("optimizer_steps", "bleu", "validation_bleu", "best_checkpoint", "train_loss", "train_loss_steps"):
+        assert resumed[key] == whole[key], key
+    assert Path(resumed["predictions_file"]).read_text(encoding="utf-8") == predictions
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from hf_syntax.data.corpus import split_lines
-from hf_syntax.recipes.runs import checkpoint_folders, set_aside_when_none_is_complete
+from hf_syntax.recipes.runs import checkpoint_folders, set_aside_when_none_is_complete, write_text_atomically
 from hf_syntax.study.study_file import Study, StudyError, run_overrides
 
 TRAIN_LOG = "train.log"  # a run folder's training output, every start of the run marked in it
@@ -70,7 +70,7 @@ def prepare(study: Study) -> None:
         with log.open("w") as handle:
             subprocess.run(command, env=child_environment(threads=2), stdout=handle,
                            stderr=subprocess.STDOUT, check=True)
-        log.write_text(without_redraws(log))
+        write_text_atomically(log, without_redraws(log))
 
 
 def training_command(study: Study, run: str, seed: int, resume: bool) -> list[str]:

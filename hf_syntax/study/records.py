@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
-from hf_syntax.recipes.runs import CHECKPOINT_WEIGHTS, SUMMARY_FILE, checkpoint_folders, seconds_per_step, timed_stretches
+from hf_syntax.recipes.runs import (CHECKPOINT_WEIGHTS, SUMMARY_FILE, checkpoint_folders, seconds_per_step, timed_stretches,
+                                    write_text_atomically)
 from hf_syntax.study.processes import TRAIN_LOG, score_cross_entropy, translate, without_redraws
 from hf_syntax.study.significance import scores
 from hf_syntax.study.study_file import Study, StudyError, flatten, run_overrides
@@ -226,11 +227,11 @@ def translate_blind(study: Study, run: str, seed: int, blind: BlindSource) -> No
         if len(hypotheses) != len(lines):
             raise StudyError(f"--blind: {run} seed {seed} gave {len(hypotheses)} lines for the {len(lines)} of "
                              f"{blind.source}; see {folder / TRAIN_LOG}")
-        cached.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+        write_text_atomically(cached, "\n".join(hypotheses) + "\n")
     blind_folder = study.results / "blind"
     blind_folder.mkdir(parents=True, exist_ok=True)
     prefix = "" if study.results_name == "results" else f"{study.results_name}."
-    (blind_folder / f"{prefix}{run}.seed{seed}.txt").write_text(cached.read_text(encoding="utf-8"), encoding="utf-8")
+    write_text_atomically(blind_folder / f"{prefix}{run}.seed{seed}.txt", cached.read_text(encoding="utf-8"))
 
 
 def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], translations: Path, tag: str) -> dict:
@@ -241,12 +242,12 @@ def _extra_test_scores(folder: Path, extra_tests: list[tuple[Path, Path]], trans
         name = extra_test_name(source)
         if name not in extra:
             hypotheses = translate(folder / "model", read_lines(source))
-            (folder / f"predictions_{name}.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+            write_text_atomically(folder / f"predictions_{name}.txt", "\n".join(hypotheses) + "\n")
             extra[name] = {**scores(hypotheses, read_lines(reference)), "source": str(source)}
         extra[name]["reference"] = str(reference)  # the report's paired bootstrap on this test reads it
-        (folder / EXTRA_TESTS_FILE).write_text(json.dumps(extra, indent=2) + "\n")
-        (translations / f"{tag}.{name}.txt").write_text((folder / f"predictions_{name}.txt").read_text(encoding="utf-8"),
-                                                       encoding="utf-8")
+        write_text_atomically(folder / EXTRA_TESTS_FILE, json.dumps(extra, indent=2) + "\n")
+        write_text_atomically(translations / f"{tag}.{name}.txt",
+                              (folder / f"predictions_{name}.txt").read_text(encoding="utf-8"))
     return extra
 
 
@@ -256,7 +257,7 @@ def cached_cross_entropy(study: Study, model_dir: Path, cache: Path) -> dict:
     if cache.exists():
         return json.loads(cache.read_text())
     scored = score_cross_entropy(model_dir, study.source, study.reference, study.source_trees)
-    cache.write_text(json.dumps(scored, indent=2) + "\n")
+    write_text_atomically(cache, json.dumps(scored, indent=2) + "\n")
     return scored
 
 
@@ -290,11 +291,11 @@ def collect(study: Study, run: str, seed: int, extra_tests: list[tuple[Path, Pat
     threads, jobs = distinct.pop() if len(distinct) == 1 else (None, None)  # None: invocations differed
     tag = study.tag(run, seed)
     dev = (folder / "predictions_validation.txt").read_text(encoding="utf-8")
-    (translations / f"{tag}.dev.txt").write_text(dev, encoding="utf-8")
+    write_text_atomically(translations / f"{tag}.dev.txt", dev)
     if (folder / TRAIN_LOG).exists():
         logs = study.results / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        (logs / f"{tag}.log").write_text(without_redraws(folder / TRAIN_LOG))
+        write_text_atomically(logs / f"{tag}.log", without_redraws(folder / TRAIN_LOG))
     extra = _extra_test_scores(folder, extra_tests, translations, tag)
     if blind is not None:
         translate_blind(study, run, seed, blind)

@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines
+from hf_syntax.recipes.runs import write_text_atomically
 from hf_syntax.study.records import (BlindSource, blind_cache, check_one_vocabulary, check_reportable, collect,
                                      committed_records, extra_test_name, results_file)
 from hf_syntax.study.significance import against_references, over_seeds, paired_bootstrap
@@ -68,13 +69,13 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
         for name in set(record["extra_tests"]) & set(base["extra_tests"]):
             extra_test_bootstrap(study, name, base, record, test_references.get(name))
-    results_file(study).write_text(json.dumps(records, indent=2) + "\n")
-    (study.results / f"{study.results_name}_over_seeds.json").write_text(
-        json.dumps(over_seeds(study, records), indent=2) + "\n")
+    write_text_atomically(results_file(study), json.dumps(records, indent=2) + "\n")
+    write_text_atomically(study.results / f"{study.results_name}_over_seeds.json",
+                          json.dumps(over_seeds(study, records), indent=2) + "\n")
     if study.against:
-        (study.results / f"{study.results_name}_against.json").write_text(
-            json.dumps(against_references(study, records), indent=2) + "\n")
-    (study.results / f"{study.results_name}.md").write_text(markdown(study, records))
+        write_text_atomically(study.results / f"{study.results_name}_against.json",
+                              json.dumps(against_references(study, records), indent=2) + "\n")
+    write_text_atomically(study.results / f"{study.results_name}.md", markdown(study, records))
     plot_learning_curves(study, records)
     return records
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import shutil
 import signal
 import subprocess
 import threading
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from hf_syntax.data.corpus import read_parallel
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per_step
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, copy_atomically, seconds_per_step, write_text_atomically
 from hf_syntax.recipes.translation.data import resolve_data_path
 from hf_syntax.recipes.translation.resume import recipe_differences
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
@@ -99,10 +98,8 @@ def copy_run_files(source: Path, target: Path, names: tuple[str, ...]) -> None:
     for name in names:
         if (target / name).exists():
             continue
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name)
-        elif (source / name).is_file():
-            shutil.copyfile(source / name, target / name)
+        if (source / name).exists():
+            copy_atomically(source / name, target / name)
 
 
 def continue_shorter_run(study: Study, run: str, seed: int) -> None:
@@ -123,12 +120,12 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
         raise StudyError(f"{run} seed {seed}: the best checkpoint {missing} of {source} is gone; it cannot be continued")
     target.mkdir(parents=True, exist_ok=True)
     for checkpoint in copies:
-        shutil.copytree(checkpoint, target / checkpoint.name)
+        copy_atomically(checkpoint, target / checkpoint.name)
         state_file = target / checkpoint.name / "trainer_state.json"
         state = json.loads(state_file.read_text())
         if state.get("best_model_checkpoint"):
             state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
-        state_file.write_text(json.dumps(state, indent=2) + "\n")
+        write_text_atomically(state_file, json.dumps(state, indent=2) + "\n")
     copy_run_files(source, target, (TRAIN_LOG, WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
@@ -158,10 +155,10 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     target = study.output_dir(run, seed)
     target.mkdir(parents=True, exist_ok=True)
     for epoch in wanted:
-        shutil.copytree(epochs[epoch], target / epochs[epoch].name)
+        copy_atomically(epochs[epoch], target / epochs[epoch].name)
     copy_run_files(source, target, (SETTINGS_FILE, "tokenizer"))
     steps = json.loads((epochs[budget] / "trainer_state.json").read_text())["global_step"]
-    (target / WALL_CLOCK_FILE).write_text(json.dumps([round(pace * steps, 1)]) + "\n")
+    write_text_atomically(target / WALL_CLOCK_FILE, json.dumps([round(pace * steps, 1)]) + "\n")
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} is {source} cut at epoch {budget} (epochs {wanted[0]}-"
           f"{budget} copied)", flush=True)
 
@@ -201,7 +198,7 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_
     settings = invocation_log(folder, SETTINGS_FILE)
     invocation = {"threads": threads, "jobs": jobs, "started": round(time.time(), 1),
                   **({"reference_seconds": reference_seconds} if reference_seconds is not None else {})}
-    (folder / SETTINGS_FILE).write_text(json.dumps([*settings, invocation]) + "\n")
+    write_text_atomically(folder / SETTINGS_FILE, json.dumps([*settings, invocation]) + "\n")
     earlier = invocation_log(folder, WALL_CLOCK_FILE)
     return start_training(study, run, seed, threads), time.time(), earlier
 
@@ -209,7 +206,7 @@ def start(study: Study, run: str, seed: int, threads: int, jobs: int, reference_
 def record_wall_clock(folder: Path, earlier: list[float], seconds: float) -> None:
     """The earlier invocations' wall times and this one's so far: rewritten at every poll, so a session end that
     kills the driver mid-run loses a few seconds of the count, not the whole invocation."""
-    (folder / WALL_CLOCK_FILE).write_text(json.dumps([*earlier, round(seconds, 1)]) + "\n")
+    write_text_atomically(folder / WALL_CLOCK_FILE, json.dumps([*earlier, round(seconds, 1)]) + "\n")
 
 
 def run_all(study: Study, todo: list[tuple[str, int]], jobs: int, extra_tests: list[tuple[Path, Path]],

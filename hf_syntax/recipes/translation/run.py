@@ -4,13 +4,15 @@ and ``main``, its command line (``training/train_translation.py``, ``hf-syntax t
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
-from transformers import EarlyStoppingCallback, Seq2SeqTrainer, TrainerCallback, set_seed
+from transformers import EarlyStoppingCallback, Seq2SeqTrainer, TrainerCallback, TrainerState, set_seed
+from transformers.trainer_utils import TrainOutput
 
 from hf_syntax.align import AlignmentError
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN, CorpusError
@@ -48,6 +50,8 @@ from hf_syntax.recipes.translation.trainer import (SyntaxSeq2SeqTrainer, collato
 from hf_syntax.trees import TreeError
 
 FINAL_MODEL_DIR = "model"
+
+logger = logging.getLogger(__name__)
 
 
 def average_last_checkpoints(trainer: Seq2SeqTrainer, count: int) -> list[int]:
@@ -102,6 +106,21 @@ class StoredEarlyStoppingEntry(TrainerCallback):
         state.stateful_callbacks.setdefault(type(self.early_stopping).__name__, self.early_stopping.state())
 
 
+def evaluations_without_gain(resume_dir: Path | None) -> int:
+    """How many evaluations of the checkpoint's log came after its best BLEU (0 without a checkpoint)."""
+    state_file = resume_dir / "trainer_state.json" if resume_dir else None
+    history = json.loads(state_file.read_text())["log_history"] if state_file and state_file.is_file() else []
+    bleus = [entry["eval_bleu"] for entry in history if "eval_bleu" in entry]
+    return len(bleus) - 1 - bleus.index(max(bleus)) if bleus else 0
+
+
+def stopped_early(patience: int | None, resume_dir: Path | None) -> bool:
+    """Whether early stopping had already ended the run at the checkpoint it resumes from: cut off after its stopping
+    checkpoint but before its summary, or (a study that ``continues`` a shorter budget) a run that would have stopped
+    within the shorter one. Training on would report a run early stopping never trained."""
+    return bool(patience) and evaluations_without_gain(resume_dir) >= patience
+
+
 def early_stopping(patience: int | None, resume_dir: Path | None) -> list[TrainerCallback]:
     """The early-stopping callback of a run with a ``patience``. Resumed, it starts from the count of evaluations since
     the best one in the checkpoint's log, as the same run without the cut would have: transformers would start from
@@ -109,17 +128,22 @@ def early_stopping(patience: int | None, resume_dir: Path | None) -> list[Traine
     if not patience:
         return []
     callback = EarlyStoppingCallback(patience)
-    state_file = resume_dir / "trainer_state.json" if resume_dir else None
-    history = json.loads(state_file.read_text())["log_history"] if state_file and state_file.is_file() else []
-    bleus = [entry["eval_bleu"] for entry in history if "eval_bleu" in entry]
-    if bleus:
-        best = bleus.index(max(bleus))
-        callback.early_stopping_patience_counter = len(bleus) - 1 - best
-        if callback.early_stopping_patience_counter >= patience:
-            raise ConfigError(f"{resume_dir}: with early_stopping_patience={patience} this run stops after evaluation "
-                              f"{best + 1 + patience} of the {len(bleus)} it already has, so there is nothing to "
-                              f"continue.")
+    callback.early_stopping_patience_counter = evaluations_without_gain(resume_dir)
     return [callback, StoredEarlyStoppingEntry(callback)]
+
+
+def finish_stopped_run(trainer: Seq2SeqTrainer, resume_dir: Path) -> TrainOutput:
+    """End a run that early stopping had ended (``stopped_early``) without training a step: its state and weights
+    are those of the checkpoint, then of its best one where the recipe loads the best model at the end, as the
+    Trainer's own end of training leaves them. transformers' ``train`` would run at least one more step first."""
+    trainer.state = TrainerState.load_from_json(str(resume_dir / "trainer_state.json"))
+    trainer._load_from_checkpoint(str(resume_dir))
+    best = trainer.state.best_model_checkpoint
+    if trainer.args.load_best_model_at_end and best is not None and Path(best).is_dir():
+        trainer._load_best_model()
+    logger.warning("%s: early stopping had ended this run there; nothing is trained, the run is finished from it",
+                   resume_dir)
+    return TrainOutput(global_step=trainer.state.global_step, training_loss=0.0, metrics={})
 
 
 def train_translation(
@@ -176,7 +200,10 @@ def train_translation(
         ],
     )
     resumed_at = checkpoint_step(resume_dir)
-    train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
+    if stopped_early(config.early_stopping_patience, resume_dir):
+        train_result = finish_stopped_run(trainer, resume_dir)
+    else:
+        train_result = trainer.train(resume_from_checkpoint=str(resume_dir) if resume_dir else None)
     train_seconds = time.perf_counter() - started
     averaged_steps = average_last_checkpoints(trainer, config.training.get(AVERAGING_OPTION, 1))
 
