@@ -236,6 +236,10 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
         if all(value is None for value in values):  # was "not a known feature column" for labels=None
             raise ValueError(f"column {key!r} is None in every row of this batch: the examples lack it (a target "
                              f"side never featurized?); featurize it, or remove the column (remove_columns=[{key!r}]).")
+        if None in values:  # was "not a known feature column and not a scalar label", with the advice to drop it
+            raise ValueError(f"column {key!r} is None in batch row {values.index(None)} but set in others: every "
+                             f"example needs a value; drop those without one (dataset.filter(lambda row: "
+                             f"row[{key!r}] is not None)).")
         if any(isinstance(value, (list, tuple)) for value in values):
             raise ValueError(
                 f"column {key!r} needs the column {PAD_REFERENCE[COLUMNS[key].side]!r} in the batch to be padded "

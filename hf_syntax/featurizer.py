@@ -4,7 +4,8 @@ The same object serves a single string at inference (pipelines), a batch in a ``
 training time, and pre-parsed gold trees in evaluation. Raw text is segmented by the parser and aligned to the
 tokenizer's subwords by character offsets (rules in ``align.py``). Pre-tokenized input (a list of words, or a
 whitespace-separated string with ``pretokenized=True``) is parsed without re-segmentation, and the tokenizer sees
-the words joined by single spaces -- exactly what a pre-tokenized corpus line is -- so both see the same words.
+the words joined by single spaces -- exactly what a pre-tokenized corpus line is -- so both see the same words. As
+with a transformers tokenizer, a flat list of strings is a batch of texts: one sentence of words is ``[words]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from .columns import DEFAULT_FEATURES, LABEL_VOCABS, SUBWORD_HEAD_RULES, normali
 from .parsers import get_parser
 from .text_checks import check_valid_unicode
 from .trees import TreeError, WordTree, locate_words
+
+
+TRUNCATION_CHOICES = (None, True, False, "longest_first", "only_first", "only_second", "do_not_truncate")
+"""What a transformers tokenizer takes as ``truncation``, and None."""
 
 
 class SyntaxFeaturizer:
@@ -56,6 +61,9 @@ class SyntaxFeaturizer:
                 )
         if head_rule not in SUBWORD_HEAD_RULES:
             raise ValueError(f"head_rule must be one of {SUBWORD_HEAD_RULES}; got {head_rule!r}.")
+        if truncation not in TRUNCATION_CHOICES:  # was transformers' TruncationStrategy error at the first call
+            raise ValueError(f"truncation={truncation!r}: give one of {TRUNCATION_CHOICES} (None: on when a "
+                             f"max_length is given).")
         for name, length, side in (("max_length", max_length, tokenizer),
                                    ("max_target_length", max_target_length, target_tokenizer or tokenizer)):
             if length is None:

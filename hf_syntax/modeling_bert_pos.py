@@ -24,7 +24,7 @@ from transformers import initialization as init
 from transformers.models.bert.modeling_bert import BertEmbeddings, BertEncoder, BertPooler
 from transformers.utils import is_torchdynamo_compiling
 
-from .columns import check_ids, check_integer_column, check_tensor
+from .columns import IGNORE_INDEX, check_ids, check_integer_column, check_tensor
 from .configuration_bert_pos import BertPosConfig
 from .saved_files import CheckedFromPretrained
 
@@ -237,6 +237,9 @@ class _TaskHeadTakesPosIds:
         pos_ids: torch.Tensor | None = None,
         **kwargs,
     ):
+        tokens = input_ids if input_ids is not None else inputs_embeds
+        if labels is not None and torch.is_tensor(tokens):
+            labels = self._checked_labels(labels, tokens.shape[:2])
         return super().forward(
             input_ids,
             attention_mask=attention_mask,
@@ -262,9 +265,45 @@ class BertPosForSequenceClassification(_TaskHeadTakesPosIds, BertPosPreTrainedMo
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
+    def _checked_labels(self, labels: torch.Tensor, tokens_shape: torch.Size) -> torch.Tensor:
+        """The labels of the loss BERT picks (``problem_type``, else from ``num_labels`` and the labels' dtype), as
+        that loss needs them: a class id out of range (GLUE's test splits label every example -1) was an IndexError
+        inside cross_entropy, integer multi-label targets a dtype error inside BCEWithLogits, and labels of another
+        batch size a size mismatch naming neither. Class ids of a narrower integer type are widened (BERT took int16
+        ids for multi-label targets)."""
+        check_tensor("labels", labels)
+        batch = tokens_shape[0]
+        problem = self.config.problem_type or (
+            "regression" if self.num_labels == 1
+            else "single_label_classification" if not labels.is_floating_point() else "multi_label_classification")
+        if problem == "multi_label_classification":
+            if labels.shape != (batch, self.num_labels) or not labels.is_floating_point():
+                raise ValueError(f"`labels` is {labels.dtype} of shape {tuple(labels.shape)}; multi-label "
+                                 f"classification takes floats of shape ({batch}, num_labels={self.num_labels}), one "
+                                 f"0/1 per class.")
+            return labels
+        if labels.numel() != batch:
+            raise ValueError(f"`labels` has shape {tuple(labels.shape)} for a batch of {batch}: one label per "
+                             f"example ({problem}).")
+        if problem == "single_label_classification" and not is_torchdynamo_compiling():
+            check_integer_column("labels", labels, "class ids")
+            low, high = int(labels.min()), int(labels.max())
+            if low < 0 or high >= self.num_labels:
+                unlabelled = " (-1 marks an unlabelled example, as in GLUE's test splits: predict without labels)"
+                raise ValueError(f"`labels` holds class ids from {low} to {high}, but this model has num_labels="
+                                 f"{self.num_labels} (0 .. {self.num_labels - 1}){unlabelled if low == -1 else ''}.")
+        return labels.long() if problem == "single_label_classification" else labels
+
 
 class BertPosForTokenClassification(_TaskHeadTakesPosIds, BertPosPreTrainedModel, BertForTokenClassification):
     """``BertForTokenClassification`` (per-token dropout -> linear) on ``BertPosModel``."""
+
+    def _checked_labels(self, labels: torch.Tensor, tokens_shape: torch.Size) -> torch.Tensor:
+        """One class id per token, -100 where none: out of range they were an IndexError inside cross_entropy, of
+        another shape a size mismatch naming neither."""
+        check_ids("labels", labels, self.num_labels, shape=tokens_shape, ignore=IGNORE_INDEX,
+                  cause="class ids run from 0 to num_labels - 1, and -100 marks a token without a label.")
+        return labels.long()
 
     def __init__(self, config: BertPosConfig):
         BertPreTrainedModel.__init__(self, config)

@@ -254,6 +254,38 @@ def test_config_checks_the_bert_fields_it_inherits(fields, message):
     assert BertPosConfig(hidden_act="gelu_new", num_labels=1, problem_type="regression").num_labels == 1
 
 
+def test_task_heads_name_labels_their_loss_cannot_read(batch):
+    """Before: GLUE's -1 test labels and ids past num_labels were an IndexError inside cross_entropy, integer
+    multi-label targets a dtype error inside BCEWithLogits, labels of another batch a size mismatch naming neither."""
+    inputs, pos_ids = batch
+    sequence = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
+    for labels, message in (
+        (torch.tensor([0, -1]), r"class ids from -1 to 0, but this model has num_labels=3 \(0 .. 2\) \(-1 marks an "
+                                r"unlabelled example"),
+        (torch.tensor([0, 5]), r"class ids from 0 to 5, but this model has num_labels=3 \(0 .. 2\)\.$"),
+        (torch.tensor([0, 1, 2]), r"`labels` has shape \(3,\) for a batch of 2: one label per example"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            sequence(**inputs, pos_ids=pos_ids, labels=labels)
+    assert torch.isfinite(sequence(**inputs, pos_ids=pos_ids, labels=torch.tensor([0, 2], dtype=torch.int16)).loss)
+    multi = BertPosForSequenceClassification.from_pretrained(
+        MINILM, num_labels=3, problem_type="multi_label_classification").eval()
+    with pytest.raises(ValueError, match=r"`labels` is torch.int64 of shape \(2, 3\); multi-label classification takes "
+                                         r"floats"):
+        multi(**inputs, pos_ids=pos_ids, labels=torch.tensor([[1, 0, 1], [0, 0, 1]]))
+    assert torch.isfinite(multi(**inputs, pos_ids=pos_ids, labels=torch.tensor([[1.0, 0, 1], [0, 0, 1]])).loss)
+    tokens = BertPosForTokenClassification.from_pretrained(MINILM, num_labels=4).eval()
+    token_labels = torch.zeros_like(inputs["input_ids"])
+    token_labels[:, 0] = -100
+    assert torch.isfinite(tokens(**inputs, pos_ids=pos_ids, labels=token_labels).loss)
+    past_the_classes = token_labels.clone()
+    past_the_classes[1, 1] = 4
+    with pytest.raises(ValueError, match=r"`labels` holds values from 0 to 4, but this model takes 0 .. 3 \(or -100\)"):
+        tokens(**inputs, pos_ids=pos_ids, labels=past_the_classes)
+    with pytest.raises(ValueError, match=r"`labels` has shape \(2, 3\); it must be \(2, \d+\), as the tokens"):
+        tokens(**inputs, pos_ids=pos_ids, labels=token_labels[:, :3])
+
+
 def test_config_rejects_inconsistent_pos_settings():
     with pytest.raises(Exception, match="pos_combine must be one of"):
         BertPosConfig(pos_combine="product")

@@ -2,6 +2,7 @@
 
 import csv
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,6 +140,16 @@ def test_map_function_errors():
     with pytest.raises(KeyError, match="has no key 'de'"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column="translation.de")(
             {"translation": [{"en": "Dogs bark."}]})
+    with pytest.raises(KeyError, match=r"column 'translation' has no key 'en' in batch row 1 \(found NoneType\)"):
+        nested({"translation": [{"en": "Dogs bark."}, None]})  # was "'NoneType' object is not subscriptable"
+    for column in (None, 3, ["source"]):  # each was an AttributeError inside the first batch
+        with pytest.raises(TypeError, match=rf"source_column={re.escape(repr(column))}: give the dataset column.s name"):
+            parse_and_align(tokenizer, src_parser=ENGLISH_PARSER, source_column=column)
+    rows = datasets.Dataset.from_dict({"source": ["Dogs bark."], "target": ["b"]})
+    for options in ({"with_indices": True}, {"input_columns": ["source"]}):  # a TypeError, or a KeyError that
+        with pytest.raises(TypeError, match=r"takes a batch as a dict of columns: .* without input_columns or "
+                                            r"with_indices"):  # listed the texts as the dataset's columns
+            rows.map(parse_and_align(tokenizer, src_parser=ENGLISH_PARSER), batched=True, **options)
     with pytest.raises(ValueError, match=r"reads batches, but column 'source' holds one str, not a list of them: "
                                          r"call dataset.map\(parse_and_align\(...\), batched=True\)"):
         parse_and_align(tokenizer, src_parser=ENGLISH_PARSER)({"source": "Dogs bark.", "target": "b"})  # was: "3 empty"
@@ -217,6 +228,16 @@ def test_required_features_and_classification_labels():
     assert batch["labels"].dtype == torch.float and batch["labels"].tolist() == [3.5, 1.0]
     with pytest.raises(ValueError, match="empty batch"):
         SyntaxClassificationCollator(tokenizer)([])
+    # Multi-label targets were padded as token ids and then refused as floats in a column of ids.
+    multi = SyntaxClassificationCollator(tokenizer)([row(2, labels=[1.0, 0.0, 1.0]), row(3, labels=[0.0, 0.0, 1.0])])
+    assert multi["labels"].dtype == torch.float and multi["labels"].tolist() == [[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    assert multi["input_ids"].shape == (2, 3)
+    with pytest.raises(ValueError, match=r"`labels` holds multi-label targets .* batch row 1 has \[0.0, 1.0\] where "
+                                         r"row 0 has 3 values"):
+        SyntaxClassificationCollator(tokenizer)([row(2, labels=[1.0, 0.0, 1.0]), row(3, labels=[0.0, 1.0])])
+    # One unlabelled row was "not a known feature column and not a scalar label", with the advice to drop the column.
+    with pytest.raises(ValueError, match=r"column 'labels' is None in batch row 1 but set in others: .*dataset.filter"):
+        SyntaxClassificationCollator(tokenizer)([row(2, labels=1), row(3, labels=None)])
 
 
 def test_map_function_refuses_empty_texts_like_the_pipelines_unless_asked():

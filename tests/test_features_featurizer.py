@@ -214,6 +214,8 @@ def test_label_vocabularies_and_feature_errors():
     for length in (specials, -5, 2.5):
         with pytest.raises(ValueError, match=rf"max_length={length!r}: give a whole number of tokens >= {specials + 1}"):
             SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, max_length=length)
+    with pytest.raises(ValueError, match=r"truncation='yes': give one of \(None, True, False, 'longest_first'"):
+        SyntaxFeaturizer(byte_level_bpe(), parser=ENGLISH_PARSER, truncation="yes")  # failed at the first call
 
 
 def test_given_trees_skip_the_parser():

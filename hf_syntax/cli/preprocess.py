@@ -81,11 +81,14 @@ def _preprocess(options, splits: dict, out: Path) -> None:
         tokenizer, target_tokenizer = load_tokenizers(tokenizer_folder)
     except ConfigError as error:
         raise CliError(f"--tokenizer: {error}") from error
-    map_function = parse_and_align(
-        tokenizer, src_parser=options.src_parser, tgt_parser=options.tgt_parser, features=options.features,
-        target_tokenizer=target_tokenizer if target_tokenizer is not tokenizer else None,
-        pretokenized=options.pretokenized, max_length=options.max_length, truncation=True,
-    )
+    try:
+        map_function = parse_and_align(
+            tokenizer, src_parser=options.src_parser, tgt_parser=options.tgt_parser, features=options.features,
+            target_tokenizer=target_tokenizer if target_tokenizer is not tokenizer else None,
+            pretokenized=options.pretokenized, max_length=options.max_length, truncation=True,
+        )
+    except ValueError as error:  # e.g. a --max-length below the tokenizer's special tokens: was a traceback
+        raise CliError(f"preprocess: {error}") from error
     if options.num_shards > 1:
         corpus = shard_of(corpus, options.shard_index, options.num_shards)
     featurized = datasets.DatasetDict({

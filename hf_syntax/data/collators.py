@@ -8,6 +8,8 @@ columns raise an error naming the column and the example.
 
 from __future__ import annotations
 
+import torch
+
 from hf_syntax.columns import pad_columns
 
 
@@ -45,6 +47,9 @@ class _SyntaxCollator:
                 f"{type(self).__name__}: the examples lack the columns {missing} (they have {sorted(examples[0])}). "
                 f"Attach them with hf_syntax.data.features.parse_and_align(...) before training."
             )
+        return self._pad(examples)
+
+    def _pad(self, examples: list[dict]) -> dict:
         return pad_columns(examples, self.tokenizer.pad_token_id, pad_to_multiple_of=self.pad_to_multiple_of,
                            padding_side=self.tokenizer.padding_side)
 
@@ -74,4 +79,21 @@ class SyntaxSeq2SeqCollator(_SyntaxCollator):
 
 class SyntaxClassificationCollator(_SyntaxCollator):
     """Pads the source columns (e.g. ``pos_ids`` for BERT+POS); a scalar ``labels`` column is stacked as is
-    (``long`` for classes, ``float`` for regression such as STS-B)."""
+    (``long`` for classes, ``float`` for regression such as STS-B), multi-label targets (one float per class) as
+    floats, and per-token labels (token classification) are padded with -100."""
+
+    def _pad(self, examples: list[dict]) -> dict:
+        """Multi-label targets were padded as token ids, and refused as floats in a column of ids."""
+        labels = [example.get("labels") for example in examples]
+        if not any(isinstance(value, (list, tuple)) and any(isinstance(x, float) for x in value) for value in labels):
+            return super()._pad(examples)
+        widths = [len(value) if isinstance(value, (list, tuple)) else None for value in labels]
+        if len(set(widths)) != 1:
+            row = next(index for index, width in enumerate(widths) if width != widths[0])
+            raise ValueError(f"`labels` holds multi-label targets (one float per class), but batch row {row} has "
+                             f"{labels[row]!r} where row 0 has {widths[0]} values: give every row one value per "
+                             f"class (num_labels).")
+        batch = super()._pad([{key: value for key, value in example.items() if key != "labels"}
+                              for example in examples])
+        batch["labels"] = torch.tensor(labels, dtype=torch.float)
+        return batch

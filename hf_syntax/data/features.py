@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from hf_syntax.columns import DEFAULT_FEATURES, normalise_features
@@ -54,6 +55,12 @@ class ParseAndAlign:
             raise ValueError("parse_and_align needs src_parser and/or tgt_parser (e.g. src_parser='spacy:ja_ginza').")
         if not isinstance(allow_empty, bool):
             raise TypeError(f"allow_empty={allow_empty!r}: give True or False.")
+        for name, column in (("source_column", source_column), ("target_column", target_column),
+                             ("pair_column", pair_column)):
+            if not (isinstance(column, str) and column) and not (name == "pair_column" and column is None):
+                raise TypeError(  # was an AttributeError inside the first map batch
+                    f"{name}={column!r}: give the dataset column's name, a str ('translation.en' for a key of a dict "
+                    f"column){' or None' if name == 'pair_column' else ''}.")
         self.tokenizer = tokenizer
         self.target_tokenizer = target_tokenizer
         self.src_parser, self.tgt_parser = src_parser, tgt_parser
@@ -89,7 +96,12 @@ class ParseAndAlign:
             "max_target_length": self.max_target_length, "truncation": self.truncation, "strict": self.strict,
         }
 
-    def __call__(self, batch: dict) -> dict:
+    def __call__(self, batch: dict, *unsupported) -> dict:
+        if unsupported or not isinstance(batch, Mapping):  # with_indices / input_columns: a TypeError or a KeyError
+            raise TypeError(  # that listed the texts as the dataset's columns
+                "parse_and_align takes a batch as a dict of columns: call dataset.map(parse_and_align(...), "
+                "batched=True) without input_columns or with_indices, and name the columns to parse with "
+                "source_column / pair_column / target_column.")
         texts = pairs = targets = None
         if self.src_parser is not None:
             texts = self._texts(batch, self.source_column, "source_column")
@@ -201,7 +213,9 @@ def _column(batch: dict, name: str, argument: str) -> list:
                          f"a list of them: call dataset.map(parse_and_align(...), batched=True).")
     if not key or not values:  # an empty batch (a direct call) has no row to read the key of
         return values
-    if not isinstance(values[0], dict) or key not in values[0]:
-        found = sorted(values[0]) if values and isinstance(values[0], dict) else type(values[0]).__name__
-        raise KeyError(f"{argument}={name!r}: column {head!r} has no key {key!r} (found {found}).")
+    for index, value in enumerate(values):  # a None row was "'NoneType' object is not subscriptable"
+        if not isinstance(value, dict) or key not in value:
+            found = sorted(value) if isinstance(value, dict) else type(value).__name__
+            raise KeyError(f"{argument}={name!r}: column {head!r} has no key {key!r} in batch row {index} (found "
+                           f"{found}).")
     return [value[key] for value in values]
