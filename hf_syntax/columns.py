@@ -198,6 +198,11 @@ def pad_columns(rows, pad_token_id, pad_to_multiple_of=None, padding_side="right
                         f"column {key!r} of batch row {index} has length {got} but {reference!r} has {length}; "
                         f"feature columns must have one value per token (re-run the featurizer on this example)."
                     )
+                nested = next((value for value in values if isinstance(value, (list, tuple))), None)
+                if nested is not None:  # a row tokenized with return_tensors="pt" is (1, n): torch named no column
+                    raise ValueError(f"column {key!r} of batch row {index} holds lists (e.g. {list(nested)[:5]!r}), "
+                                     f"not one value per token: give each row flat lists (tokenize without "
+                                     f"return_tensors, or take row[0] of a (1, n) tensor).")
                 if None in values:  # was "Could not infer dtype of NoneType" from torch
                     raise ValueError(f"column {key!r} of batch row {index} holds None at position "
                                      f"{list(values).index(None)}; every token needs a value (re-run the featurizer "

@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 TRANSLATION_TASK = "translation"
 CLASSIFICATION_TASK = "text-classification"
+SCORE_FUNCTIONS = ("sigmoid", "softmax", "none")
+"""What the classification pipeline's ``function_to_apply`` takes (transformers' ``ClassificationFunction``)."""
 
 class SyntaxTranslationPipeline(Pipeline):
     """Translate text with any hf_syntax seq2seq variant; parses on the fly when the model needs features.
@@ -150,6 +152,10 @@ class SyntaxTranslationPipeline(Pipeline):
                              "choose the languages of multilingual models only: drop them.")
         if return_tensors and return_text:
             raise ValueError("`return_text` and `return_tensors` are mutually exclusive: ask for one.")
+        for name, value in (("skip_special_tokens", skip_special_tokens),
+                            ("clean_up_tokenization_spaces", clean_up_tokenization_spaces)):
+            if value is not None and not isinstance(value, bool):  # "no" failed inside the tokenizers library
+                raise ValueError(f"{name}={value!r}: give True or False.")
         for name in GENERATION_COUNTS:
             check_generation_count(name, generate_kwargs.get(name))
         check_pretokenized(pretokenized)
@@ -274,6 +280,10 @@ class PosTextClassificationPipeline(TextClassificationPipeline):
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k={top_k!r}: give a whole number >= 1 (how many of the best labels to return), "
                              f"or None for every label.")
+        function = kwargs.get("function_to_apply")  # "foo" was transformers' KeyError: 'FOO'
+        if function is not None and str(getattr(function, "value", function)).lower() not in SCORE_FUNCTIONS:
+            raise ValueError(f"function_to_apply={function!r}: give one of {SCORE_FUNCTIONS}, or None for the "
+                             f"model's default (sigmoid for one label or multi-label, else softmax).")
         preprocess, forward, postprocess = super()._sanitize_parameters(**kwargs)
         check_pretokenized(pretokenized)
         if pretokenized is not None:

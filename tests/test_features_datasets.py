@@ -235,6 +235,16 @@ def test_required_features_and_classification_labels():
     with pytest.raises(ValueError, match=r"`labels` holds multi-label targets .* batch row 1 has \[0.0, 1.0\] where "
                                          r"row 0 has 3 values"):
         SyntaxClassificationCollator(tokenizer)([row(2, labels=[1.0, 0.0, 1.0]), row(3, labels=[0.0, 1.0])])
+    # A row tokenized on its own with return_tensors="pt" is (1, n): torch failed naming no column.
+    alone = row(3)
+    alone["input_ids"] = torch.tensor([alone["input_ids"]])
+    with pytest.raises(ValueError, match=r"column 'input_ids' of batch row 0 holds lists \(e.g. \[4, 5, 6\]\), not "
+                                         r"one value per token"):
+        SyntaxClassificationCollator(tokenizer)([alone, row(2)])
+    with pytest.raises(TypeError, match=r"takes a list of examples \(one dict per row\); got NoneType"):
+        SyntaxClassificationCollator(tokenizer)(None)
+    with pytest.raises(TypeError, match=r"needs the tokenizer the examples were made with; got NoneType"):
+        SyntaxClassificationCollator(None)
     # One unlabelled row was "not a known feature column and not a scalar label", with the advice to drop the column.
     with pytest.raises(ValueError, match=r"column 'labels' is None in batch row 1 but set in others: .*dataset.filter"):
         SyntaxClassificationCollator(tokenizer)([row(2, labels=1), row(3, labels=None)])

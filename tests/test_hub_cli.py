@@ -196,7 +196,12 @@ def test_translate_with_a_missing_model_folder_is_a_clear_error(tmp_path, capsys
     with pytest.raises(SystemExit) as exit_info:
         main(["translate", "--model", str(tmp_path / "nowhere")])
     assert exit_info.value.code == 2
-    assert "has no config.json" in capsys.readouterr().err
+    assert "nowhere is not there; give the model folder" in capsys.readouterr().err  # was "has no config.json"
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    monkeypatch.setattr("sys.stdin", io.StringIO("a sentence\n"))
+    with pytest.raises(SystemExit):
+        main(["translate", "--model", str(tmp_path / "model.safetensors")])
+    assert "model.safetensors is a file; give the model folder" in capsys.readouterr().err
 
 
 def test_evaluate_scores_translations(model_dirs, tmp_path, capsys):

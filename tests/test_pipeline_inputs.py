@@ -60,6 +60,9 @@ def test_a_beam_of_zero_and_a_pretokenized_string_are_refused_by_name(pipes):
     for beams in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match=rf"num_beams={beams!r}: give a whole number >= 1"):
             pipe(SENTENCES[0], num_beams=beams)
+    for name in ("skip_special_tokens", "clean_up_tokenization_spaces"):  # "no" failed inside tokenizers
+        with pytest.raises(ValueError, match=rf"{name}='no': give True or False"):
+            pipe(SENTENCES[0], **{name: "no"})
     for limit in (0, -1, "5"):  # 0 was transformers' "max_length is set to 1", a setting never given; "5" a TypeError
         with pytest.raises(ValueError, match=rf"max_new_tokens={limit!r}: give a whole number >= 1"):
             pipe(SENTENCES[0], max_new_tokens=limit)

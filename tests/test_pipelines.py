@@ -80,6 +80,9 @@ def test_bert_pos_pipeline_reads_a_tuple_a_missing_pair_and_a_listed_pair_as_the
         with pytest.raises(ValueError, match=rf"top_k={top_k!r}: give a whole number >= 1"):
             bert_pos_pipeline(texts[0], top_k=top_k)
     assert len(bert_pos_pipeline(texts[0], top_k=1)) == 1
+    with pytest.raises(ValueError, match=r"function_to_apply='foo': give one of \('sigmoid', 'softmax', 'none'\)"):
+        bert_pos_pipeline(texts[0], function_to_apply="foo")  # was transformers' KeyError: 'FOO'
+    assert bert_pos_pipeline(texts[0], function_to_apply="none", top_k=1)[0]["label"]
 
 
 def test_bert_pos_tags_the_words_its_tokenizer_reads_without_invisible_characters(bert_pos_pipeline):

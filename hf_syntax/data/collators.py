@@ -17,6 +17,9 @@ class _SyntaxCollator:
     required_columns: tuple[str, ...] = ("input_ids",)
 
     def __init__(self, tokenizer, pad_to_multiple_of: int | None = None, required_features=()):
+        if not hasattr(tokenizer, "pad_token_id"):  # None was "'NoneType' object has no attribute 'pad_token_id'"
+            raise TypeError(f"{type(self).__name__} needs the tokenizer the examples were made with; got "
+                            f"{type(tokenizer).__name__}.")
         if tokenizer.pad_token_id is None:
             raise ValueError(
                 f"{type(self).__name__}: the tokenizer has no pad token; set tokenizer.pad_token before collating."
@@ -36,6 +39,9 @@ class _SyntaxCollator:
             raise ValueError(f"{type(self).__name__} takes a list of examples (one dict per row), as a Trainer passes "
                              f"them; got one dict of columns {sorted(examples)} (a sliced dataset, dataset[:8]): pass "
                              f"[dataset[i] for i in range(8)] instead.")
+        if not isinstance(examples, (list, tuple)):  # None was "'NoneType' object is not iterable"
+            raise TypeError(f"{type(self).__name__} takes a list of examples (one dict per row); got "
+                            f"{type(examples).__name__}.")
         # Rows of a dataset formatted for torch or numpy hold arrays: padded as the lists they are.
         examples = [{key: value.tolist() if hasattr(value, "tolist") else value for key, value in example.items()}
                     for example in examples]

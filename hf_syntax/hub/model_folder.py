@@ -24,6 +24,9 @@ def load_model_config(model_dir: Path):
     from hf_syntax.saved_files import DamagedFileError, check_model_files
 
     model_dir = Path(model_dir)
+    if not model_dir.is_dir():  # a typo'd path was said to have "no config.json"
+        raise ModelFolderError(f"{model_dir} is {'a file' if model_dir.exists() else 'not there'}; give the model "
+                               f"folder (written by save_pretrained / the recipe).")
     if (model_dir / CTRANSLATE2_WEIGHTS_FILE).is_file():
         metadata = "" if (model_dir / CTRANSLATE2_METADATA_FILE).is_file() else (
             f" (and its {CTRANSLATE2_METADATA_FILE} is missing, which translate needs to read it: export it again "
