@@ -111,3 +111,16 @@ def test_one_string_or_path_for_the_texts_is_refused():
     for texts in ("corpus.txt", Path("corpus.txt")):
         with pytest.raises(TypeError, match=r"takes the training texts \(a list or iterable of lines\), got one "):
             train_tokenizer(texts, vocab_size=200)
+
+
+def test_a_vocabulary_too_small_for_the_characters_says_so(caplog):
+    """BPE keeps every character, so vocab_size=8 on these lines gave a larger, character-only vocabulary silently."""
+    lines = ["the cat sat on the mat", "a dog ran to the cat"]
+    with caplog.at_level("WARNING", logger="hf_syntax.data.tokenizer"):
+        tokenizer = train_tokenizer(lines, vocab_size=8, min_frequency=1)
+    assert len(tokenizer) > 8
+    assert f"the vocabulary has {len(tokenizer)} entries" in caplog.text and "no piece longer than a character" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="hf_syntax.data.tokenizer"):
+        train_tokenizer(lines, vocab_size=60, min_frequency=1)
+    assert not caplog.text

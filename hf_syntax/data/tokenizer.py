@@ -11,6 +11,7 @@ punctuation a parser splits off it in raw text ("rained." -> "▁rained" "."; de
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from transformers import PreTrainedTokenizerFast
 
 from hf_syntax.self_parse import WORD_START  # the word-start marker self-parsing reads word boundaries by
 from hf_syntax.text_checks import is_blank
+
+logger = logging.getLogger(__name__)
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # list order = ids 0, 1, 2, 3
@@ -87,6 +90,11 @@ def train_tokenizer(
     if not texts:
         raise ValueError("cannot train a tokenizer on no text (every given line was empty)")
     tokenizer.train_from_iterator(texts, trainer=_trainer(model, vocab_size, min_frequency), length=len(texts))
+    if tokenizer.get_vocab_size() > vocab_size:  # BPE keeps every character of the corpus: no merge was learnt
+        logger.warning("vocab_size=%d is below what the texts need for their characters alone: the vocabulary has "
+                       "%d entries (the special tokens and every character, as BPE keeps them all) and no piece "
+                       "longer than a character; give vocab_size well above %d for subwords.",
+                       vocab_size, tokenizer.get_vocab_size(), tokenizer.get_vocab_size())
     for token_id, token in enumerate(SPECIAL_TOKENS):
         if tokenizer.token_to_id(token) != token_id:
             raise RuntimeError(f"tokenizers put {token} at id {tokenizer.token_to_id(token)}, expected {token_id}")
