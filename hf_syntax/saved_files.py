@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+GENERATION_CONFIG = "generation_config.json"
 SAVE_AGAIN = ("save or copy the model folder again (for a training checkpoint: resume from an earlier "
               "checkpoint-* folder)")
 
@@ -36,7 +37,7 @@ def decode_utf8(data: bytes, name: str, fix: str, error: type[Exception] = Damag
 
 
 def check_config_file(path: Path) -> None:
-    """A ``config.json`` that transformers can read: UTF-8 JSON holding an object."""
+    """A ``config.json`` (or ``generation_config.json``) that transformers can read: UTF-8 JSON holding an object."""
     text = decode_utf8(path.read_bytes(), str(path), f"Re-encode it as UTF-8 or {SAVE_AGAIN}.")
     try:
         parsed = json.loads(text)
@@ -68,12 +69,14 @@ def safetensors_problem(path: Path) -> str | None:
 
 
 def check_model_files(folder) -> None:
-    """Raise ``DamagedFileError`` for a local model folder whose ``config.json`` or ``*.safetensors`` weights cannot
-    be read, or that has a config but no weights (anything that is not a local folder, such as a Hub id, is left to
+    """Raise ``DamagedFileError`` for a local model folder whose ``config.json``, ``generation_config.json`` or
+    ``*.safetensors`` weights cannot be read, or that has a config but no weights (anything that is not a local folder, such as a Hub id, is left to
     transformers, whose own errors for a missing file named no folder or came as a list of tracebacks)."""
     if not isinstance(folder, (str, os.PathLike)) or not os.path.isdir(folder):
         return
     folder = Path(folder)
+    if (folder / GENERATION_CONFIG).is_file():  # transformers loaded the model without it: its beam and output
+        check_config_file(folder / GENERATION_CONFIG)  # limit silently fell back to transformers' defaults
     if (folder / "config.json").is_file():
         check_config_file(folder / "config.json")
         if not any(folder.glob("*.safetensors")) and not any(folder.glob("pytorch_model*.bin")):

@@ -115,3 +115,17 @@ def test_a_config_json_that_is_not_utf8_is_named_on_every_path(folders, tmp_path
         assert f"{config} is not UTF-8 text: byte 0xe9 on line" in line and "Re-encode it as UTF-8" in line, line
     with pytest.raises(DamagedFileError, match=re.escape(f"{config} is not UTF-8 text")):
         SyntaxTransformerForConditionalGeneration.from_pretrained(model_dir)
+
+
+def test_a_generation_config_that_is_not_json_is_named(folders, tmp_path, monkeypatch, capsys):
+    """The model loaded without it, silently: the beam and the output limit fell back to transformers' defaults
+    (20 tokens where the model was trained to stop at its own limit)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a sentence to translate\n"))
+    model_dir = tmp_path / "cut-generation-config"
+    shutil.copytree(folders / "exported", model_dir)
+    generation_config = model_dir / "generation_config.json"
+    generation_config.write_text("{", encoding="utf-8")
+    line = one_error_line(capsys, ["translate", "--model", str(model_dir)])
+    assert f"{generation_config} is not valid JSON" in line and WHAT_TO_DO in line, line
+    with pytest.raises(DamagedFileError, match=re.escape(f"{generation_config} is not valid JSON")):
+        AutoModelForSeq2SeqLM.from_pretrained(model_dir, trust_remote_code=True)

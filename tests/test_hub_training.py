@@ -72,6 +72,12 @@ def test_push_to_hub_uploads_the_exported_model_folder_not_the_output_dir(tmp_pa
     assert training_arguments(config).push_to_hub is False
     upload = publish.hub_upload(config, tmp_path / "run" / run.FINAL_MODEL_DIR)
     assert (upload["repo_id"], upload["folder_path"]) == ("me/dbsa-en-ja", str(tmp_path / "run" / "model"))
+    assert upload["private"] is None  # the Hub's default visibility
+    private = load_recipe_config(tmp_path / "config.yaml", ["push_to_hub=true", "hub_model_id=me/x",
+                                                            "training.hub_private_repo=true",
+                                                            "training.hub_revision=v1"])
+    upload = publish.hub_upload(private, tmp_path / "run" / run.FINAL_MODEL_DIR)  # both were ignored: a public repo
+    assert (upload["private"], upload["revision"]) == (True, "v1")
     with pytest.raises(ConfigError, match="training.push_to_hub is set by the recipe: set the top-level push_to_hub"):
         load_recipe_config(tmp_path / "config.yaml", ["training.push_to_hub=true"])
     with pytest.raises(ConfigError, match="push_to_hub needs hub_model_id"):

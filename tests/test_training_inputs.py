@@ -175,6 +175,9 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         (["data.dataset=somewhere"], "exclude each other"),
         (["generation.num_beams=0"], "must be >= 1"),
         (["early_stopping_patience=0"], r"early_stopping_patience must be >= 1 evaluations \(or null"),
+        # accepted, they changed nothing: no Trainer reads do_eval, and 0 or -1 kept every checkpoint
+        (["training.do_eval=false"], "training.do_eval is set by the recipe: the recipe evaluates on the eval_strategy"),
+        (["training.save_total_limit=0"], r"training.save_total_limit must be >= 1 \(or null to keep every checkpoint\)"),
         (["training=3"], "config.training = 3 has the wrong type"),
         (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
                                      r"expects int$"),

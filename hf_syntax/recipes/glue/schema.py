@@ -65,6 +65,9 @@ RECIPE_OWNED_ARGUMENTS = {
     "per_device_train_batch_size": "set batch_size", "num_train_epochs": "set epochs", "max_steps": "set max_steps",
     "logging_steps": "set logging_steps", "eval_strategy": "the recipe evaluates once, after training",
     "save_strategy": "the recipe saves the final model (save_model)",
+    # they act only with evaluations or saves during training, which the recipe has none of: accepted, they did nothing
+    "load_best_model_at_end": "the recipe evaluates once, after training", "eval_steps": "the recipe evaluates once",
+    "save_steps": "the recipe saves the final model only", "save_total_limit": "the recipe saves the final model only",
 }
 """TrainingArguments the GLUE recipe sets from its own fields; ``training`` takes every other one."""
 

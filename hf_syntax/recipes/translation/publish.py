@@ -52,19 +52,22 @@ def describe_training_data(data: DataSection, train_pairs: int) -> str:
     return f"{train_pairs} sentence pairs ({data.source_lang}->{data.target_lang}) from {origin}."
 
 
-def hub_upload(config: TranslationRecipeConfig, model_dir: Path) -> dict[str, str]:
-    """The arguments of ``huggingface_hub.upload_folder`` for ``push_to_hub``: the exported model folder only
-    (never the checkpoints, logs or ``training_args.bin`` of the output_dir)."""
+def hub_upload(config: TranslationRecipeConfig, model_dir: Path) -> dict[str, Any]:
+    """What ``push_to_hub`` uploads and how: the exported model folder only (never the checkpoints, logs or
+    ``training_args.bin`` of the output_dir), under the Trainer's own Hub settings (``training.hub_private_repo``,
+    ``hub_token``, ``hub_revision``), which were otherwise accepted and ignored: a private repo was made public."""
     return {"repo_id": config.hub_model_id, "folder_path": str(model_dir),
-            "commit_message": f"hf-syntax {config.model.type}: trained model folder"}
+            "commit_message": f"hf-syntax {config.model.type}: trained model folder",
+            "private": config.training.get("hub_private_repo"), "token": config.training.get("hub_token"),
+            "revision": config.training.get("hub_revision")}
 
 
-def push_model_folder(upload: dict[str, str]) -> None:
+def push_model_folder(upload: dict[str, Any]) -> None:
     """Create the Hub repo if needed and upload the folder (needs a login: ``hf auth login``)."""
     from huggingface_hub import create_repo, upload_folder
 
-    create_repo(upload["repo_id"], exist_ok=True)
-    upload_folder(**upload)
+    create_repo(upload["repo_id"], exist_ok=True, private=upload["private"], token=upload["token"])
+    upload_folder(**{key: value for key, value in upload.items() if key != "private"})
 
 
 def print_summary(summary: dict[str, Any]) -> None:

@@ -42,6 +42,10 @@ RECIPE_OWNED_ARGUMENTS = {
                    "not the Trainer's output_dir",
     "hub_model_id": "set the top-level hub_model_id (--hub-model-id)",
     "hub_strategy": "the recipe uploads the exported model folder once, at the end of the run",
+    # read by no Trainer (scripts consult them), so setting them changed nothing:
+    "do_train": "the recipe always trains", "do_eval": "the recipe evaluates on the eval_strategy schedule",
+    "do_predict": "the recipe predicts the test split (else validation) at the end",
+    "sortish_sampler": "transformers' Seq2SeqTrainer no longer reads it; the recipe orders evaluation batches itself",
 }
 AVERAGING_OPTION = "average_last_checkpoints"
 """The ``training`` key that is the recipe's own rather than a Seq2SeqTrainingArguments field: the final model is the
@@ -186,6 +190,9 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     config.training = check_arguments(config.training, Seq2SeqTrainingArguments, "training", (AVERAGING_OPTION,))
     check_averaging(averaging, config)
     config.training[AVERAGING_OPTION] = averaging
+    limit = config.training.get("save_total_limit")
+    if limit is not None and limit < 1:  # 0 and -1 kept every checkpoint, as null does
+        raise ConfigError(f"training.save_total_limit must be >= 1 (or null to keep every checkpoint), got {limit}")
     max_steps = config.training.get("max_steps", -1)
     if max_steps != -1 and max_steps < 1:  # transformers would quietly train the epoch schedule instead
         raise ConfigError(f"training.max_steps must be >= 1 (or -1, the default: train num_train_epochs), got "
