@@ -780,6 +780,27 @@ def test_a_misspelt_study_key_or_run_setting_is_refused_before_any_run_trains(fi
     assert not (tmp_path / "runs").exists()  # nothing trained
 
 
+@pytest.mark.parametrize(("reference", "says"), [
+    (SAMPLE / "valid.ja", "line 1 differs"),  # another language: p-values against the wrong text, no error
+    ("short", "it has 2 lines"),  # an IndexError in the report, after every run had trained
+])
+def test_a_reference_that_is_not_the_runs_validation_references_is_refused_before_any_run_trains(
+        finished_study, tmp_path, capsys, reference, says):
+    folder, _ = finished_study
+    if reference == "short":
+        reference = tmp_path / "short.en"
+        reference.write_text("".join((SAMPLE / "valid.en").read_text(encoding="utf-8").splitlines(True)[:2]),
+                             encoding="utf-8")
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    study.update(work_dir=str(tmp_path / "runs"), results=str(tmp_path / "results"), reference=str(reference))
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    with pytest.raises(SystemExit):
+        study_command([str(tmp_path / "study.yaml"), "--seeds", "3"])
+    err = capsys.readouterr().err
+    assert f"the study's reference {reference} is not the" in err and says in err, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_blank_validation_pairs_dropped_by_skip_empty_are_refused_before_any_run_trains(finished_study, tmp_path,
                                                                                       capsys):
     """The translations of the pairs left were bootstrapped against the reference lines in order, every line after

@@ -15,7 +15,7 @@ from hf_syntax.recipes.runs import write_text_atomically
 from hf_syntax.study.records import (BlindSource, blind_cache, check_one_vocabulary, check_reportable, collect,
                                      committed_records, extra_test_name, results_file)
 from hf_syntax.study.significance import against_references, over_seeds, paired_bootstrap
-from hf_syntax.study.study_file import Study
+from hf_syntax.study.study_file import Study, StudyError
 from hf_syntax.study.tables import markdown
 
 
@@ -66,6 +66,9 @@ def report(study: Study, extra_tests: list[tuple[Path, Path]] = (), blind: Blind
         if base is None or record is base:
             continue
         hypotheses = [read_lines(translations / f"{study.tag(r['name'], r['seed'])}.dev.txt") for r in (base, record)]
+        if len(references) < len(hypotheses[0]):  # was an IndexError inside the bootstrap
+            raise StudyError(f"reference {study.reference} has {len(references)} lines but the runs translated "
+                             f"{len(hypotheses[0])} validation sentences; point 'reference' at their references")
         record["paired_bootstrap_p"] = paired_bootstrap(*hypotheses, references[: len(hypotheses[0])])
         for name in set(record["extra_tests"]) & set(base["extra_tests"]):
             extra_test_bootstrap(study, name, base, record, test_references.get(name))

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from hf_syntax.data.corpus import read_parallel
+from hf_syntax.data.corpus import read_lines, read_parallel
 from hf_syntax.recipes.config import ConfigError
 from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, copy_atomically, seconds_per_step, write_text_atomically
 from hf_syntax.recipes.translation.data import resolve_data_path
@@ -60,6 +60,28 @@ def check_run_configs(study: Study, todo: list[tuple[str, int]]) -> None:
         except (ConfigError, FileNotFoundError) as error:
             raise StudyError(f"run {run!r} (seed {seed}) cannot train: {error}") from None
         check_scored_split(config, f"run {run!r} (seed {seed})")
+        check_reference(study, config, f"run {run!r} (seed {seed})")
+
+
+def check_reference(study: Study, config: TranslationRecipeConfig, name: str) -> None:
+    """The study's ``reference`` must hold the references of the validation pairs the run translates, line for line:
+    a reference in another language gave p-values against the wrong text without an error, a shorter one an
+    IndexError in the report after every run had trained."""
+    validation = config.data.validation
+    if validation is None:  # a datasets split: its references are read with it
+        return
+    if not study.reference.is_file():
+        raise StudyError(f"reference {study.reference}: no such file; give the validation references of the runs "
+                         f"({validation.target})")
+    expected = read_lines(resolve_data_path(validation.target))[: config.data.max_eval_pairs]
+    given = read_lines(study.reference)
+    differing = next((number for number, (line, wanted) in enumerate(zip(given, expected), start=1)
+                      if line != wanted), None)
+    if differing is not None or len(given) < len(expected):
+        where = f"line {differing} differs" if differing is not None else f"it has {len(given)} lines"
+        raise StudyError(f"{name}: the study's reference {study.reference} is not the {len(expected)} validation "
+                         f"references the run translates ({validation.target}): {where}; point 'reference' at that "
+                         f"file")
 
 
 def check_scored_split(config: TranslationRecipeConfig, name: str) -> None:
