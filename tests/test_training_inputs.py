@@ -178,6 +178,9 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         # accepted, they changed nothing: no Trainer reads do_eval, and 0 or -1 kept every checkpoint
         (["training.do_eval=false"], "training.do_eval is set by the recipe: the recipe evaluates on the eval_strategy"),
         (["training.save_total_limit=0"], r"training.save_total_limit must be >= 1 \(or null to keep every checkpoint\)"),
+        # accepted, they failed inside torch at the first step (after the data was prepared)
+        (["training.adam_beta1=1.5"], r"training.adam_beta1 = 1.5 cannot train: it must be below 1, e.g. "),
+        (["training.dataloader_num_workers=-1"], r"training.dataloader_num_workers = -1 cannot train: it must be >= 0"),
         (["training=3"], "config.training = 3 has the wrong type"),
         (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
                                      r"expects int$"),
@@ -411,6 +414,19 @@ def test_command_line_reports_config_errors_without_traceback(tmp_path, capsys):
         main(["--config", str(config_file), "--set", "training.warmup_step=10"])
     assert exit_info.value.code == 2
     assert "unknown config key training.warmup_step (did you mean 'warmup_steps'?)" in capsys.readouterr().err
+
+
+def test_training_arguments_transformers_refuses_are_one_error_line(tmp_path, capsys):
+    """bf16 on a machine without a GPU: transformers' ValueError was a traceback."""
+    if torch.cuda.is_available():
+        pytest.skip("bf16 trains on this machine's GPU")
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump(valid_config(tmp_path)))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--config", str(config_file), "--set", "training.bf16=true", "--set", "training.use_cpu=false"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err and "error: training: " in err, err
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize(

@@ -241,7 +241,16 @@ TRAINING_VALUE_FLOORS = {
     "warmup_steps": (0, True, "0"),
     "weight_decay": (0, True, "0.0"),
     "max_grad_norm": (0, True, "1.0"),
+    # accepted by transformers, then a failure inside torch at the first step (or, for eval_accumulation_steps 0, a
+    # ZeroDivisionError at the first evaluation, after training)
+    "adam_beta1": (0, True, "0.9"),
+    "adam_beta2": (0, True, "0.999"),
+    "adam_epsilon": (0, True, "1e-8"),
+    "dataloader_num_workers": (0, True, "0"),
+    "eval_accumulation_steps": (1, True, "1"),
 }
+TRAINING_VALUE_CEILINGS = {"adam_beta1": "0.9", "adam_beta2": "0.999"}
+"""TrainingArguments values that must stay below 1 (Adam's decay rates), with a value that trains."""
 """TrainingArguments values below which a run cannot train: transformers accepts them and fails (or trains nothing)
 only once the data is prepared, or never."""
 INFINITY_MEANS_NO_LIMIT = {"max_grad_norm"}  # .inf: no clipping, the gradient norm still logged
@@ -272,6 +281,9 @@ def check_training_values(values: dict[str, Any], where: str = "training") -> No
         if value < lowest or (value == lowest and not allowed):
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be {'>=' if allowed else '>'} "
                               f"{lowest}, e.g. {where}.{key}={example}")
+        if key in TRAINING_VALUE_CEILINGS and value >= 1:
+            raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be below 1, e.g. "
+                              f"{where}.{key}={example}")
 
 
 def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:

@@ -153,7 +153,10 @@ def train_translation(
     started = time.perf_counter()
     set_seed(config.seed)
     check_output_dir(config.output_dir)
-    args = training_arguments(config)
+    try:
+        args = training_arguments(config)
+    except ValueError as error:  # transformers' own refusals (bf16 without a GPU, ...) were a traceback
+        raise ConfigError(f"training: {error}") from None
     resume_dir = resolve_resume(resume_from_checkpoint, config.output_dir, config.overwrite_output_dir)
     if resume_dir is not None:
         check_resumed_recipe(config, resume_dir)
