@@ -35,6 +35,7 @@ def run_glue(config: GlueRunConfig, dataset: datasets.DatasetDict | None = None)
     check_output_dir(config.output_dir)
     output_dir = Path(config.output_dir)
     check_earlier_results(output_dir, config.overwrite_output_dir)
+    training_arguments(config, config.learning_rates[0], output_dir)  # refused now, not after the old results are gone
 
     raw = dataset if dataset is not None else load_task_dataset(task, config.data_dir, config.dataset_path)
     check_task_dataset(task, raw)
@@ -110,25 +111,36 @@ def _main_split(task: GlueTask) -> str:
     return next(iter(task.eval_splits))
 
 
+def training_arguments(config: GlueRunConfig, learning_rate: float, run_dir: Path):
+    """The TrainingArguments of one learning rate's fine-tuning: ``training`` over the recipe's defaults, under the
+    recipe's own fields. Those transformers refuses (bf16 without a GPU) are a ``ConfigError``."""
+    from transformers import TrainingArguments
+
+    try:
+        return TrainingArguments(**{
+            # Defaults `training` may change; pinned memory only helps (and only works) with a GPU.
+            "per_device_eval_batch_size": max(config.batch_size, 64), "report_to": [],
+            "dataloader_pin_memory": torch.cuda.is_available(),
+            **config.training,
+            "output_dir": str(run_dir), "per_device_train_batch_size": config.batch_size,
+            "num_train_epochs": config.epochs, "max_steps": config.max_steps, "learning_rate": learning_rate,
+            "seed": config.seed, "eval_strategy": "no", "save_strategy": "no", "logging_steps": config.logging_steps,
+        })
+    except ValueError as error:
+        raise ConfigError(f"training: {error}") from None
+
+
 def _fine_tune(task, config, featurized, tokenizer, learning_rate, run_dir: Path, split_sizes: dict) -> dict:
     """One fine-tuning at ``learning_rate`` from the same seed: dev scores, test predictions, the model; the record
     is also written to ``<run_dir>/run.json``, with what the scores were measured on (the dataset and its config,
     the examples used of each split's ``split_sizes``), so the card of an export says it (hf_syntax.hub.export)."""
-    from transformers import TrainingArguments, set_seed
+    from transformers import set_seed
 
     from hf_syntax.data.collators import SyntaxClassificationCollator
 
     set_seed(config.seed)
     model = build_model(task, config, tokenizer)
-    arguments = TrainingArguments(**{
-        # Defaults `training` may change; pinned memory only helps (and only works) with a GPU.
-        "per_device_eval_batch_size": max(config.batch_size, 64), "report_to": [],
-        "dataloader_pin_memory": torch.cuda.is_available(),
-        **config.training,
-        "output_dir": str(run_dir), "per_device_train_batch_size": config.batch_size,
-        "num_train_epochs": config.epochs, "max_steps": config.max_steps, "learning_rate": learning_rate,
-        "seed": config.seed, "eval_strategy": "no", "save_strategy": "no", "logging_steps": config.logging_steps,
-    })
+    arguments = training_arguments(config, learning_rate, run_dir)
     trainer_options = dict(
         model=model,
         args=arguments,
