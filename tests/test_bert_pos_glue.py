@@ -11,6 +11,7 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainingArguments
 
+from hf_syntax.data.corpus import CorpusError
 from hf_syntax.recipes.glue.data import check_task_dataset, handle_empty_texts, load_glue_tsv_folder, load_task_dataset
 from hf_syntax.recipes.glue.features import featurize
 from hf_syntax.recipes.glue.model import PosLearningRateTrainer
@@ -316,13 +317,14 @@ def test_glue_runs_from_the_same_yaml_and_set_machinery_as_translation(tmp_path,
         ({"training": {"load_best_model_at_end": True}}, "training.load_best_model_at_end is set by the recipe"),
         # transformers' refusal came after the earlier results were removed (a CPU-only machine: no bf16)
         ({"training": {"bf16": True, "use_cpu": False}}, "training: "),
+        ({"model_name_or_path": "/nowhere/bert"}, r"model_name_or_path '/nowhere/bert': no such folder"),
         ({"training": {"bf16": "often"}}, "training.bf16"),
         ({"training": {"bf_16": True}}, "training.bf_16"),
     ],
 )
 def test_bad_pos_training_options_fail_before_any_data_is_read(tmp_path, options, message):
-    config = GlueRunConfig(task="rte", output_dir=str(tmp_path), model_name_or_path=MINILM,
-                           data_dir=str(tmp_path / "absent"), **options)
+    config = GlueRunConfig(**{"task": "rte", "output_dir": str(tmp_path), "model_name_or_path": MINILM,
+                              "data_dir": str(tmp_path / "absent"), **options})
     with pytest.raises(ValueError, match=message):
         run_glue(config)
 
@@ -411,7 +413,7 @@ def test_saved_datasets_dataset_is_a_data_source(tmp_path):
     loaded = load_task_dataset(get_task("cola"), dataset_path=str(tmp_path / "cola"))
     check_task_dataset(get_task("cola"), loaded)
     assert loaded["validation"]["sentence"] == ["Fish swim.", "Swim fish the."]
-    with pytest.raises(ValueError, match="give exactly one data source"):
+    with pytest.raises(CorpusError, match="give exactly one data source"):  # a CorpusError: one CLI error line
         load_task_dataset(get_task("cola"), data_dir="somewhere", dataset_path=str(tmp_path / "cola"))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import datasets
 
+from hf_syntax.data.corpus import CorpusError
 from hf_syntax.text_checks import is_blank
 from hf_syntax.recipes.glue.schema import EMPTY_TEXT_POLICIES, GlueRunConfig
 from hf_syntax.recipes.glue.tasks import GlueTask
@@ -39,7 +40,7 @@ def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> 
             first_line = 2
             missing = [name for name in columns.values() if name not in header]
             if missing:
-                raise ValueError(f"{path}: header {header} lacks the column(s) {missing} that GLUE {task.folder} has.")
+                raise CorpusError(f"{path}: header {header} lacks the column(s) {missing} that GLUE {task.folder} has.")
             positions = {ours: header.index(theirs) for ours, theirs in columns.items()}
         width = max(positions.values()) + 1
         widest = len(header) if has_header else width
@@ -48,12 +49,12 @@ def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> 
             if not row:
                 continue
             if len(row) < width:
-                raise ValueError(
+                raise CorpusError(
                     f"{path}:{line_number}: {len(row)} tab-separated fields, expected at least {width} "
                     f"(a stray tab or newline inside a sentence?)."
                 )
             if len(row) > widest:
-                raise ValueError(
+                raise CorpusError(
                     f"{path}:{line_number}: {len(row)} tab-separated fields, expected {widest}: a tab inside a "
                     f"sentence shifts every column after it. Replace it with a space."
                 )
@@ -63,7 +64,7 @@ def read_glue_tsv(path: Path, columns: dict, task: GlueTask, labelled: bool) -> 
                     value = _parse_label(value, task, f"{path}:{line_number}")
                 elif name == "idx":
                     if not (value.isascii() and value.isdigit()):
-                        raise ValueError(f"{path}:{line_number}: index {value!r} is not a whole number.")
+                        raise CorpusError(f"{path}:{line_number}: index {value!r} is not a whole number.")
                     value = int(value)
                 data[name].append(value)
     if "idx" not in data:
@@ -76,10 +77,10 @@ def _parse_label(value: str, task: GlueTask, where: str):
         try:
             return float(value)
         except ValueError:
-            raise ValueError(f"{where}: {task.name} score {value!r} is not a number.") from None
+            raise CorpusError(f"{where}: {task.name} score {value!r} is not a number.") from None
     spelling = task.label_values or task.label_names
     if value not in spelling:
-        raise ValueError(f"{where}: {task.name} label {value!r} is not one of {list(spelling)}.")
+        raise CorpusError(f"{where}: {task.name} label {value!r} is not one of {list(spelling)}.")
     return spelling.index(value)
 
 
@@ -131,14 +132,14 @@ def check_task_dataset(task: GlueTask, dataset: datasets.DatasetDict) -> None:
     needed_splits = ["train", *task.eval_splits]
     missing_splits = [split for split in needed_splits if split not in dataset]
     if missing_splits:
-        raise ValueError(
+        raise CorpusError(
             f"the {task.name} dataset lacks the split(s) {missing_splits} (it has {sorted(dataset)}); GLUE "
             f"{task.name} needs {needed_splits} and optionally {list(task.test_splits)}."
         )
     for split, part in dataset.items():
         missing = [column for column in (*task.text_columns, "label") if column not in part.column_names]
         if missing:
-            raise ValueError(
+            raise CorpusError(
                 f"split {split!r} of the {task.name} dataset lacks the column(s) {missing} (it has "
                 f"{part.column_names}); name them as the Hugging Face 'glue' dataset does."
             )
@@ -152,7 +153,7 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
     prediction). ``keep``: empty segments are fed as such (``[CLS] [SEP]`` or ``[CLS] a [SEP] [SEP]``).
     """
     if policy not in EMPTY_TEXT_POLICIES:
-        raise ValueError(f"empty_text policy must be one of {EMPTY_TEXT_POLICIES}; got {policy!r}.")
+        raise CorpusError(f"empty_text policy must be one of {EMPTY_TEXT_POLICIES}; got {policy!r}.")
     counts = {}
     for split in list(dataset):
         part = dataset[split]
@@ -167,7 +168,7 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
             continue
         if policy == "error":
             row, column = empty_rows[0]
-            raise ValueError(
+            raise CorpusError(
                 f"{task.name} {split}: {len(empty_rows)} empty text(s), first in row {row} (idx "
                 f"{part[row]['idx'] if 'idx' in part.column_names else row}), column {column!r}. Fix the data, or "
                 f"choose empty_text='skip' (drop labelled examples with an empty text) or 'keep' (encode it as an "
@@ -184,7 +185,7 @@ def handle_empty_texts(task: GlueTask, dataset: datasets.DatasetDict, policy: st
 def load_task_dataset(task: GlueTask, data_dir=None, dataset_path=None) -> datasets.DatasetDict:
     """The task's splits from a GLUE-layout TSV folder or from a ``DatasetDict`` saved with ``save_to_disk``."""
     if (data_dir is None) == (dataset_path is None):
-        raise ValueError("give exactly one data source: data_dir (GLUE-layout TSV folder) or dataset_path.")
+        raise CorpusError("give exactly one data source: data_dir (GLUE-layout TSV folder) or dataset_path.")
     if dataset_path is not None:
         return datasets.load_from_disk(dataset_path)
     return load_glue_tsv_folder(task, data_dir)

@@ -78,6 +78,11 @@ def check_run_config(config: GlueRunConfig) -> None:
     from transformers import TrainingArguments
 
     check_recipe(config.recipe, "glue")
+    checkpoint = str(config.model_name_or_path)
+    names_a_folder = checkpoint.startswith(("/", ".", "~")) or checkpoint.count("/") > 1  # a Hub id is owner/name
+    if names_a_folder and not Path(checkpoint).expanduser().is_dir():  # was "Repo id must use alphanumeric chars"
+        raise ConfigError(f"model_name_or_path {checkpoint!r}: no such folder; give a BERT checkpoint folder (one "
+                          f"with config.json), or a Hub id whose files are in the local cache.")
     try:
         get_task(config.task)
     except ValueError as error:
