@@ -760,6 +760,12 @@ def test_bad_study_and_arguments_are_one_error_line(finished_study, capsys):
     (lambda study: study["runs"]["rel"]["set"].append("model.kwargs.dropuot=0.3"),
      "run 'rel' (seed 3) cannot train: unknown config key model.kwargs.dropuot (did you mean 'dropout'?)"),
     (lambda study: study.update(prepare=[{"creates": "data"}]), "prepare step 1 is {creates: PATH, command: ["),
+    # each failed later with a TypeError or AttributeError naming no key, or read a name letter by letter
+    (lambda study: study.update(baseline=["baseline"]), "'baseline' is a name or path (text), got ['baseline']"),
+    (lambda study: study.update(cut_from=[]), "'cut_from' is a mapping ({name: ...}), got []"),
+    (lambda study: study.update(against={"baseline": "rel"}), "'against' maps a run to the list of runs paired"),
+    (lambda study: study["runs"]["rel"].update(label=["x"]), "run 'rel': 'label' is the text the report shows"),
+    (lambda study: study.update(results_name="sub/x"), "'results_name' names the files in 'results' (no '/')"),
     # the recipe then translated the test split last: the study failed after the run trained, and in every session
     (lambda study: study["runs"]["rel"]["set"].append(
         f"data.test={{source: {SAMPLE / 'heldout.ja'}, target: {SAMPLE / 'heldout.en'}}}"),

@@ -18,6 +18,8 @@ OPTIONAL_KEYS = {"results_name", "split", "loss_at_steps", "config_fields", "ref
                  "anchors"}  # anchors: a place for YAML anchors (&name) of --set lists the runs share
 RUN_KEYS = {"label", "set"}
 LIST_KEYS = ("loss_at_steps", "config_fields", "common", "prepare")
+TEXT_KEYS = ("config", "work_dir", "results", "reference", "baseline", "results_name", "split", "continues", "source")
+MAPPING_KEYS = ("against", "cut_from")
 
 
 class StudyError(Exception):
@@ -114,6 +116,17 @@ def _check_layout(path: Path, raw: dict) -> None:
     known = REQUIRED_KEYS | OPTIONAL_KEYS
     if unknown := sorted(set(raw) - known):
         refuse("the study", unknown, known)
+    for key in TEXT_KEYS:  # a list or a number failed later as an unhashable type or inside pathlib
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise StudyError(f"{path}: {key!r} is a name or path (text), got {raw[key]!r}")
+    if "/" in raw.get("results_name", ""):  # the results were written into a folder that is not there
+        raise StudyError(f"{path}: 'results_name' names the files in 'results' (no '/'), got {raw['results_name']!r}")
+    for key in MAPPING_KEYS:  # a list failed with "'list' object has no attribute 'items'"
+        if raw.get(key) is not None and not isinstance(raw[key], dict):
+            raise StudyError(f"{path}: {key!r} is a mapping ({{name: ...}}), got {raw[key]!r}")
+    if not all(isinstance(runs, list) for runs in (raw.get("against") or {}).values()):  # a name was read by letter
+        raise StudyError(f"{path}: 'against' maps a run to the list of runs paired with it ({{base: [other]}}), got "
+                         f"{raw['against']!r}")
     for key in LIST_KEYS:  # a string was read character by character, a number failed with a TypeError
         if raw.get(key) is not None and not isinstance(raw[key], list):
             raise StudyError(f"{path}: {key!r} is a list ([..., ...]), got {raw[key]!r}")
@@ -139,6 +152,8 @@ def _check_layout(path: Path, raw: dict) -> None:
             raise StudyError(f"{path}: run {run!r} is a mapping {{label: ..., set: [...]}}, got {definition!r}")
         if unknown := sorted(set(definition) - RUN_KEYS):
             refuse(f"run {run!r}", unknown, RUN_KEYS)
+        if not isinstance(definition.get("label", ""), str):  # was a TypeError when the report was written
+            raise StudyError(f"{path}: run {run!r}: 'label' is the text the report shows, got {definition['label']!r}")
         if not isinstance(definition.get("set") or [], list):
             raise StudyError(f"{path}: run {run!r}: 'set' is a list of --set values ([key=value, ...]), got "
                              f"{definition['set']!r}")
