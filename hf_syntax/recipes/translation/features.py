@@ -36,14 +36,9 @@ def add_syntax_features(
     ours; the length limits of the data section apply unless the section sets its own. Returns the featurized
     splits and the settings a model config keeps for featurizing at inference (parsers, label vocabularies).
     """
-    from hf_syntax.data.features import ParseAndAlign, parse_and_align
+    from hf_syntax.data.features import parse_and_align
 
-    accepted = set(inspect.signature(ParseAndAlign.__init__).parameters) - {"self", "tokenizer"}
-    for key in features:
-        if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"unknown config key features.{key}{hint}; parse_and_align accepts {sorted(accepted)}")
+    check_feature_keys(features)
     options = {"max_length": data.max_source_length, "truncation": data.long_lines == "truncate", **features}
     if target_tokenizer is not source_tokenizer:
         options.setdefault("target_tokenizer", target_tokenizer)
@@ -53,6 +48,18 @@ def add_syntax_features(
         raise ConfigError(f"features section: {error}") from error
     featurized = corpus.map(map_function, batched=True, num_proc=data.num_proc, desc="Parsing and aligning")
     return featurized, _model_feature_settings(map_function.settings, map_function.label_vocabularies)
+
+
+def check_feature_keys(features: dict[str, Any]) -> None:
+    """Every key of the ``features`` section must be a ``parse_and_align`` option (the nearest one is named)."""
+    from hf_syntax.data.features import ParseAndAlign
+
+    accepted = set(inspect.signature(ParseAndAlign.__init__).parameters) - {"self", "tokenizer"}
+    for key in features:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown config key features.{key}{hint}; parse_and_align accepts {sorted(accepted)}")
 
 
 def _model_feature_settings(made_with: dict[str, Any], label_vocabularies: dict) -> dict[str, Any]:

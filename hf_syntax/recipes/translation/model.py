@@ -42,10 +42,7 @@ def build_model(config: TranslationRecipeConfig, source, target, feature_setting
             )
     kwargs = {**preset, **section.kwargs, **derived}
     model_config = config_class(**kwargs)
-    try:
-        model = AutoModelForSeq2SeqLM.from_config(model_config)
-    except ValueError as error:
-        raise ConfigError(f"model.type = {section.type!r} is not a sequence-to-sequence model: {error}") from error
+    model = AutoModelForSeq2SeqLM.from_config(model_config)  # model.type is a seq2seq one: check_model_section
     if hasattr(model, "read_source_tokenizer"):  # an hf_syntax model (the recipe also trains transformers' Marian)
         model.read_source_tokenizer(source)
     # max_length (not max_new_tokens): Seq2SeqTrainer fills in max_length=20 otherwise, and generate then warns.

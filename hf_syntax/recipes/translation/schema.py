@@ -16,6 +16,7 @@ from typing import Any
 from huggingface_hub.errors import StrictDataclassError
 from transformers import Seq2SeqTrainingArguments
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING
 
 from hf_syntax.data.corpus import SOURCE_COLUMN, TARGET_COLUMN
 from hf_syntax.data.tokenizer import NORMALIZATIONS, SPECIAL_TOKENS, TOKENIZER_MODELS
@@ -183,6 +184,10 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
         if getattr(data, key) < 2:
             raise ConfigError(f"data.{key} must be >= 2 (one token plus </s>), got {getattr(data, key)}")
     check_model_section(config)
+    if config.features is not None:  # an unknown key was refused only after the tokenizer trained
+        from hf_syntax.recipes.translation.features import check_feature_keys
+
+        check_feature_keys(config.features)
     for key in config.training:
         if key in RECIPE_OWNED_ARGUMENTS:
             raise ConfigError(f"training.{key} is set by the recipe: {RECIPE_OWNED_ARGUMENTS[key]}")
@@ -299,6 +304,9 @@ def check_model_section(config: TranslationRecipeConfig) -> None:
     line before any data is read (the vocabulary and special ids are filled in later, from the tokenizer)."""
     section = config.model
     config_class, preset = resolve_model_type(section.type)
+    if config_class not in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING:  # was refused only after the tokenizer trained
+        raise ConfigError(f"model.type = {section.type!r} is not a sequence-to-sequence model, which the translation "
+                          f"recipe trains; the architectures are {sorted(ARCHITECTURES)} (or 'marian')")
     accepted = set(inspect.signature(config_class.__init__).parameters) | set(config_class().to_dict())
     for key in section.kwargs:
         if key not in accepted:
