@@ -282,6 +282,16 @@ def test_bad_model_folders_are_named_with_what_to_do(bad_folders, tmp_path, caps
     cut = copy_without(ct2, tmp_path)
     (cut / "model.bin").write_bytes((ct2 / "model.bin").read_bytes()[:5000])
     assert f"{cut / 'model.bin'} does not load in CTranslate2" in error_line(capsys, [*translate, str(cut)])
+    # each was a traceback (JSONDecodeError, OSError) or named another file than the damaged one
+    no_bin = copy_without(ct2, tmp_path, "model.bin")
+    assert f"{no_bin} is a CTranslate2 export without its model.bin" in error_line(capsys, [*translate, str(no_bin)])
+    no_ct2_config = copy_without(ct2, tmp_path, "config.json")
+    assert f"{no_ct2_config} has no config.json (CTranslate2 reads it" in error_line(
+        capsys, [*translate, str(no_ct2_config)])
+    for name in ("generation_config.json", *(path.name for path in ct2.glob("*_vocabulary.json"))):
+        damaged = copy_without(ct2, tmp_path)
+        (damaged / name).write_text("{", encoding="utf-8")
+        assert f"{damaged / name}" in error_line(capsys, [*translate, str(damaged)]), name
 
 
 def test_the_endpoint_names_a_folder_without_weights(japanese_folder, tmp_path):

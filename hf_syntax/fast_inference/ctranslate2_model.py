@@ -17,6 +17,7 @@ from transformers import AutoConfig, GenerationConfig
 from ..folder_layout import CTRANSLATE2_METADATA_FILE, CTRANSLATE2_WEIGHTS_FILE
 from ..generation_checks import GENERATION_COUNTS, check_generation_count, check_output_limit
 from ..hub.model_folder import ModelFolderError
+from ..saved_files import check_config_file
 from .ctranslate2_export import FEATURE_SEPARATOR
 from .ctranslate2_spec import FeatureStream, import_ctranslate2
 from .parallel_generation import check_workers
@@ -50,7 +51,13 @@ def _read_vocabulary(folder: Path, names: tuple[str, ...]) -> list[str]:
     for name in names:
         path = folder / f"{name}_vocabulary.json"
         if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
+            try:
+                tokens = json.loads(path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:  # was a bare JSONDecodeError traceback
+                raise ModelFolderError(f"{path} cannot be read ({error}); {EXPORT_AGAIN}") from None
+            if not isinstance(tokens, list):
+                raise ModelFolderError(f"{path} holds a JSON {type(tokens).__name__}, not the token list; {EXPORT_AGAIN}")
+            return tokens
     raise ModelFolderError(f"{folder} has none of {[f'{name}_vocabulary.json' for name in names]}; {EXPORT_AGAIN}")
 
 
@@ -90,6 +97,7 @@ class CTranslate2Seq2SeqModel:
         if not (folder / GENERATION_CONFIG_FILE).is_file():
             raise ModelFolderError(f"{folder} has no {GENERATION_CONFIG_FILE} (the model's search settings); "
                                    f"{EXPORT_AGAIN}")
+        check_config_file(folder / GENERATION_CONFIG_FILE)  # a damaged one was an OSError traceback
         self.generation_config = GenerationConfig.from_pretrained(folder)
         shared = ("shared",)
         self.source_tokens = _read_vocabulary(folder, shared + (("source_1",) if self.streams else ("source",)))
@@ -97,6 +105,9 @@ class CTranslate2Seq2SeqModel:
         self.target_ids = {token: index for index, token in enumerate(self.target_tokens)}
         self.workers = check_workers(workers)
         threads = intra_threads if intra_threads is not None else max(1, torch.get_num_threads() // workers)
+        if not (folder / "config.json").is_file():  # CTranslate2's own; it failed as if model.bin were cut off
+            raise ModelFolderError(f"{folder} has no config.json (CTranslate2 reads it beside {CTRANSLATE2_WEIGHTS_FILE}"
+                                   f"); {EXPORT_AGAIN}")
         try:
             self.translator = ctranslate2.Translator(str(folder), device="cpu", compute_type=compute_type,
                                                      inter_threads=workers, intra_threads=threads)

@@ -34,6 +34,9 @@ def load_model_config(model_dir: Path):
         raise ModelFolderError(
             f"{model_dir} is a CTranslate2 export ({CTRANSLATE2_WEIGHTS_FILE}){metadata}; it has no PyTorch weights, "
             f"which this reads: give the model folder it was exported from.")
+    if (model_dir / CTRANSLATE2_METADATA_FILE).is_file():  # its model.bin gone: it was said to lack safetensors
+        raise ModelFolderError(f"{model_dir} is a CTranslate2 export without its {CTRANSLATE2_WEIGHTS_FILE}; export it "
+                               f"again with hf-syntax export MODEL_DIR OUT --format ctranslate2.")
     if not (model_dir / "config.json").is_file():
         raise ModelFolderError(
             f"{model_dir} has no config.json; give the folder written by save_pretrained / the recipe.")
