@@ -622,6 +622,15 @@ def test_export_to_a_file_is_refused_and_the_file_kept(model_dirs, tmp_path, cap
     assert (tmp_path / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.parametrize("flags", [["--format", "ctranslate2"], []])
+def test_export_into_the_model_folder_is_refused(model_dirs, tmp_path, capsys, flags):
+    """The model folder then carried a second copy of its weights, and so did an upload of it."""
+    with pytest.raises(SystemExit):
+        main(["export", str(model_dirs["dep_rpe"]), str(model_dirs["dep_rpe"] / "exported"), *flags])
+    assert_one_error_line(capsys, "exported is inside the model folder")
+    assert not (model_dirs["dep_rpe"] / "exported").exists()
+
+
 def test_export_checks_the_space_folder_before_writing_the_model_folder(model_dirs, tmp_path, capsys):
     (tmp_path / "space").write_text("keep me")
     with pytest.raises(SystemExit):
