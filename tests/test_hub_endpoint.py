@@ -35,7 +35,8 @@ TRANSLATION_BAD_REQUESTS = {
                           r"'num_beams', 'pretokenized'\]"),
     "string beams": ({"inputs": "The cat sleeps.", "parameters": {"num_beams": "4"}}, "num_beams is '4'; it must be an int"),
     "zero beams": ({"inputs": "The cat sleeps.", "parameters": {"num_beams": 0}}, "at least 1"),
-    "unknown field": ({"inputs": "The cat sleeps.", "options": {}}, r"unknown request field\(s\) \['options'\]"),
+    "unknown field": ({"inputs": "The cat sleeps.", "input": "x"}, r"unknown request field\(s\) \['input'\]"),
+    "unknown option": ({"inputs": "The cat sleeps.", "options": {"beams": 2}}, r"'options' holds the serving options"),
 }
 CLASSIFICATION_BAD_REQUESTS = {
     "pair keys": ({"inputs": {"txt": "A man eats."}}, r"inputs has keys \['txt'\]; a text pair is"),
@@ -118,6 +119,7 @@ for name, folder in folders.items():
                      "bad": {{key: handler(request) for key, request in bad["classification"].items()}}}}
         continue
     out[name] = {{"single": handler({{"inputs": sentences[0]}}),
+                 "with options": handler({{"inputs": sentences[0], "options": {{"wait_for_model": True}}}}),
                  "batch": handler({{"inputs": sentences}}),
                  "parameters": handler({{"inputs": sentences[1], "parameters": {json.dumps(PARAMETERS)}}}),
                  "bad": {{key: handler(request) for key, request in bad["translation"].items()}}}}
@@ -127,6 +129,7 @@ print(json.dumps(out))
     for variant in VARIANTS:
         for request in ("single", "batch", "parameters"):
             assert out[variant][request] == expected[variant][request], (variant, request)
+        assert out[variant]["with options"] == out[variant]["single"], variant  # the hosted API's clients send them
         for name, (_, message) in TRANSLATION_BAD_REQUESTS.items():
             answer = out[variant]["bad"][name]
             assert set(answer) == {"error"} and "Traceback" not in answer["error"], (variant, name, answer)

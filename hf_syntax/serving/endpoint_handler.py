@@ -9,6 +9,9 @@ Inference Endpoints call ``EndpointHandler(path)(data)`` with ``data = {"inputs"
   ``[{"label": ..., "score": ...}]`` (one dict per input); ``parameters``: ``top_k``, which makes each input's
   item a list of its ``top_k`` best labels, ``[[{"label": ..., "score": ...}, ...]]``, for one input too.
 
+``options`` (``use_cache``, ``wait_for_model``), which clients of the hosted Inference API send, is accepted and
+changes nothing here.
+
 A bad request (missing ``inputs``, wrong types, an empty text, a text that is not valid Unicode, a text longer than
 the model reads, an unknown parameter) is answered with ``{"error": "..."}`` saying what to change, never with a
 traceback. The model is the
@@ -29,6 +32,8 @@ import os
 from transformers import AutoConfig, pipeline
 from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
+SERVING_OPTIONS = {"use_cache", "wait_for_model"}
+"""The request ``options`` Hugging Face's inference clients may send: accepted, and left to the serving layer."""
 TRANSLATION_PARAMETERS = {"num_beams": int, "max_new_tokens": int, "pretokenized": bool}
 CLASSIFICATION_PARAMETERS = {"top_k": int}
 MAX_BEAMS = 16
@@ -123,9 +128,13 @@ class EndpointHandler:
     def _read_request(self, data):
         if not isinstance(data, dict):
             raise BadRequest(f'the request body must be a JSON object {{"inputs": ...}}; got {_kind(data)}.')
-        unknown = sorted(set(data) - {"inputs", "parameters"})
+        unknown = sorted(set(data) - {"inputs", "parameters", "options"})
         if unknown:
             raise BadRequest(f"unknown request field(s) {unknown}; a request has 'inputs' and optional 'parameters'.")
+        options = data.get("options") or {}  # what clients of the hosted Inference API send; it is the server's concern
+        if not isinstance(options, dict) or set(options) - SERVING_OPTIONS:
+            raise BadRequest(f"'options' holds the serving options {sorted(SERVING_OPTIONS)} (nothing here depends on "
+                             f"them); got {options!r}.")
         if "inputs" not in data:
             raise BadRequest('the request has no "inputs"; send {"inputs": "a sentence"} or a list of sentences.')
         inputs = data["inputs"]
