@@ -55,10 +55,12 @@ def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: in
     from transformers.utils import is_torchdynamo_compiling
 
     check_tensor(name, ids)
-    if ids.dim() != 2 or (shape is not None and ids.shape != shape):
-        wanted = "(batch, length)" if shape is None else f"{tuple(shape)}, as the tokens"
-        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be {wanted}: tokenize with "
+    if ids.dim() != 2:
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be (batch, length): tokenize with "
                          f"return_tensors='pt' (a single sentence too, as a batch of one: {name}[None]).")
+    if shape is not None and ids.shape != shape:
+        raise ValueError(f"`{name}` has shape {tuple(ids.shape)}; it must be {tuple(shape)}, as the tokens: one "
+                         f"value per token, padded as they are.")
     check_integer_column(name, ids, "ids")
     if not ids.shape[0]:
         raise ValueError(f"`{name}` has shape {tuple(ids.shape)}: a batch of no sentence. Give at least one.")
@@ -72,7 +74,7 @@ def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: in
     if 0 <= low and high < size:
         return
     allowed = f" (or {ignore})" if ignore is not None else ""
-    if low == IGNORE_INDEX and ignore is None:
+    if low == IGNORE_INDEX and ignore is None and name.startswith("decoder"):
         cause = "-100 marks ignored labels: pass the targets as `labels`, which the model shifts into decoder inputs"
     raise ValueError(f"`{name}` holds values from {low} to {high}, but this model takes 0 .. {size - 1}{allowed}: "
                      f"{cause}")

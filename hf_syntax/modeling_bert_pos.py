@@ -282,16 +282,19 @@ class BertPosForSequenceClassification(_TaskHeadTakesPosIds, BertPosPreTrainedMo
                                  f"classification takes floats of shape ({batch}, num_labels={self.num_labels}), one "
                                  f"0/1 per class.")
             return labels
-        if labels.numel() != batch:
-            raise ValueError(f"`labels` has shape {tuple(labels.shape)} for a batch of {batch}: one label per "
-                             f"example ({problem}).")
-        if problem == "single_label_classification" and not is_torchdynamo_compiling():
+        per_example = self.num_labels if problem == "regression" else 1  # one score per output of a regression
+        if labels.shape[:1] != (batch,) or labels.numel() != batch * per_example:
+            raise ValueError(f"`labels` has shape {tuple(labels.shape)} for a batch of {batch}: "
+                             f"{per_example} value(s) per example ({problem}).")
+        if problem == "single_label_classification" and labels.numel() and not is_torchdynamo_compiling():
             check_integer_column("labels", labels, "class ids")
-            low, high = int(labels.min()), int(labels.max())
+            counted = labels[labels != IGNORE_INDEX]  # cross_entropy skips -100, as in transformers' heads
+            low, high = (int(counted.min()), int(counted.max())) if counted.numel() else (0, 0)
             if low < 0 or high >= self.num_labels:
                 unlabelled = " (-1 marks an unlabelled example, as in GLUE's test splits: predict without labels)"
                 raise ValueError(f"`labels` holds class ids from {low} to {high}, but this model has num_labels="
-                                 f"{self.num_labels} (0 .. {self.num_labels - 1}){unlabelled if low == -1 else ''}.")
+                                 f"{self.num_labels} (0 .. {self.num_labels - 1}, or -100 to skip an example)"
+                                 f"{unlabelled if low == -1 else ''}.")
         return labels.long() if problem == "single_label_classification" else labels
 
 

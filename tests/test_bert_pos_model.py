@@ -260,14 +260,18 @@ def test_task_heads_name_labels_their_loss_cannot_read(batch):
     inputs, pos_ids = batch
     sequence = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=3).eval()
     for labels, message in (
-        (torch.tensor([0, -1]), r"class ids from -1 to 0, but this model has num_labels=3 \(0 .. 2\) \(-1 marks an "
-                                r"unlabelled example"),
-        (torch.tensor([0, 5]), r"class ids from 0 to 5, but this model has num_labels=3 \(0 .. 2\)\.$"),
-        (torch.tensor([0, 1, 2]), r"`labels` has shape \(3,\) for a batch of 2: one label per example"),
+        (torch.tensor([0, -1]), r"class ids from -1 to 0, but this model has num_labels=3 \(0 .. 2, or -100 to skip "
+                                r"an example\) \(-1 marks an unlabelled example"),
+        (torch.tensor([0, 5]), r"class ids from 0 to 5, but this model has num_labels=3 \(0 .. 2, or -100 to skip an "
+                               r"example\)\.$"),
+        (torch.tensor([0, 1, 2]), r"`labels` has shape \(3,\) for a batch of 2: 1 value\(s\) per example"),
     ):
         with pytest.raises(ValueError, match=message):
             sequence(**inputs, pos_ids=pos_ids, labels=labels)
     assert torch.isfinite(sequence(**inputs, pos_ids=pos_ids, labels=torch.tensor([0, 2], dtype=torch.int16)).loss)
+    assert torch.isfinite(sequence(**inputs, pos_ids=pos_ids, labels=torch.tensor([-100, 2])).loss)  # -100: skipped
+    scores = BertPosForSequenceClassification.from_pretrained(MINILM, num_labels=2, problem_type="regression").eval()
+    assert torch.isfinite(scores(**inputs, pos_ids=pos_ids, labels=torch.rand(2, 2)).loss)  # two outputs each
     multi = BertPosForSequenceClassification.from_pretrained(
         MINILM, num_labels=3, problem_type="multi_label_classification").eval()
     with pytest.raises(ValueError, match=r"`labels` is torch.int64 of shape \(2, 3\); multi-label classification takes "
@@ -282,7 +286,8 @@ def test_task_heads_name_labels_their_loss_cannot_read(batch):
     past_the_classes[1, 1] = 4
     with pytest.raises(ValueError, match=r"`labels` holds values from 0 to 4, but this model takes 0 .. 3 \(or -100\)"):
         tokens(**inputs, pos_ids=pos_ids, labels=past_the_classes)
-    with pytest.raises(ValueError, match=r"`labels` has shape \(2, 3\); it must be \(2, \d+\), as the tokens"):
+    with pytest.raises(ValueError, match=r"`labels` has shape \(2, 3\); it must be \(2, \d+\), as the tokens: one "
+                                         r"value per token"):
         tokens(**inputs, pos_ids=pos_ids, labels=token_labels[:, :3])
 
 

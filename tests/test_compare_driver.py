@@ -611,6 +611,31 @@ def test_a_longer_budget_continues_the_shorter_study_s_run_of_the_same_seed(fini
     assert len(json.loads((folder / "runs_longer" / "rel" / "seed4" / "driver_seconds.json").read_text())) == 1
 
 
+def test_a_run_starts_from_whole_copies_only(tmp_path):
+    """A session end mid-copy left some checkpoints in the run's folder, which the next start took for the whole
+    copy: copies are made beside it and moved in at the end, and what a killed copy left there is thrown away."""
+    from hf_syntax.study.scheduling import start_from_copies
+
+    run = tmp_path / "baseline" / "seed3"
+    leftover = tmp_path / "baseline" / ".seed3.partial"
+    (leftover / "checkpoint-4").mkdir(parents=True)  # a killed copy's
+    run.mkdir(parents=True)
+    (run / "driver_settings.json").write_text("[]")  # the run's own file is kept
+
+    def fill(staging):
+        for step in (8, 4):
+            (staging / f"checkpoint-{step}").mkdir()
+            (staging / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+        (staging / "driver_settings.json").write_text('["copied"]')
+        (staging / "train.log").write_text("copied log")
+
+    start_from_copies(run, fill)
+    assert sorted(path.name for path in run.iterdir()) == ["checkpoint-4", "checkpoint-8", "driver_settings.json",
+                                                           "train.log"]
+    assert (run / "driver_settings.json").read_text() == "[]" and not leftover.exists()
+    assert json.loads((run / "checkpoint-4" / "trainer_state.json").read_text()) == {"global_step": 4}
+
+
 def test_a_run_cut_from_a_longer_open_ended_run_only_averages_and_scores_that_run_s_checkpoints(tmp_path, capsys):
     """``cut_from``: the seed-3 baseline of a 2-epoch study is a 3-epoch run of the same recipe cut at epoch 2 (the
     schedule does not depend on the budget): exactly its epoch 1-2 checkpoints are copied, the run resumes with no

@@ -119,7 +119,7 @@ def test_a_vocabulary_too_small_for_the_characters_says_so(caplog):
     with caplog.at_level("WARNING", logger="hf_syntax.data.tokenizer"):
         tokenizer = train_tokenizer(lines, vocab_size=8, min_frequency=1)
     assert len(tokenizer) > 8
-    assert f"the vocabulary has {len(tokenizer)} entries" in caplog.text and "no piece longer than a character" in caplog.text
+    assert f"the vocabulary has {len(tokenizer)} entries" in caplog.text and "no pieces longer than a character" in caplog.text
     caplog.clear()
     with caplog.at_level("WARNING", logger="hf_syntax.data.tokenizer"):
         train_tokenizer(lines, vocab_size=60, min_frequency=1)

@@ -12,7 +12,7 @@ import yaml
 from hf_syntax.data.corpus import CorpusError, read_parallel
 from hf_syntax.data.tokenizer import train_tokenizer
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import (check_checkpoint_folder, checkpoint_folders, copy_atomically, resolve_resume,
+from hf_syntax.recipes.runs import (check_checkpoint_folder, checkpoint_folders, resolve_resume,
                                    set_aside_when_none_is_complete, write_text_atomically)
 from hf_syntax.recipes.translation.data import load_translation_data, tokenize_translation_data
 from hf_syntax.recipes.translation.model import build_model
@@ -644,22 +644,3 @@ def test_a_write_that_fails_midway_leaves_the_file_as_it_was(tmp_path):
         write_text_atomically(record, '{"test_2016": "\ud800"}\n')
     assert record.read_text(encoding="utf-8") == '{"test_2016": 40.65}\n'
     assert [path.name for path in tmp_path.iterdir()] == ["extra_tests.json"]
-
-
-def test_a_checkpoint_copy_is_whole_or_absent(tmp_path):
-    """A kill mid-copy left a half-copied checkpoint-N that the next start took for a copied one; now the copy is
-    made under a hidden name that no checkpoint glob sees, and a leftover one is replaced."""
-    source = tmp_path / "longer" / "checkpoint-8"
-    source.mkdir(parents=True)
-    (source / "model.safetensors").write_bytes(b"weights")
-    (source / "trainer_state.json").write_text('{"global_step": 8}')
-    target = tmp_path / "run" / "checkpoint-8"
-    leftover = tmp_path / "run" / ".checkpoint-8.partial"
-    leftover.mkdir(parents=True)
-    (leftover / "model.safetensors").write_bytes(b"wei")  # what a killed copy left
-    assert checkpoint_folders(tmp_path / "run") == []
-    copy_atomically(source, target)
-    assert sorted(path.name for path in (tmp_path / "run").iterdir()) == ["checkpoint-8"]
-    assert (target / "model.safetensors").read_bytes() == b"weights"
-    copy_atomically(source / "trainer_state.json", tmp_path / "run" / "state.json")
-    assert (tmp_path / "run" / "state.json").read_text() == '{"global_step": 8}'

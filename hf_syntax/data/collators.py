@@ -39,9 +39,9 @@ class _SyntaxCollator:
             raise ValueError(f"{type(self).__name__} takes a list of examples (one dict per row), as a Trainer passes "
                              f"them; got one dict of columns {sorted(examples)} (a sliced dataset, dataset[:8]): pass "
                              f"[dataset[i] for i in range(8)] instead.")
-        if not isinstance(examples, (list, tuple)):  # None was "'NoneType' object is not iterable"
+        if examples is None or isinstance(examples, (str, bytes)) or not hasattr(examples, "__iter__"):
             raise TypeError(f"{type(self).__name__} takes a list of examples (one dict per row); got "
-                            f"{type(examples).__name__}.")
+                            f"{type(examples).__name__}.")  # None was "'NoneType' object is not iterable"
         # Rows of a dataset formatted for torch or numpy hold arrays: padded as the lists they are.
         examples = [{key: value.tolist() if hasattr(value, "tolist") else value for key, value in example.items()}
                     for example in examples]

@@ -92,8 +92,8 @@ def train_tokenizer(
     tokenizer.train_from_iterator(texts, trainer=_trainer(model, vocab_size, min_frequency), length=len(texts))
     if tokenizer.get_vocab_size() > vocab_size:  # BPE keeps every character of the corpus: no merge was learnt
         logger.warning("vocab_size=%d is below what the texts need for their characters alone: the vocabulary has "
-                       "%d entries (the special tokens and every character, as BPE keeps them all) and no piece "
-                       "longer than a character; give vocab_size well above %d for subwords.",
+                       "%d entries (the special tokens and every character, which the tokenizer keeps) and few or "
+                       "no pieces longer than a character; give vocab_size well above %d for subwords.",
                        vocab_size, tokenizer.get_vocab_size(), tokenizer.get_vocab_size())
     for token_id, token in enumerate(SPECIAL_TOKENS):
         if tokenizer.token_to_id(token) != token_id:

@@ -249,10 +249,10 @@ TRAINING_VALUE_FLOORS = {
     "dataloader_num_workers": (0, True, "0"),
     "eval_accumulation_steps": (1, True, "1"),
 }
-TRAINING_VALUE_CEILINGS = {"adam_beta1": "0.9", "adam_beta2": "0.999"}
-"""TrainingArguments values that must stay below 1 (Adam's decay rates), with a value that trains."""
 """TrainingArguments values below which a run cannot train: transformers accepts them and fails (or trains nothing)
 only once the data is prepared, or never."""
+TRAINING_VALUE_CEILINGS = {"adam_beta1": "0.9", "adam_beta2": "0.999"}
+"""TrainingArguments values that must stay below 1 (Adam's decay rates), with a value that trains."""
 INFINITY_MEANS_NO_LIMIT = {"max_grad_norm"}  # .inf: no clipping, the gradient norm still logged
 
 

@@ -7,8 +7,8 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import statistics
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -68,36 +68,21 @@ def write_json(path: Path, record: dict[str, Any]) -> None:
     write_text_atomically(path, json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def _partial(path: Path) -> Path:
-    """Where a file or folder is written before it takes its name: hidden, so no ``checkpoint-*`` glob sees it."""
-    return path.with_name(f".{path.name}.partial")
-
-
 def write_text_atomically(path: Path, text: str) -> None:
     """Write UTF-8 ``text`` to ``path`` whole or not at all: a session end or a kill mid-write left half a file
     (records, caches, translations, logs) that the next session read as broken JSON or as a translation short of
     lines."""
     path = Path(path)
-    partial = _partial(path)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")  # one per writer
+    partial = Path(name)
     try:
-        partial.write_text(text, encoding="utf-8")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    os.chmod(partial, 0o644)  # mkstemp makes it 600; write_text made files readable to all
     os.replace(partial, path)
-
-
-def copy_atomically(source: Path, target: Path) -> None:
-    """Copy a file or a folder (a checkpoint) to ``target`` whole or not at all: a kill mid-copy left a half-copied
-    checkpoint that the next start took for a copied one. A leftover partial copy is replaced."""
-    partial = _partial(Path(target))
-    if partial.is_dir():
-        shutil.rmtree(partial)
-    if Path(source).is_dir():
-        shutil.copytree(source, partial)
-    else:
-        shutil.copyfile(source, partial)
-    os.replace(partial, target)
 
 
 def check_checkpoint_folder(folder: Path) -> None:

@@ -130,7 +130,8 @@ class EndpointHandler:
             raise BadRequest(f'the request body must be a JSON object {{"inputs": ...}}; got {_kind(data)}.')
         unknown = sorted(set(data) - {"inputs", "parameters", "options"})
         if unknown:
-            raise BadRequest(f"unknown request field(s) {unknown}; a request has 'inputs' and optional 'parameters'.")
+            raise BadRequest(f"unknown request field(s) {unknown}; a request has 'inputs' and optional 'parameters' "
+                             f"(and 'options').")
         options = data.get("options") or {}  # what clients of the hosted Inference API send; it is the server's concern
         if not isinstance(options, dict) or set(options) - SERVING_OPTIONS:
             raise BadRequest(f"'options' holds the serving options {sorted(SERVING_OPTIONS)} (nothing here depends on "

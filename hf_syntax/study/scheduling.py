@@ -7,15 +7,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hf_syntax.data.corpus import read_lines, read_parallel
 from hf_syntax.recipes.config import ConfigError
-from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, copy_atomically, seconds_per_step, write_text_atomically
+from hf_syntax.recipes.runs import SUMMARY_FILE, checkpoint_folders, seconds_per_step, write_text_atomically
 from hf_syntax.recipes.translation.data import resolve_data_path
 from hf_syntax.recipes.translation.resume import recipe_differences
 from hf_syntax.recipes.translation.schema import AVERAGING_OPTION, TranslationRecipeConfig, load_recipe_config
@@ -115,13 +118,30 @@ def is_finished(study: Study, run: str, seed: int, retrain: bool = False) -> boo
 
 
 def copy_run_files(source: Path, target: Path, names: tuple[str, ...]) -> None:
-    """Copy the named files and folders (those present) of one run folder into another that starts from it;
-    what the target already has is kept, not overwritten."""
+    """Copy the named files and folders (those present) of one run folder into another that starts from it."""
     for name in names:
-        if (target / name).exists():
-            continue
-        if (source / name).exists():
-            copy_atomically(source / name, target / name)
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+
+
+def start_from_copies(target: Path, fill: Callable[[Path], None]) -> None:
+    """Build what a run starts from (``fill`` copies it into the folder it is given) beside the run's folder, then
+    move it in, checkpoints last, oldest first; what the run's folder already has is kept. A session end mid-copy left
+    some of the checkpoints in the run's folder, which the next start took for the whole copy (it copies nothing once
+    a checkpoint is there): the run resumed from an older one, or went on without the others and its wall time."""
+    staging = target.with_name(f".{target.name}.partial")
+    if staging.exists():  # what a session end left
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    fill(staging)
+    target.mkdir(parents=True, exist_ok=True)
+    checkpoints = {path.name: step for step, path in enumerate(checkpoint_folders(staging))}
+    for item in sorted(staging.iterdir(), key=lambda path: (path.name in checkpoints, checkpoints.get(path.name, 0))):
+        if not (target / item.name).exists():
+            os.replace(item, target / item.name)
+    shutil.rmtree(staging)
 
 
 def continue_shorter_run(study: Study, run: str, seed: int) -> None:
@@ -140,15 +160,18 @@ def continue_shorter_run(study: Study, run: str, seed: int) -> None:
     missing = [str(path) for path in copies if not path.is_dir()]
     if missing:
         raise StudyError(f"{run} seed {seed}: the best checkpoint {missing} of {source} is gone; it cannot be continued")
-    target.mkdir(parents=True, exist_ok=True)
-    for checkpoint in copies:
-        copy_atomically(checkpoint, target / checkpoint.name)
-        state_file = target / checkpoint.name / "trainer_state.json"
-        state = json.loads(state_file.read_text())
-        if state.get("best_model_checkpoint"):
-            state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
-        write_text_atomically(state_file, json.dumps(state, indent=2) + "\n")
-    copy_run_files(source, target, (TRAIN_LOG, WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
+
+    def fill(staging: Path) -> None:
+        for checkpoint in copies:
+            shutil.copytree(checkpoint, staging / checkpoint.name)
+            state_file = staging / checkpoint.name / "trainer_state.json"
+            state = json.loads(state_file.read_text())
+            if state.get("best_model_checkpoint"):  # where the copy of the best will be
+                state["best_model_checkpoint"] = str(target / Path(state["best_model_checkpoint"]).name)
+            state_file.write_text(json.dumps(state, indent=2) + "\n")
+        copy_run_files(source, staging, (TRAIN_LOG, WALL_CLOCK_FILE, SETTINGS_FILE, "tokenizer"))
+
+    start_from_copies(target, fill)
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} continues {source} from {checkpoints[-1].name}", flush=True)
 
 
@@ -174,13 +197,15 @@ def cut_longer_run(study: Study, run: str, seed: int, source: Path) -> None:
     pace = seconds_per_step(source)
     if pace is None:
         raise StudyError(f"{run} seed {seed}: {source} needs two checkpoints to time its epochs")
-    target = study.output_dir(run, seed)
-    target.mkdir(parents=True, exist_ok=True)
-    for epoch in wanted:
-        copy_atomically(epochs[epoch], target / epochs[epoch].name)
-    copy_run_files(source, target, (SETTINGS_FILE, "tokenizer"))
     steps = json.loads((epochs[budget] / "trainer_state.json").read_text())["global_step"]
-    write_text_atomically(target / WALL_CLOCK_FILE, json.dumps([round(pace * steps, 1)]) + "\n")
+
+    def fill(staging: Path) -> None:
+        for epoch in wanted:
+            shutil.copytree(epochs[epoch], staging / epochs[epoch].name)
+        copy_run_files(source, staging, (SETTINGS_FILE, "tokenizer"))
+        (staging / WALL_CLOCK_FILE).write_text(json.dumps([round(pace * steps, 1)]) + "\n")
+
+    start_from_copies(study.output_dir(run, seed), fill)
     print(f"[{time.strftime('%H:%M:%S')}] {run} seed {seed} is {source} cut at epoch {budget} (epochs {wanted[0]}-"
           f"{budget} copied)", flush=True)
 

@@ -119,7 +119,7 @@ def _check_layout(path: Path, raw: dict) -> None:
     for key in TEXT_KEYS:  # a list or a number failed later as an unhashable type or inside pathlib
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise StudyError(f"{path}: {key!r} is a name or path (text), got {raw[key]!r}")
-    if "/" in raw.get("results_name", ""):  # the results were written into a folder that is not there
+    if "/" in (raw.get("results_name") or ""):  # the results were written into a folder that is not there
         raise StudyError(f"{path}: 'results_name' names the files in 'results' (no '/'), got {raw['results_name']!r}")
     for key in MAPPING_KEYS:  # a list failed with "'list' object has no attribute 'items'"
         if raw.get(key) is not None and not isinstance(raw[key], dict):

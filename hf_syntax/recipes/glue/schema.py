@@ -80,7 +80,7 @@ def check_run_config(config: GlueRunConfig) -> None:
     check_recipe(config.recipe, "glue")
     checkpoint = str(config.model_name_or_path)
     names_a_folder = checkpoint.startswith(("/", ".", "~")) or checkpoint.count("/") > 1  # a Hub id is owner/name
-    if names_a_folder and not Path(checkpoint).expanduser().is_dir():  # was "Repo id must use alphanumeric chars"
+    if names_a_folder and not Path(checkpoint).is_dir():  # was "Repo id must use alphanumeric chars" (no ~ expansion)
         raise ConfigError(f"model_name_or_path {checkpoint!r}: no such folder; give a BERT checkpoint folder (one "
                           f"with config.json), or a Hub id whose files are in the local cache.")
     try:
