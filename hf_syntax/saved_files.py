@@ -45,6 +45,9 @@ def check_config_file(path: Path) -> None:
         raise DamagedFileError(f"{path} is not valid JSON ({problem}); fix it or {SAVE_AGAIN}.") from None
     if not isinstance(parsed, dict):
         raise DamagedFileError(f"{path} holds a JSON {type(parsed).__name__}, not a config object; {SAVE_AGAIN}.")
+    if "auto_map" in parsed and not isinstance(parsed["auto_map"], dict):  # was a TypeError inside transformers
+        raise DamagedFileError(f"{path}: auto_map is {parsed['auto_map']!r}; it maps the Auto classes to the folder's "
+                               f"code ({{\"AutoConfig\": ...}}): restore it, drop the key, or {SAVE_AGAIN}.")
 
 
 def safetensors_problem(path: Path) -> str | None:

@@ -129,3 +129,19 @@ def test_a_generation_config_that_is_not_json_is_named(folders, tmp_path, monkey
     assert f"{generation_config} is not valid JSON" in line and WHAT_TO_DO in line, line
     with pytest.raises(DamagedFileError, match=re.escape(f"{generation_config} is not valid JSON")):
         AutoModelForSeq2SeqLM.from_pretrained(model_dir, trust_remote_code=True)
+
+
+def test_a_config_whose_auto_map_is_not_a_mapping_is_named(folders, tmp_path, monkeypatch, capsys):
+    """``auto_map: null`` (a hand edit) was a TypeError inside transformers, naming no file. (transformers' own
+    AutoModel reads the config before any of the folder's code runs, so only hf_syntax's paths can name it.)"""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a sentence to translate\n"))
+    model_dir = tmp_path / "no-auto-map"
+    shutil.copytree(folders / "exported", model_dir)
+    config = model_dir / "config.json"
+    config.write_text(re.sub(r'"auto_map": \{[^}]*\}', '"auto_map": null', config.read_text(encoding="utf-8")),
+                      encoding="utf-8")
+    assert '"auto_map": null' in config.read_text(encoding="utf-8")
+    line = one_error_line(capsys, ["translate", "--model", str(model_dir)])
+    assert f"{config}: auto_map is None; it maps the Auto classes" in line, line
+    with pytest.raises(DamagedFileError, match=re.escape(f"{config}: auto_map is None")):
+        SyntaxTransformerForConditionalGeneration.from_pretrained(model_dir)

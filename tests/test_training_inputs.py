@@ -1,6 +1,7 @@
 """Bad input to the translation recipe fails early with a message naming the file/key and the fix."""
 
 import gzip
+import importlib.util
 import json
 from pathlib import Path
 
@@ -181,6 +182,11 @@ def test_long_lines_are_truncated_and_counted_or_rejected():
         # accepted, they failed inside torch at the first step (after the data was prepared)
         (["training.adam_beta1=1.5"], r"training.adam_beta1 = 1.5 cannot train: it must be below 1, e.g. "),
         (["training.dataloader_num_workers=-1"], r"training.dataloader_num_workers = -1 cannot train: it must be >= 0"),
+        # refused only when the Trainer started, after the tokenizer had trained
+        pytest.param(["training.report_to=wandb"], r"training.report_to names \['wandb'\], which cannot report from "
+                     r"this machine", marks=pytest.mark.skipif(importlib.util.find_spec("wandb") is not None,
+                                                                reason="wandb is installed here")),
+        (["evaluation.show_examples=-2"], r"evaluation.show_examples must be >= 0"),  # showed all but the last two
         (["training=3"], "config.training = 3 has the wrong type"),
         (["training.max_steps=abc"], r"training.max_steps = 'abc' has the wrong type: Seq2SeqTrainingArguments.max_steps "
                                      r"expects int$"),

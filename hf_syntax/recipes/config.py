@@ -284,6 +284,21 @@ def check_training_values(values: dict[str, Any], where: str = "training") -> No
         if key in TRAINING_VALUE_CEILINGS and value >= 1:
             raise ConfigError(f"{where}.{key} = {value!r} cannot train: it must be below 1, e.g. "
                               f"{where}.{key}={example}")
+    check_reporting(values.get("report_to"), where)
+
+
+def check_reporting(report_to, where: str = "training") -> None:
+    """Every integration ``report_to`` names must be installed: transformers refused one that is not only when the
+    Trainer started, after the tokenizer had trained and the data was prepared."""
+    from transformers.integrations.integration_utils import get_available_reporting_integrations
+
+    requested = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    available = get_available_reporting_integrations()
+    missing = [name for name in requested if name not in ("none", "all", *available)]
+    if missing:
+        raise ConfigError(f"{where}.report_to names {missing}, which cannot report from this machine (not "
+                          f"installed; installed here: {available or 'none'}): install it, or set "
+                          f"{where}.report_to=none")
 
 
 def build_dataclass(cls: type[ConfigT], raw: Any, where: str) -> ConfigT:

@@ -211,6 +211,9 @@ def validate_recipe_config(config: TranslationRecipeConfig) -> None:
     if config.generation.num_beams < 1 or config.generation.max_new_tokens < 1:
         raise ConfigError("generation.num_beams and generation.max_new_tokens must be >= 1")
     check_finite("generation.length_penalty", config.generation.length_penalty, "1.0")  # NaN scored every beam NaN
+    if config.evaluation.show_examples < 0:  # -2 kept all but the last two, by Python's slicing
+        raise ConfigError(f"evaluation.show_examples must be >= 0 (how many translations the summary shows), got "
+                          f"{config.evaluation.show_examples}")
     try:
         check_bleu_tokenizer(config.evaluation.bleu_tokenize)
     except ValueError as error:
