@@ -145,3 +145,15 @@ def test_a_config_whose_auto_map_is_not_a_mapping_is_named(folders, tmp_path, mo
     assert f"{config}: auto_map is None; it maps the Auto classes" in line, line
     with pytest.raises(DamagedFileError, match=re.escape(f"{config}: auto_map is None")):
         SyntaxTransformerForConditionalGeneration.from_pretrained(model_dir)
+
+
+def test_weights_that_do_not_fit_the_config_are_one_error_line(folders, tmp_path, monkeypatch, capsys):
+    """An edited d_model: transformers' size-mismatch RuntimeError was a traceback."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a sentence to translate\n"))
+    model_dir = tmp_path / "wider-config"
+    shutil.copytree(folders / "model", model_dir)
+    config = model_dir / "config.json"
+    config.write_text(re.sub(r'"d_model": (\d+)', lambda match: f'"d_model": {2 * int(match[1])}',
+                             config.read_text(encoding="utf-8")), encoding="utf-8")
+    line = one_error_line(capsys, ["translate", "--model", str(model_dir)])
+    assert f"{model_dir}: its weights do not fit its config.json" in line, line

@@ -96,7 +96,14 @@ def load_model_folder(model_dir: Path, hf_syntax_only: bool = False):
         require_hf_syntax_model(config, model_dir)  # before the weights load
     tokenizer = load_folder_tokenizer(model_dir)  # before the weights: a missing tokenizer fails in a second
     auto_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
-    return auto_class.from_pretrained(model_dir), tokenizer
+    try:
+        return auto_class.from_pretrained(model_dir), tokenizer
+    except RuntimeError as error:  # transformers' table of the tensors (logged above it) ended in a traceback
+        if "ignore_mismatched_sizes" not in str(error):
+            raise
+        raise ModelFolderError(f"{model_dir}: its weights do not fit its config.json (tensor sizes differ, listed "
+                               f"above): the config was edited, or the weights are another model's; save the folder "
+                               f"again (or restore its config.json).") from None
 
 
 def load_target_tokenizer(model_dir: Path):
