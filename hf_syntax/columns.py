@@ -50,8 +50,9 @@ def check_ids(name: str, ids, size: int | None = None, *, shape=None, ignore: in
               cause: str = "were they made by another tokenizer than this model's?") -> None:
     """``ids`` must be a (batch, length) tensor of integer ids (of ``shape`` where given) with at least one row and
     column and values in 0 .. ``size`` - 1 (``ignore`` aside, e.g. -100 in labels). An unbatched row failed an
-    unpacking deep inside the model, an empty batch or row a reshape or an IndexError, an id out of range an IndexError inside an embedding lookup; here
-    each is named with what to change. The values are read only eagerly (a compiled graph cannot branch on them)."""
+    unpacking deep inside the model, an empty batch or row a reshape or an IndexError, an id out of range an
+    IndexError inside an embedding lookup; here each is named with what to change. The values are read only eagerly
+    (a compiled graph cannot branch on them)."""
     from transformers.utils import is_torchdynamo_compiling
 
     check_tensor(name, ids)

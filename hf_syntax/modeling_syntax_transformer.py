@@ -343,10 +343,9 @@ class SyntaxTransformerForConditionalGeneration(SyntaxTransformerPreTrainedModel
         `decoder_start_token_id` or a prefix in `decoder_input_ids`; it has no place for decoder embeddings
         (transformers' own seq2seq models take none either). Given them, it also passed its start ids beside them,
         and the refusal named two inputs where the caller gave one."""
-        for name, vocab_size in (("input_ids", self.config.vocab_size),
-                                 ("decoder_input_ids", self.config.decoder_vocab_size)):
+        for name in ("input_ids", "decoder_input_ids"):  # type and shape: forward reads the values' range once
             if model_kwargs.get(name) is not None:  # a list or one unbatched row failed inside transformers
-                check_ids(name, model_kwargs[name], vocab_size)
+                check_ids(name, model_kwargs[name])
         for name in ("attention_mask", "decoder_attention_mask"):
             if model_kwargs.get(name) is not None:
                 check_tensor(name, model_kwargs[name])
@@ -526,10 +525,10 @@ def _check_one_label_per_decoder_input(labels: torch.Tensor, decoder_input_ids, 
 
 
 def _as_encoder_output(given) -> SyntaxEncoderOutput:
-    """``encoder_outputs`` given as another model's output (read by field name) or as a tuple: ``(last_hidden_state,)``,
-    or every field in order. ``to_tuple()`` drops
-    the fields that are None, so a shorter tuple cannot be read by position: a DBSA encoder's parse_log_probs landed
-    in hidden_states and the parse loss silently dropped out."""
+    """``encoder_outputs`` given as another model's output (read by field name) or as a tuple:
+    ``(last_hidden_state,)``, or every field in order. ``to_tuple()`` drops the fields that are None, so a shorter
+    tuple cannot be read by position: a DBSA encoder's parse_log_probs landed in hidden_states and the parse loss
+    silently dropped out."""
     fields = [field.name for field in dataclass_fields(SyntaxEncoderOutput)]
     if torch.is_tensor(given):  # was unpacked along the batch: its rows were taken for the output's fields
         raise ValueError(f"encoder_outputs is a tensor of shape {tuple(given.shape)}; pass the SyntaxEncoderOutput "

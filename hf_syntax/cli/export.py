@@ -13,10 +13,10 @@ def command_export(options) -> None:
     for fast CPU inference (tokenizers and parser spec included)."""
     from hf_syntax.folder_layout import new_folder_problem
 
+    model_dir = Path(options.model_dir).resolve()
     for folder in (options.out_dir, options.space):  # both, before anything is written; in the flag's own name
         if folder and (problem := new_folder_problem(folder, options.overwrite, "pass --overwrite")):
             raise CliError(problem)
-        model_dir = Path(options.model_dir).resolve()
         if folder and Path(folder).resolve() != model_dir and Path(folder).resolve().is_relative_to(model_dir):
             raise CliError(f"{folder} is inside the model folder {options.model_dir}: the model folder would then "
                            f"carry a second copy of its weights (an upload of it too); write the export elsewhere.")

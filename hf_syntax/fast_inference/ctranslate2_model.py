@@ -56,7 +56,8 @@ def _read_vocabulary(folder: Path, names: tuple[str, ...]) -> list[str]:
             except (UnicodeDecodeError, json.JSONDecodeError) as error:  # was a bare JSONDecodeError traceback
                 raise ModelFolderError(f"{path} cannot be read ({error}); {EXPORT_AGAIN}") from None
             if not isinstance(tokens, list):
-                raise ModelFolderError(f"{path} holds a JSON {type(tokens).__name__}, not the token list; {EXPORT_AGAIN}")
+                raise ModelFolderError(f"{path} holds a JSON {type(tokens).__name__}, not the token list; "
+                                       f"{EXPORT_AGAIN}")
             return tokens
     raise ModelFolderError(f"{folder} has none of {[f'{name}_vocabulary.json' for name in names]}; {EXPORT_AGAIN}")
 

@@ -57,13 +57,18 @@ def chosen_runs(study: Study, runs: list[str] | None, seeds: list[int]) -> list[
 def check_run_configs(study: Study, todo: list[tuple[str, int]]) -> None:
     """Load every run's recipe config (the study's file with the run's ``--set`` values) before any of them trains:
     a misspelt setting of the third run is refused now, not hours later when that run would start."""
+    compared = set()  # the validation splits already compared with the reference: read once, not once per run
     for run, seed in todo:
         try:
             config = load_recipe_config(config_path(study), run_overrides(study, run, seed))
         except (ConfigError, FileNotFoundError) as error:
             raise StudyError(f"run {run!r} (seed {seed}) cannot train: {error}") from None
         check_scored_split(config, f"run {run!r} (seed {seed})")
-        check_reference(study, config, f"run {run!r} (seed {seed})")
+        validation = config.data.validation
+        split = (validation.target, config.data.max_eval_pairs) if validation is not None else None
+        if split not in compared:
+            check_reference(study, config, f"run {run!r} (seed {seed})")
+            compared.add(split)
 
 
 def check_reference(study: Study, config: TranslationRecipeConfig, name: str) -> None:
